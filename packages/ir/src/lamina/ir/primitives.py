@@ -1,0 +1,161 @@
+"""Primitives and the tables that hold their rules.
+
+A primitive is a name plus rules. Each kind of rule (abstract evaluation, JVP,
+transpose, batching, lowering, ...) lives in one ``RuleTable`` defined here, so the
+interpreters that use a table need not know any primitive, and the file that defines a
+primitive registers all of its rules in one place through ``Primitive.def_*``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "MissingRuleError",
+    "Primitive",
+    "PrimitiveRegistry",
+    "RuleTable",
+    "abstract_eval_rules",
+    "batching_rules",
+    "default_registry",
+    "impl_rules",
+    "jvp_rules",
+    "lowering_rules",
+    "param_completion_rules",
+    "pp_param_rules",
+    "set_bind_handler",
+    "transpose_rules",
+]
+
+
+class MissingRuleError(NotImplementedError):
+    """A transformation met a primitive that has no rule for it."""
+
+
+class RuleTable:
+    """Rules of one kind, keyed by primitive. ``what`` names the kind in error messages."""
+
+    def __init__(self, what: str):
+        self.what = what
+        self._rules: dict[Primitive, Any] = {}
+
+    def __setitem__(self, primitive: Primitive, rule) -> None:
+        self._rules[primitive] = rule
+
+    def __getitem__(self, primitive: Primitive):
+        try:
+            return self._rules[primitive]
+        except KeyError:
+            raise MissingRuleError(
+                f"{self.what} rule for primitive '{primitive.name}' not implemented"
+            ) from None
+
+    def __contains__(self, primitive) -> bool:
+        return primitive in self._rules
+
+    def get(self, primitive, default=None):
+        return self._rules.get(primitive, default)
+
+
+abstract_eval_rules = RuleTable("Abstract evaluation")
+impl_rules = RuleTable("Evaluation")
+jvp_rules = RuleTable("Differentiation")
+transpose_rules = RuleTable("Transpose")
+batching_rules = RuleTable("Batching")
+# Lowering rules are keyed by primitive; each entry maps a platform (None = any) to a rule.
+lowering_rules = RuleTable("Lowering")
+# Printing may hide params implied by types (JAX hides broadcast_in_dim's shape, say);
+# a pp rule returns the params to print and a completion rule restores them when parsing.
+pp_param_rules = RuleTable("Pretty-printing")
+param_completion_rules = RuleTable("Parameter completion")
+
+
+class PrimitiveRegistry:
+    """Primitives by name, for the parser. The first primitive to take a name keeps it."""
+
+    def __init__(self):
+        self._by_name: dict[str, Primitive] = {}
+
+    def register(self, primitive: Primitive) -> None:
+        self._by_name.setdefault(primitive.name, primitive)
+
+    def lookup(self, name: str) -> Primitive | None:
+        return self._by_name.get(name)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._by_name
+
+    def names(self) -> list[str]:
+        return sorted(self._by_name)
+
+
+default_registry = PrimitiveRegistry()
+
+_bind_handler: Callable[..., Any] | None = None
+
+
+def set_bind_handler(handler: Callable[..., Any]) -> None:
+    """Installed by lamina.interpreters: ``handler(primitive, args, params)`` binds."""
+    global _bind_handler
+    _bind_handler = handler
+
+
+class Primitive:
+    """An operation of the IR. ``multiple_results`` primitives return a list."""
+
+    multiple_results = False
+
+    def __init__(self, name: str, *, registry: PrimitiveRegistry | None = default_registry):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"a primitive needs a non-empty string name, got {name!r}")
+        self.name = name
+        if registry is not None:
+            registry.register(self)
+
+    def __repr__(self):
+        return self.name
+
+    def bind(self, *args, **params):
+        if _bind_handler is None:
+            raise RuntimeError(
+                f"cannot evaluate primitive '{self.name}': lamina.ir holds no interpreter; "
+                "install and import lamina.interpreters (or the lamina meta-package)"
+            )
+        return _bind_handler(self, args, params)
+
+    def abstract_eval(self, *avals, **params):
+        return abstract_eval_rules[self](*avals, **params)
+
+    def impl(self, *args, **params):
+        return impl_rules[self](*args, **params)
+
+    def def_abstract_eval(self, rule):
+        abstract_eval_rules[self] = rule
+        return rule
+
+    def def_impl(self, rule):
+        impl_rules[self] = rule
+        return rule
+
+    def def_jvp(self, rule):
+        jvp_rules[self] = rule
+        return rule
+
+    def def_transpose(self, rule):
+        transpose_rules[self] = rule
+        return rule
+
+    def def_batching(self, rule):
+        batching_rules[self] = rule
+        return rule
+
+    def def_lowering(self, rule, platform: str | None = None):
+        lowering_rules._rules.setdefault(self, {})[platform] = rule
+        return rule
+
+    def def_pp_params(self, hide: Callable[[dict], dict], complete: Callable[..., dict]):
+        """``hide(params) -> printed params``; ``complete(params, in_avals, out_avals)``
+        rebuilds the full params from parsed ones."""
+        pp_param_rules[self] = hide
+        param_completion_rules[self] = complete

@@ -1,0 +1,3 @@
+"""lamina.sharding: meshes, shardings, `shard_map`, `pmap` and multi-process support.
+
+Not built yet: this layer is an importable placeholder with its declared dependencies."""

@@ -1,0 +1,10 @@
+"""lamina: a JAX-compatible array library built from thin layers on jaxlib.
+
+``import lamina as jax`` gives the public API as the layers provide it.
+"""
+
+import pkgutil
+
+__path__ = pkgutil.extend_path(__path__, __name__)
+
+__version__ = "0.1.0"
