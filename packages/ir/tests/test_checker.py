@@ -37,9 +37,7 @@ def add_jaxpr():
 def test_well_formed_jaxprs_pass():
     check_jaxpr(add_jaxpr(), registry=registry)
     a, out = Var(aval(3)), Var(aval(3))
-    outer = Jaxpr(
-        [], [a], [out], [new_jaxpr_eqn([a, a], [out], call, {"jaxpr": add_jaxpr()})]
-    )
+    outer = Jaxpr([], [a], [out], [new_jaxpr_eqn([a, a], [out], call, {"jaxpr": add_jaxpr()})])
     check_jaxpr(outer)
     check_jaxpr(ClosedJaxpr(add_jaxpr(), []))
 

@@ -33,7 +33,7 @@ def test_missing_rule_names_primitive_and_rule():
     p = Primitive("mystery", registry=None)
     with pytest.raises(MissingRuleError, match="Differentiation rule for primitive 'mystery'"):
         jvp_rules[p]
-    with pytest.raises(NotImplementedError, match="Abstract evaluation rule .*'mystery'"):
+    with pytest.raises(NotImplementedError, match=r"Abstract evaluation rule .*'mystery'"):
         p.abstract_eval(ShapedArray((), np.float32))
 
 

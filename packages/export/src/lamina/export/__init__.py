@@ -1,3 +1,4 @@
-"""lamina.export: serialization of lowered programs and symbolic shapes.
+"""lamina.export: see this package's README.md for what the layer holds.
 
-Not built yet: this layer is an importable placeholder with its declared dependencies."""
+Not built yet: an importable placeholder with its declared dependencies.
+"""

@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.ir.core import AbstractValue, ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, ShapedArray
+from lamina.ir.core import (
+    AbstractValue,
+    ClosedJaxpr,
+    DropVar,
+    Jaxpr,
+    JaxprEqn,
+    Literal,
+    ShapedArray,
+)
 from lamina.ir.primitives import Primitive, PrimitiveRegistry, abstract_eval_rules
 
 __all__ = ["JaxprTypeError", "check_jaxpr"]

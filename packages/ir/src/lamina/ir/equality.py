@@ -23,19 +23,14 @@ def values_equal(a, b) -> bool:
         )
     if isinstance(a, dict) or isinstance(b, dict):
         return (
-            type(a) is type(b)
-            and a.keys() == b.keys()
-            and all(values_equal(a[k], b[k]) for k in a)
+            type(a) is type(b) and a.keys() == b.keys() and all(values_equal(a[k], b[k]) for k in a)
         )
     if isinstance(a, float) and isinstance(b, float):
-        return a == b and math.copysign(1, a) == math.copysign(1, b) or (a != a and b != b)
+        return (a == b and math.copysign(1, a) == math.copysign(1, b)) or (a != a and b != b)
     if isinstance(a, (np.ndarray, np.generic)) or isinstance(b, (np.ndarray, np.generic)):
         a, b = np.asarray(a), np.asarray(b)
-        return (
-            a.dtype == b.dtype
-            and a.shape == b.shape
-            and a.tobytes() == b.tobytes()
-            or (a.dtype == b.dtype and a.shape == b.shape and _same_with_nans(a, b))
+        return (a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()) or (
+            a.dtype == b.dtype and a.shape == b.shape and _same_with_nans(a, b)
         )
     try:
         return bool(a == b)

@@ -1,3 +1,4 @@
-"""lamina.lax: every primitive with all of its rules: elementwise, shapes, reductions, control flow, linear algebra, FFT, random bits, collectives.
+"""lamina.lax: see this package's README.md for what the layer holds.
 
-Not built yet: this layer is an importable placeholder with its declared dependencies."""
+Not built yet: an importable placeholder with its declared dependencies.
+"""

@@ -1,3 +1,4 @@
-"""lamina.nn: activations, attention and initializers (`lamina.nn`).
+"""lamina.nn: see this package's README.md for what the layer holds.
 
-Not built yet: this layer is an importable placeholder with its declared dependencies."""
+Not built yet: an importable placeholder with its declared dependencies.
+"""
