@@ -1,0 +1,431 @@
+"""Printing Jaxprs in JAX's text form, character for character.
+
+    { lambda a:f32[3]; b:f32[3]. let c:f32[3] = add b a in (c,) }
+
+The text is a document of ``lamina.ir.pretty_doc`` laid out in 80 columns; a Jaxpr
+that does not fit on one line puts one equation on a line, and an equation that does
+not fit puts its params one on a line.
+
+Names. Variables are named ``a``, ``b``, ..., ``z``, ``ba``, ``bb``, ... in the order
+they are first printed: constvars, invars, then each equation's outputs, its params
+(nested Jaxprs), its inputs, and at last the outputs. One counter runs through nested
+Jaxprs too, so each name denotes one variable. Two exceptions, both as in JAX:
+
+- in the Jaxpr being printed (not in nested ones), outputs of equations that nothing
+  uses are printed ``_``;
+- a primitive registered with ``share_names_with_param`` (JAX's ``jit``) prints the
+  inputs and outputs of its sub-Jaxpr with the names of the equation's own inputs and
+  outputs.
+
+A Jaxpr that occurs more than once below the printed one, or has more than ten
+equations and is not the printed one, is printed once up front as
+``let name = { ... } in`` and referred to by its name. Its name is the ``name`` param of
+the first equation that holds it (``<lambda>`` -> ``lambda``), else ``jaxpr``, with a
+number added to tell equal names apart; variables are never given these names.
+
+Params print sorted by key as ``key=str(value)``; Jaxprs (and tuples of them) print as
+nested Jaxprs. A primitive's ``pp_param_rules`` entry, given the params, returns the
+params to print: a dict (printed sorted by key) or a sequence of ``(key, value)`` pairs
+(printed in that order, as JAX prints ``jit``'s ``name`` first).
+
+Literals print as ``str(np.asarray(val).item())`` of the value they hold, as JAX's do:
+a weak-typed ``0.1:f32[]`` holds the Python float 0.1, while a float32 scalar 0.1 prints
+``0.10000000149011612:f32[]``; literals that are not scalars print ``[...]``.
+
+Weak types. JAX does not mark weak-typed values in Jaxpr text (``f32[]`` either way),
+so by default neither does lamina. With ``print_weak_types=True`` a weak type gets the
+``~`` that marks it in ``str(aval)``: ``a:~f32[]``, ``2.0:~f32[]``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, deque
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from lamina.ir import pretty_doc as pd
+from lamina.ir.core import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
+from lamina.ir.primitives import Primitive, pp_param_rules
+
+__all__ = [
+    "PpContext",
+    "PpSettings",
+    "eqn_doc",
+    "jaxpr_doc",
+    "pp_eqn",
+    "pp_jaxpr",
+    "share_names_with_param",
+]
+
+
+@dataclass(frozen=True)
+class PpSettings:
+    """What to print besides the program itself (the defaults are JAX's)."""
+
+    print_shapes: bool = True  # types of binders: ``a:f32[3]`` rather than ``a``
+    source_info: bool = False  # each equation's source line, as a ``# file:line`` note
+    name_stack: bool = False  # each equation's name stack, as a ``# [...]`` note
+    custom_pp_eqn_rules: bool = True  # apply pp_param_rules and name sharing
+    print_effects: bool = False  # ``in (a,) : { Effect }``
+    print_weak_types: bool = False  # ``~f32[]`` for weak types (not a JAX setting)
+
+
+_SETTING_NAMES = frozenset(f.name for f in fields(PpSettings))
+_FORMAT_NAMES = frozenset({"width", "annotation_prefix"})
+_IGNORED_NAMES = frozenset({"use_color"})  # accepted as JAX does; lamina never colors
+
+# Primitive -> the param holding a sub-Jaxpr whose inputs and outputs are the
+# equation's own (JAX's jit): they print with the same names.
+_names_shared: dict[Primitive, str] = {}
+
+
+def share_names_with_param(primitive: Primitive, param: str = "jaxpr") -> None:
+    """Print the Jaxpr in ``param`` of ``primitive``'s equations with the caller's names
+    for its inputs and outputs (as JAX prints ``jit``)."""
+    _names_shared[primitive] = param
+
+
+def pp_jaxpr(jaxpr: Jaxpr | ClosedJaxpr, **options) -> str:
+    """The text of ``jaxpr``. Options: the fields of ``PpSettings``, ``width`` (80),
+    ``annotation_prefix`` (``" # "``, before source-info notes) and ``use_color``
+    (ignored: the text is never colored)."""
+    settings, layout = _split_options(options)
+    return jaxpr_doc(jaxpr, settings).format(**layout)
+
+
+def pp_eqn(eqn: JaxprEqn, context: PpContext | None = None, **options) -> str:
+    """The text of one equation, e.g. ``a:f32[] = mul b 2.0:f32[]`` (trailing spaces
+    removed). Its variables are named afresh unless a ``context`` is given."""
+    settings, layout = _split_options(options)
+    doc = eqn_doc(eqn, PpContext() if context is None else context, settings)
+    return doc.format(**layout).rstrip()
+
+
+def _split_options(options: dict) -> tuple[PpSettings, dict]:
+    known = _SETTING_NAMES | _FORMAT_NAMES | _IGNORED_NAMES
+    unknown = set(options) - known
+    if unknown:
+        raise TypeError(
+            f"unknown printing option(s) {sorted(unknown)}; expected some of {sorted(known)}"
+        )
+    settings = PpSettings(**{k: v for k, v in options.items() if k in _SETTING_NAMES})
+    return settings, {k: v for k, v in options.items() if k in _FORMAT_NAMES}
+
+
+class PpContext:
+    """The names given so far: variables (by identity) and shared Jaxprs (by identity)."""
+
+    def __init__(self, var_names: Mapping[Var, str] | None = None):
+        self.var_names: dict[Var, str] = dict(var_names or {})
+        self.shared_jaxprs: dict[int, str] = {}  # id(jaxpr) -> name
+        self._next = 0
+
+    def _fresh_name(self) -> str:
+        while True:
+            name = _alphabetic(self._next)
+            self._next += 1
+            if not self.shared_jaxprs or name not in self.shared_jaxprs.values():
+                return name
+
+    def base_name(self, v: Var) -> str:
+        """The name of ``v`` without its suffix, chosen now if ``v`` has none yet."""
+        if isinstance(v, DropVar):
+            return "_"
+        name = self.var_names.get(v)
+        if name is None:
+            name = self.var_names[v] = self._fresh_name()
+        return name
+
+    def var_name(self, v: Var) -> str:
+        return "_" if isinstance(v, DropVar) else self.base_name(v) + v.suffix
+
+    def share_names(self, inner: list, outer: list) -> None:
+        """Name the (not yet named) variables ``inner`` like their partners ``outer``,
+        each outer variable lending its name once."""
+        if len(inner) != len(outer):
+            return
+        lent: set[Var] = set()
+        for v, like in zip(inner, outer, strict=True):
+            if (
+                isinstance(like, Var)
+                and like not in lent
+                and isinstance(v, Var)
+                and v not in self.var_names
+            ):
+                lent.add(like)
+                self.var_names[v] = self.base_name(like)
+
+
+def _alphabetic(n: int) -> str:
+    # Digits of n in base 26 written a..z: 0 -> a, 25 -> z, 26 -> ba, 27 -> bb.
+    name = ""
+    while True:
+        n, digit = divmod(n, 26)
+        name = chr(ord("a") + digit) + name
+        if n == 0:
+            return name
+
+
+# ---------------------------------------------------------------- whole Jaxprs
+
+
+def jaxpr_doc(jaxpr: Jaxpr | ClosedJaxpr, settings: PpSettings | None = None) -> pd.Doc:
+    """The document of a Jaxpr printed at top level, shared sub-Jaxprs first."""
+    settings = settings or PpSettings()
+    if isinstance(jaxpr, ClosedJaxpr):
+        jaxpr = jaxpr.jaxpr
+    context = PpContext(_unused_outputs(jaxpr))
+    shared = _shared_jaxprs(jaxpr)
+    for name, sub in shared:
+        context.shared_jaxprs[id(sub)] = name
+    docs = [
+        pd.concat(
+            [
+                pd.text(f"let {name} = "),
+                _skeleton_doc(sub, context, settings),
+                pd.text(" in"),
+                pd.brk(),
+            ]
+        )
+        for name, sub in shared
+    ]
+    docs.append(_jaxpr_doc(jaxpr, context, settings))
+    return pd.concat(docs)
+
+
+def _unused_outputs(jaxpr: Jaxpr) -> dict[Var, str]:
+    """Outputs of equations that no later equation and no output reads, named ``_``."""
+    used = {id(v) for v in jaxpr.outvars if isinstance(v, Var)}
+    names: dict[Var, str] = {}
+    for eqn in reversed(jaxpr.eqns):
+        for v in eqn.outvars:
+            if id(v) not in used:
+                names[v] = "_"
+        used.update(id(v) for v in eqn.invars if isinstance(v, Var))
+    return names
+
+
+def _jaxprs_in_params(params: Mapping) -> Iterator[Jaxpr]:
+    for value in params.values():
+        for v in value if isinstance(value, tuple) else (value,):
+            if isinstance(v, Jaxpr):
+                yield v
+            elif isinstance(v, ClosedJaxpr):
+                yield v.jaxpr
+
+
+def _shared_jaxprs(top: Jaxpr) -> list[tuple[str, Jaxpr]]:
+    """Sub-Jaxprs to print once up front: those met more than once in a walk of the
+    whole tree (a big one, of more than ten equations, counts twice), with names."""
+    counts: dict[int, int] = {}
+    by_id: dict[int, Jaxpr] = {}
+    names: dict[int, str] = {}
+    queue = deque([top])
+    while queue:
+        jaxpr = queue.popleft()
+        by_id[id(jaxpr)] = jaxpr
+        big = jaxpr is not top and len(jaxpr.eqns) > 10
+        counts[id(jaxpr)] = counts.get(id(jaxpr), 0) + (2 if big else 1)
+        for eqn in jaxpr.eqns:
+            subs = list(_jaxprs_in_params(eqn.params))
+            queue.extend(subs)
+            name = eqn.params.get("name")
+            if name is not None:
+                for sub in subs:
+                    names.setdefault(id(sub), str(name).strip("<>"))
+    taken: Counter[str] = Counter()
+    shared = []
+    for key, count in counts.items():
+        if count == 1:
+            continue
+        name = names.get(key, "jaxpr")
+        if taken[name]:
+            taken[name] += 1
+            name += str(taken[name] - 1)
+        taken[name] += 1
+        shared.append((name, by_id[key]))
+    return shared
+
+
+def _jaxpr_doc(jaxpr: Jaxpr, context: PpContext, settings: PpSettings) -> pd.Doc:
+    name = context.shared_jaxprs.get(id(jaxpr))
+    if name is not None:
+        return pd.text(name)
+    return _skeleton_doc(jaxpr, context, settings)
+
+
+def _skeleton_doc(jaxpr: Jaxpr, context: PpContext, settings: PpSettings) -> pd.Doc:
+    # Built in this order, as names are given in the order variables are first printed.
+    constvars = _vars_doc(jaxpr.constvars, context, settings, typed=settings.print_shapes)
+    invars = _vars_doc(jaxpr.invars, context, settings, typed=settings.print_shapes)
+    eqns = pd.join(pd.brk("; "), [eqn_doc(e, context, settings) for e in jaxpr.eqns])
+    outvars = pd.concat(
+        [
+            pd.text("("),
+            _vars_doc(jaxpr.outvars, context, settings, separator=","),
+            pd.text(",)" if len(jaxpr.outvars) == 1 else ")"),
+        ]
+    )
+    effects = pd.nil()
+    if settings.print_effects:
+        shown = sorted(_effect_text(e, context) for e in jaxpr.effects)
+        effects = pd.text(" : { " + ", ".join(shown) + " }")
+    body = pd.concat(
+        [
+            pd.text("{ lambda "),
+            constvars,
+            pd.text("; "),
+            invars,
+            pd.text(". let"),
+            pd.nest(2, pd.brk() + eqns),
+            pd.brk(),
+            pd.text("in "),
+            outvars,
+            effects,
+        ]
+    )
+    return pd.group(pd.nest(2, body) + pd.text(" }"))
+
+
+def _effect_text(effect, context: PpContext) -> str:
+    # An effect may name a variable (a read of an input, say): it then defines
+    # ``pretty_print(context)``, using ``context.var_name(v)``.
+    if hasattr(effect, "pretty_print"):
+        return effect.pretty_print(context)
+    return str(effect)
+
+
+# ---------------------------------------------------------------- equations
+
+
+def eqn_doc(eqn: JaxprEqn, context: PpContext, settings: PpSettings) -> pd.Doc:
+    """``outvars = primitive[params] invars``; without outputs, ``primitive[...] invars``."""
+    params = _printed_params(eqn, context, settings)
+    source_note = _source_summary(eqn.source_info) if settings.source_info else None
+    stack_note = f"[{_name_stack(eqn.source_info)}]" if settings.name_stack else None
+    # Outputs are named before the params' Jaxprs, and those before the inputs.
+    lhs = _vars_doc(eqn.outvars, context, settings, typed=settings.print_shapes)
+    rhs = [
+        pd.text(getattr(eqn.primitive, "name", str(eqn.primitive)), annotation=stack_note),
+        _params_doc(params, context, settings),
+        pd.text(" ") + _vars_doc(eqn.invars, context, settings),
+    ]
+    if not eqn.outvars:
+        return pd.concat(rhs)
+    return pd.concat([lhs, pd.text(" = ", annotation=source_note), *rhs])
+
+
+def _printed_params(eqn: JaxprEqn, context: PpContext, settings: PpSettings) -> list:
+    params = eqn.params
+    if not settings.custom_pp_eqn_rules:
+        return [(k, params[k]) for k in sorted(params)]
+    rule = pp_param_rules.get(eqn.primitive)
+    shown = params if rule is None else rule(dict(params))
+    param = _names_shared.get(eqn.primitive)
+    if param is not None and param in params:
+        sub = params[param]
+        sub = sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub
+        if id(sub) not in context.shared_jaxprs:
+            context.share_names(sub.invars, eqn.invars)
+            context.share_names(sub.outvars, eqn.outvars)
+    if isinstance(shown, Mapping):
+        return [(k, shown[k]) for k in sorted(shown)]
+    return list(shown)
+
+
+def _params_doc(params: list, context: PpContext, settings: PpSettings) -> pd.Doc:
+    if not params:
+        return pd.nil()
+    pairs = [pd.text(f"{k}=") + _value_doc(v, context, settings) for k, v in params]
+    return pd.group(
+        pd.concat(
+            [
+                pd.nest(2, pd.concat([pd.text("["), pd.brk(""), pd.join(pd.brk(), pairs)])),
+                pd.brk(""),
+                pd.text("]"),
+            ]
+        )
+    )
+
+
+_ADDRESS = re.compile(r" at 0x([0-9a-fA-F]+)")
+
+
+def _value_doc(value, context: PpContext, settings: PpSettings) -> pd.Doc:
+    if type(value) is tuple and all(isinstance(v, (Jaxpr, ClosedJaxpr)) for v in value):
+        subs = [_jaxpr_doc(_open(v), context, settings) for v in value]
+        inner = pd.concat([pd.text("("), pd.brk(""), pd.join(pd.brk(), subs)])
+        return pd.group(pd.concat([pd.nest(2, inner), pd.brk(""), pd.text(")")]))
+    if isinstance(value, (Jaxpr, ClosedJaxpr)):
+        return _jaxpr_doc(_open(value), context, settings)
+    if isinstance(value, frozenset):
+        return pd.text(f"frozenset({{{', '.join(repr(e) for e in sorted(value))}}})")
+    # Object addresses vary from run to run: print them as X's.
+    return pd.text(_ADDRESS.sub(lambda m: " at 0x" + "X" * len(m.group(1)), str(value)))
+
+
+def _open(j: Jaxpr | ClosedJaxpr) -> Jaxpr:
+    return j.jaxpr if isinstance(j, ClosedJaxpr) else j
+
+
+# ---------------------------------------------------------------- variables
+
+
+def _vars_doc(
+    atoms: list,
+    context: PpContext,
+    settings: PpSettings,
+    *,
+    separator: str = "",
+    typed: bool = False,
+) -> pd.Doc:
+    """``a:f32[] b:f32[]`` (binders, ``typed``) or ``a 2.0:f32[]`` (uses)."""
+    if typed:
+        docs = [
+            pd.text(f"{_atom_text(a, context, settings)}:{_aval_text(a.aval, settings)}")
+            for a in atoms
+        ]
+    else:
+        docs = [pd.text(_atom_text(a, context, settings)) for a in atoms]
+    return pd.nest(2, pd.group(pd.join(pd.text(separator) + pd.group(pd.brk()), docs)))
+
+
+def _atom_text(atom, context: PpContext, settings: PpSettings) -> str:
+    if not isinstance(atom, Literal):
+        return context.var_name(atom)
+    val = atom.val
+    text = str(np.asarray(val).item()) if np.shape(val) == () else "[...]"
+    if getattr(atom.aval, "dtype", None) is not None:
+        text += ":" + _aval_text(atom.aval, settings)
+    return text
+
+
+def _aval_text(aval, settings: PpSettings) -> str:
+    weak = settings.print_weak_types and getattr(aval, "weak_type", False)
+    return ("~" if weak else "") + aval.str_short(short_dtypes=True)
+
+
+# ---------------------------------------------------------------- source info
+
+
+def _source_summary(source_info) -> str:
+    """``file:line:column (function)`` of the innermost frame of the traceback (a
+    sequence of frames, innermost first, with JAX's frame fields ``file_name``,
+    ``function_name``, ``start_line``, ``start_column``; a string frame prints as is)."""
+    frames = getattr(source_info, "traceback", None) or ()
+    if not frames:
+        return ""
+    frame = frames[0]
+    if isinstance(frame, str):
+        return frame
+    where = f"{frame.file_name}:{frame.start_line}"
+    if frame.start_column != 0:
+        where += f":{frame.start_column}"
+    return f"{where} ({frame.function_name})"
+
+
+def _name_stack(source_info) -> str:
+    return str(getattr(source_info, "name_stack", "") or "")
