@@ -41,16 +41,18 @@ def main() -> None:
     from lamina.ir.primitives import PrimitiveRegistry
 
     jaxpr = build()
-    text = str(jaxpr)
-    print("built and printed:\n" + text)
+    print("built and printed as JAX prints it:\n" + str(jaxpr))
+    # JAX's text drops weak types; lamina can mark them (`~`) so nothing is lost.
+    text = jaxpr.pretty_print(print_weak_types=True)
+    print("with weak types marked:\n" + text)
     registry = PrimitiveRegistry()
     registry.register(sin)
     registry.register(mul)
     parsed = parse_jaxpr(text, registry=registry)
-    print("parsed back equal to the original:", parsed == jaxpr)
+    print("parsed back, equal to the original:", parsed == jaxpr)
     check_jaxpr(parsed)
     print("check_jaxpr: well-formed")
-    assert parsed == jaxpr and str(parsed) == text
+    assert parsed == jaxpr and parsed.pretty_print(print_weak_types=True) == text
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@ import pkgutil
 
 __path__ = pkgutil.extend_path(__path__, __name__)
 
-from lamina import dtypes, tree, tree_util  # noqa: E402
-from lamina.tree_util import Partial  # noqa: E402
+from lamina import dtypes, tree, tree_util
+from lamina.tree_util import Partial
 
 __version__ = "0.1.0"
 __all__ = ["Partial", "dtypes", "tree", "tree_util"]

@@ -21,6 +21,9 @@ from lamina.ir.core import (
     new_jaxpr_eqn,
 )
 from lamina.ir.effects import Effect, EffectTypeSet, no_effects, ordered_effects
+from lamina.ir.lexer import JaxprSyntaxError
+from lamina.ir.parser import parse_closed_jaxpr, parse_jaxpr
+from lamina.ir.pretty import pp_eqn, pp_jaxpr
 from lamina.ir.primitives import (
     MissingRuleError,
     Primitive,
@@ -38,6 +41,7 @@ __all__ = [
     "EffectTypeSet",
     "Jaxpr",
     "JaxprEqn",
+    "JaxprSyntaxError",
     "JaxprTypeError",
     "Literal",
     "MissingRuleError",
@@ -55,6 +59,10 @@ __all__ = [
     "new_jaxpr_eqn",
     "no_effects",
     "ordered_effects",
+    "parse_closed_jaxpr",
+    "parse_jaxpr",
+    "pp_eqn",
+    "pp_jaxpr",
     "tree",
     "tree_util",
 ]
