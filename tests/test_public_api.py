@@ -1,0 +1,32 @@
+"""The meta-package's public face: `import lamina as jax` for what has landed."""
+
+import numpy as np
+import pytest
+
+import lamina as jax
+
+
+def test_tree_modules_behave_like_jax():
+    tree = {"b": (1, 2.0), "a": [np.ones(2)]}
+    leaves, treedef = jax.tree_util.tree_flatten(tree)
+    assert [type(x) for x in leaves] == [np.ndarray, int, float]
+    assert str(treedef) == "PyTreeDef({'a': [*], 'b': (*, *)})"
+    doubled = jax.tree.map(lambda x: x * 2, tree)
+    assert doubled["b"] == (2, 4.0)
+    assert jax.tree.structure(doubled) == treedef
+    with pytest.raises(ValueError, match="different pytree metadata"):
+        jax.tree.map(lambda x, y: x, {"a": 1}, {"b": 1})
+
+
+def test_partial_is_a_pytree():
+    add = jax.tree_util.Partial(lambda x, y: x + y, 3)
+    assert add(4) == 7
+    assert jax.tree.leaves(add) == [3]
+    assert jax.Partial is jax.tree_util.Partial
+
+
+def test_dtypes_module():
+    assert jax.dtypes.result_type(1, np.int8) == np.int8
+    assert jax.dtypes.promote_types(jax.dtypes.bfloat16, np.float16) == np.float32
+    assert jax.dtypes.issubdtype(jax.dtypes.bfloat16, np.floating)
+    assert float(jax.dtypes.finfo(jax.dtypes.bfloat16).eps) == 2.0**-7
