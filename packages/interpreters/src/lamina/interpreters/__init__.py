@@ -1,3 +1,4 @@
-"""lamina.interpreters: tracing, jit, automatic differentiation, batching, lowering to StableHLO and the jaxlib backend.
+"""lamina.interpreters: see this package's README.md for what the layer holds.
 
-Not built yet: this layer is an importable placeholder with its declared dependencies."""
+Not built yet: an importable placeholder with its declared dependencies.
+"""
