@@ -1,26 +1,15 @@
 """The layering check (tools/layering.py): clean on the real repository, and failing, with a
 message that says what to do, on fake workspaces that break DESIGN.md's layer table."""
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 from textwrap import dedent
 
+from tools import layering
+
 REPO = Path(__file__).resolve().parents[1]
 
-
-def _load_tool(name):
-    spec = importlib.util.spec_from_file_location(
-        f"lamina_tools_{name}", REPO / "tools" / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-layering = _load_tool("layering")
 
 # A clean fake workspace: four layers declaring what the table lets them use.
 CLEAN = {

@@ -1,24 +1,11 @@
 """The whole-suite runner (tools/run_tests.py): how it reads pytest's closing lines, sums
 them into the line CI reads, and orders the layers."""
 
-import importlib.util
-import sys
 from pathlib import Path
 
+from tools import run_tests
+
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _load_tool(name):
-    spec = importlib.util.spec_from_file_location(
-        f"lamina_tools_{name}", REPO / "tools" / f"{name}.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-run_tests = _load_tool("run_tests")
 
 
 def test_parse_the_quiet_closing_line():
