@@ -3,7 +3,8 @@
 Built so far: configuration (:mod:`.config`), the jaxlib backends and compilation
 (:mod:`.backend`), shardings (:mod:`.sharding`), ``Array`` (:mod:`.array`), host/device
 transfers (:mod:`.transfer`), DLPack (:mod:`.dlpack`) and running compiled StableHLO
-(:mod:`.execute`). Tracing, jit, AD and lowering come next.
+(:mod:`.execute`), tracing (:mod:`.tracing`, :mod:`.staging`, :mod:`.trace_api`) and
+the staged call primitive ``jit`` (:mod:`.calls`). jit itself, AD and batching come next.
 """
 
 import os as _os
@@ -31,10 +32,39 @@ from lamina.interpreters.backend import (
     process_count,
     process_index,
 )
+from lamina.interpreters.calls import call_jaxpr, call_staged, eval_jaxpr, jit_p
 from lamina.interpreters.config import Config, config, disable_jit, enable_x64
 from lamina.interpreters.dlpack import from_dlpack
+from lamina.interpreters.errors import (
+    ConcretizationTypeError,
+    JAXIndexError,
+    JAXTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
 from lamina.interpreters.execute import CompiledModule, execute_stablehlo
+from lamina.interpreters.lowering import (
+    LoweredModule,
+    LoweringRuleContext,
+    call_lowering,
+    get_lowering_rule,
+    lower_jaxpr,
+)
 from lamina.interpreters.sharding import Sharding, SingleDeviceSharding
+from lamina.interpreters.staging import DynamicJaxprTrace, shaped_abstractify, trace_to_jaxpr
+from lamina.interpreters.trace_api import ShapeDtypeStruct, eval_shape, make_jaxpr
+from lamina.interpreters.tracing import (
+    EvalTrace,
+    Trace,
+    Tracer,
+    array_methods,
+    eval_trace,
+    find_current_trace,
+    set_current_trace,
+    take_current_trace,
+)
 from lamina.interpreters.transfer import (
     block_until_ready,
     device_get,
@@ -42,17 +72,38 @@ from lamina.interpreters.transfer import (
     live_arrays,
 )
 
+# Tracers are arrays too: isinstance(tracer, lamina.Array) holds, as in JAX.
+register_tracer_class(Tracer)
+
 __all__ = [
     "Array",
     "ArrayImpl",
     "CompiledModule",
+    "ConcretizationTypeError",
     "Config",
     "Device",
+    "DynamicJaxprTrace",
+    "EvalTrace",
+    "JAXIndexError",
+    "JAXTypeError",
+    "LoweredModule",
+    "LoweringRuleContext",
+    "ShapeDtypeStruct",
     "Shard",
     "Sharding",
     "SingleDeviceSharding",
+    "Trace",
+    "Tracer",
+    "TracerArrayConversionError",
+    "TracerBoolConversionError",
+    "TracerIntegerConversionError",
+    "UnexpectedTracerError",
+    "array_methods",
     "backends",
     "block_until_ready",
+    "call_jaxpr",
+    "call_lowering",
+    "call_staged",
     "config",
     "default_backend",
     "device_count",
@@ -61,14 +112,26 @@ __all__ = [
     "devices",
     "disable_jit",
     "enable_x64",
+    "eval_jaxpr",
+    "eval_shape",
+    "eval_trace",
     "execute_stablehlo",
+    "find_current_trace",
     "from_dlpack",
     "get_backend",
+    "get_lowering_rule",
+    "jit_p",
     "live_arrays",
     "local_device_count",
     "local_devices",
+    "lower_jaxpr",
+    "make_jaxpr",
     "process_count",
     "process_index",
     "register_tracer_class",
     "set_array_attribute",
+    "set_current_trace",
+    "shaped_abstractify",
+    "take_current_trace",
+    "trace_to_jaxpr",
 ]

@@ -1,0 +1,181 @@
+"""Small builders over jaxlib's MLIR bindings that lowering rules share.
+
+Everything here emits at the current ``ir.InsertionPoint`` inside the current
+``ir.Context`` and ``ir.Location`` (the lowering sets all three up): types for abstract
+values, constants, broadcasts and conversions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+from jaxlib.mlir.dialects import chlo, func, stablehlo
+
+from lamina.ir import dtypes
+from lamina.ir.core import AbstractToken, ShapedArray
+
+__all__ = [
+    "broadcast_in_dim",
+    "broadcast_to",
+    "constant",
+    "convert",
+    "dtype_to_ir_type",
+    "ir_type",
+    "ir_types",
+    "make_context",
+]
+
+_registry: ir.DialectRegistry | None = None
+
+
+def make_context() -> ir.Context:
+    """A fresh MLIR context with the func, stablehlo and chlo dialects (and the other
+    upstream dialects jaxlib registers) loaded."""
+    global _registry
+    if _registry is None:
+        _registry = ir.DialectRegistry()
+        _jax_mlir_ext.register_dialects(_registry)
+    context = ir.Context()
+    context.append_dialect_registry(_registry)
+    context.load_all_available_dialects()
+    stablehlo.register_dialect(context)
+    chlo.register_dialect(context)
+    return context
+
+
+def _signless(bits):
+    return lambda: ir.IntegerType.get_signless(bits)
+
+
+def _unsigned(bits):
+    return lambda: ir.IntegerType.get_unsigned(bits)
+
+
+# numpy dtype -> function making the MLIR element type (types belong to a context, so
+# they are made on demand inside the current one).
+_ELEMENT_TYPES: dict[np.dtype, Any] = {
+    np.dtype(np.bool_): _signless(1),
+    np.dtype(ml_dtypes.int2): _signless(2),
+    np.dtype(ml_dtypes.int4): _signless(4),
+    np.dtype(np.int8): _signless(8),
+    np.dtype(np.int16): _signless(16),
+    np.dtype(np.int32): _signless(32),
+    np.dtype(np.int64): _signless(64),
+    np.dtype(ml_dtypes.uint2): _unsigned(2),
+    np.dtype(ml_dtypes.uint4): _unsigned(4),
+    np.dtype(np.uint8): _unsigned(8),
+    np.dtype(np.uint16): _unsigned(16),
+    np.dtype(np.uint32): _unsigned(32),
+    np.dtype(np.uint64): _unsigned(64),
+    np.dtype(np.float16): ir.F16Type.get,
+    np.dtype(np.float32): ir.F32Type.get,
+    np.dtype(np.float64): ir.F64Type.get,
+    np.dtype(ml_dtypes.bfloat16): ir.BF16Type.get,
+    np.dtype(np.complex64): lambda: ir.ComplexType.get(ir.F32Type.get()),
+    np.dtype(np.complex128): lambda: ir.ComplexType.get(ir.F64Type.get()),
+    np.dtype(ml_dtypes.float4_e2m1fn): ir.Float4E2M1FNType.get,
+    np.dtype(ml_dtypes.float6_e2m3fn): ir.Float6E2M3FNType.get,
+    np.dtype(ml_dtypes.float6_e3m2fn): ir.Float6E3M2FNType.get,
+    np.dtype(ml_dtypes.float8_e3m4): ir.Float8E3M4Type.get,
+    np.dtype(ml_dtypes.float8_e4m3): ir.Float8E4M3Type.get,
+    np.dtype(ml_dtypes.float8_e4m3b11fnuz): ir.Float8E4M3B11FNUZType.get,
+    np.dtype(ml_dtypes.float8_e4m3fn): ir.Float8E4M3FNType.get,
+    np.dtype(ml_dtypes.float8_e4m3fnuz): ir.Float8E4M3FNUZType.get,
+    np.dtype(ml_dtypes.float8_e5m2): ir.Float8E5M2Type.get,
+    np.dtype(ml_dtypes.float8_e5m2fnuz): ir.Float8E5M2FNUZType.get,
+    np.dtype(ml_dtypes.float8_e8m0fnu): ir.Float8E8M0FNUType.get,
+}
+
+
+def _is_float0(dtype) -> bool:
+    return getattr(dtypes, "float0", None) is not None and dtype == dtypes.float0
+
+
+def dtype_to_ir_type(dtype) -> ir.Type:
+    """The MLIR element type of a dtype: bool is ``i1``, unsigned ``ui32``, and so on."""
+    dtype = np.dtype(dtype)
+    if _is_float0(dtype):  # tangents of integers: carried as booleans
+        dtype = np.dtype(np.bool_)
+    try:
+        make = _ELEMENT_TYPES[dtype]
+    except KeyError:
+        raise TypeError(f"no MLIR type for dtype {dtype}") from None
+    return make()
+
+
+def ir_type(aval) -> ir.Type:
+    """``tensor<...>`` for a ShapedArray, ``!stablehlo.token`` for a token."""
+    if isinstance(aval, AbstractToken):
+        return stablehlo.TokenType.get()
+    if isinstance(aval, ShapedArray):
+        return ir.RankedTensorType.get(aval.shape, dtype_to_ir_type(aval.dtype))
+    raise TypeError(f"cannot lower abstract value {aval!r} to an MLIR type")
+
+
+def ir_types(avals: Sequence[Any]) -> list[ir.Type]:
+    return [ir_type(a) for a in avals]
+
+
+def _dense_attr(x: np.ndarray) -> ir.Attribute:
+    x = np.ascontiguousarray(x).reshape(x.shape)  # ascontiguousarray makes 0-d 1-d
+    return ir.DenseElementsAttr.get(x, type=dtype_to_ir_type(x.dtype), shape=x.shape)
+
+
+def constant(value, aval: ShapedArray | None = None) -> ir.Value:
+    """A ``stablehlo.constant`` holding ``value`` (as ``aval``'s dtype when given).
+
+    Arrays with zero strides (``np.broadcast_to``, say) are emitted as their smaller
+    distinct part broadcast with ``stablehlo.broadcast_in_dim``.
+    """
+    dtype = None if aval is None else aval.dtype
+    if isinstance(aval, AbstractToken):
+        return stablehlo.create_token()
+    if _is_float0(dtype):
+        dtype = np.dtype(np.bool_)
+    x = np.asarray(value, dtype=dtype)
+    if _is_float0(x.dtype):
+        x = np.zeros(x.shape, np.bool_)
+    if x.size > 0 and 0 in x.strides:
+        kept = [ax for ax in range(x.ndim) if x.strides[ax] != 0]
+        core = x[tuple(slice(None) if ax in kept else 0 for ax in range(x.ndim))]
+        out_type = ir.RankedTensorType.get(x.shape, dtype_to_ir_type(x.dtype))
+        return stablehlo.broadcast_in_dim(out_type, stablehlo.constant(_dense_attr(core)), kept)
+    return stablehlo.constant(_dense_attr(x))
+
+
+def broadcast_in_dim(value: ir.Value, aval_out: ShapedArray, dims: Sequence[int]) -> ir.Value:
+    """``stablehlo.broadcast_in_dim``: operand dimension i becomes result dimension
+    ``dims[i]``."""
+    return stablehlo.broadcast_in_dim(ir_type(aval_out), value, list(dims))
+
+
+def broadcast_to(value: ir.Value, aval_in: ShapedArray, shape: Sequence[int]) -> ir.Value:
+    """Broadcast NumPy-style (trailing dimensions aligned) to ``shape``; returns
+    ``value`` itself when its shape is already ``shape``."""
+    shape = tuple(shape)
+    if tuple(aval_in.shape) == shape:
+        return value
+    if aval_in.ndim > len(shape):
+        raise ValueError(f"cannot broadcast shape {aval_in.shape} to {shape}")
+    offset = len(shape) - aval_in.ndim
+    return broadcast_in_dim(value, aval_in.update(shape=shape), range(offset, len(shape)))
+
+
+def convert(value: ir.Value, aval_in: ShapedArray, aval_out: ShapedArray) -> ir.Value:
+    """``stablehlo.convert`` between element types; no op when the dtypes agree."""
+    if np.dtype(aval_in.dtype) == np.dtype(aval_out.dtype):
+        return value
+    return stablehlo.convert(ir_type(aval_out.update(shape=aval_in.shape)), value)
+
+
+def func_type(in_avals: Sequence[Any], out_avals: Sequence[Any]) -> ir.FunctionType:
+    return ir.FunctionType.get(ir_types(in_avals), ir_types(out_avals))
+
+
+def return_op(values: Sequence[ir.Value]) -> None:
+    func.ReturnOp(list(values))
