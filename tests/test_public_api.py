@@ -30,3 +30,15 @@ def test_dtypes_module():
     assert jax.dtypes.promote_types(jax.dtypes.bfloat16, np.float16) == np.float32
     assert jax.dtypes.issubdtype(jax.dtypes.bfloat16, np.floating)
     assert float(jax.dtypes.finfo(jax.dtypes.bfloat16).eps) == 2.0**-7
+
+
+def test_runtime_names_from_the_top_level():
+    x = jax.device_put(np.arange(3, dtype=np.float32))
+    assert isinstance(x, jax.Array)
+    assert repr(x) == "Array([0., 1., 2.], dtype=float32)"
+    assert jax.devices()[0].platform == "cpu"
+    assert jax.device_count() >= 1 and jax.process_count() == 1
+    shape = jax.eval_shape(lambda a: a, jax.ShapeDtypeStruct((2,), np.int32))
+    assert shape == jax.ShapeDtypeStruct((2,), np.int32)
+    assert str(jax.make_jaxpr(lambda a: a)(x)) == "{ lambda ; a:f32[3]. let  in (a,) }"
+    assert issubclass(jax.errors.TracerBoolConversionError, jax.errors.ConcretizationTypeError)
