@@ -4,7 +4,8 @@ Built so far: configuration (:mod:`.config`), the jaxlib backends and compilatio
 (:mod:`.backend`), shardings (:mod:`.sharding`), ``Array`` (:mod:`.array`), host/device
 transfers (:mod:`.transfer`), DLPack (:mod:`.dlpack`) and running compiled StableHLO
 (:mod:`.execute`), tracing (:mod:`.tracing`, :mod:`.staging`, :mod:`.trace_api`) and
-the staged call primitive ``jit`` (:mod:`.calls`). jit itself, AD and batching come next.
+the staged call primitive ``jit`` (:mod:`.calls`), ``jit`` (:mod:`.jit`, :mod:`.stages`,
+:mod:`.fastpath`). AD and batching come next.
 """
 
 import os as _os
@@ -45,6 +46,8 @@ from lamina.interpreters.errors import (
     UnexpectedTracerError,
 )
 from lamina.interpreters.execute import CompiledModule, execute_stablehlo
+from lamina.interpreters.fastpath import FastpathData
+from lamina.interpreters.jit import clear_caches, jit
 from lamina.interpreters.lowering import (
     LoweredModule,
     LoweringRuleContext,
@@ -84,6 +87,7 @@ __all__ = [
     "Device",
     "DynamicJaxprTrace",
     "EvalTrace",
+    "FastpathData",
     "JAXIndexError",
     "JAXTypeError",
     "LoweredModule",
@@ -104,6 +108,7 @@ __all__ = [
     "call_jaxpr",
     "call_lowering",
     "call_staged",
+    "clear_caches",
     "config",
     "default_backend",
     "device_count",
@@ -120,6 +125,7 @@ __all__ = [
     "from_dlpack",
     "get_backend",
     "get_lowering_rule",
+    "jit",
     "jit_p",
     "live_arrays",
     "local_device_count",

@@ -5,8 +5,8 @@
 ``out_layouts`` (``None`` each), ``donated_invars`` (bools), ``ctx_mesh``,
 ``keep_unused``, ``inline`` and ``compiler_options_kvs``. It prints as JAX prints it:
 ``name`` first, then the params that differ from their defaults, sorted, with the
-sub-Jaxpr's inputs and outputs named like the equation's. Its default impl evaluates
-the Jaxpr primitive by primitive; the jit layer replaces it with a compiled call.
+sub-Jaxpr's inputs and outputs named like the equation's. Its impl, set by
+:mod:`.jit`, compiles the Jaxpr (once per Jaxpr object) and runs it as one executable.
 """
 
 from __future__ import annotations

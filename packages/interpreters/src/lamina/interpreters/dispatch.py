@@ -1,0 +1,182 @@
+"""Eager execution of primitives: the impl rule every primitive without a special one
+uses.
+
+``apply_primitive(primitive, *args, **params)`` runs one primitive on concrete values.
+The first call for a given (primitive, params, input types, device) builds a
+one-equation Jaxpr from the inputs' abstract values (abstract evaluation fills in the
+outputs), lowers it to StableHLO, compiles it, and keeps the ``CompiledModule``; later
+calls with the same key find it in a dictionary and run it straight away. Running
+returns before the computation finishes (dispatch is asynchronous).
+
+Python scalars and NumPy values are put on the device first (Python ``int``,
+``float`` and ``complex`` as weakly typed arrays, as JAX does). Small Python scalars are
+kept on the device once made, so ``x * 2`` does not copy ``2`` to the device each time.
+
+A primitive takes it as its impl rule with ``def_standard_impl(primitive)``, which is
+``primitive.def_impl(functools.partial(apply_primitive, primitive))`` in effect.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from jaxlib import xla_client
+
+from lamina.interpreters import backend
+from lamina.interpreters.execute import CompiledModule
+from lamina.interpreters.lowering import lower_jaxpr
+from lamina.interpreters.transfer import device_put
+from lamina.ir.core import ClosedJaxpr, Jaxpr, Var, new_jaxpr_eqn
+from lamina.ir.primitives import Primitive, abstract_eval_rules
+
+__all__ = [
+    "apply_primitive",
+    "clear_dispatch_cache",
+    "compile_count",
+    "def_standard_impl",
+    "primitive_executable",
+]
+
+ArrayImpl = xla_client.ArrayImpl
+
+_cache: dict[Any, CompiledModule] = {}
+_lock = threading.Lock()
+_compiles = 0  # how many executables eager dispatch has compiled (for tests)
+
+# Python scalars put on the device, by (type, repr): repr tells 0.0 from -0.0 and
+# keeps nan equal to itself. Bounded, as the values are user data.
+_scalars: dict[tuple[type, str], Any] = {}
+_MAX_SCALARS = 512
+_PY_SCALARS = (int, float, complex, bool)
+
+
+def compile_count() -> int:
+    """How many one-primitive executables have been compiled so far."""
+    return _compiles
+
+
+def clear_dispatch_cache() -> None:
+    _cache.clear()
+    _scalars.clear()
+
+
+def _scalar_array(x):
+    key = (type(x), repr(x))
+    arr = _scalars.get(key)
+    if arr is None:
+        arr = device_put(x)
+        if len(_scalars) < _MAX_SCALARS:
+            _scalars[key] = arr
+    return arr
+
+
+def _to_array(x):
+    if type(x) in _PY_SCALARS:
+        return _scalar_array(x)
+    return device_put(x)
+
+
+def _params_key(params: dict):
+    items = tuple(params.items())
+    try:
+        hash(items)
+    except TypeError:
+        raise TypeError(
+            f"primitive params must be hashable to be dispatched eagerly, got {params!r}"
+        ) from None
+    return items
+
+
+def _one_equation_jaxpr(primitive: Primitive, in_avals, params) -> ClosedJaxpr:
+    out = abstract_eval_rules[primitive](*in_avals, **params)
+    if getattr(primitive, "effectful", False):
+        out, effects = out
+    else:
+        effects = frozenset()
+    out_avals = list(out) if primitive.multiple_results else [out]
+    invars = [Var(a) for a in in_avals]
+    outvars = [Var(a) for a in out_avals]
+    eqn = new_jaxpr_eqn(invars, outvars, primitive, params, effects)
+    return ClosedJaxpr(Jaxpr([], invars, outvars, [eqn], frozenset(effects)), [])
+
+
+def primitive_executable(primitive: Primitive, in_avals, params: dict, device=None):
+    """The ``CompiledModule`` computing ``primitive`` on inputs of types ``in_avals``
+    on ``device`` (None: the default device); compiled once and cached."""
+    key = (primitive, _params_key(params), tuple(in_avals), device)
+    compiled = _cache.get(key)
+    if compiled is None:
+        compiled = _compile(key, primitive, in_avals, params, device)
+    return compiled
+
+
+def _compile(key, primitive, in_avals, params, device) -> CompiledModule:
+    global _compiles
+    with _lock:
+        compiled = _cache.get(key)
+        if compiled is not None:
+            return compiled
+        closed = _one_equation_jaxpr(primitive, list(in_avals), params)
+        target = backend.default_device() if device is None else device
+        lowered = lower_jaxpr(
+            closed,
+            module_name=f"jit_{primitive.name}",
+            platform=target.platform,
+            keep_unused=True,
+        )
+        compiled = CompiledModule(
+            lowered.as_text(), target, name=f"jit_{primitive.name}", out_avals=closed.out_avals
+        )
+        _compiles += 1
+        _cache[key] = compiled
+        return compiled
+
+
+def apply_primitive(primitive: Primitive, *args, **params):
+    """Run ``primitive`` on concrete ``args`` through a cached one-primitive executable;
+    returns its result (a list of them for ``multiple_results`` primitives)."""
+    device = None
+    avals = []
+    for i, x in enumerate(args):
+        if type(x) is not ArrayImpl:
+            x = _to_array(x)
+            args = (*args[:i], x, *args[i + 1 :])
+        if x._committed:
+            device = _committed_device(device, x)
+        avals.append(x.aval)
+    try:
+        compiled = _cache[(primitive, tuple(params.items()), tuple(avals), device)]
+    except KeyError:
+        compiled = primitive_executable(primitive, avals, params, device)
+    except TypeError:  # unhashable params
+        compiled = primitive_executable(primitive, avals, params, device)
+    outs = compiled(*args)
+    return outs if primitive.multiple_results else outs[0]
+
+
+def _committed_device(device, x):
+    sharding = x._sharding
+    if sharding.num_devices != 1:
+        raise NotImplementedError(
+            "eager operations on arrays sharded over several devices are not supported yet; use jit"
+        )
+    d = sharding._device
+    if device is not None and d != device:
+        raise ValueError(
+            "Received incompatible devices for jitted computation. Got argument on device "
+            f"{d!r} and another argument on device {device!r}; move them to one device with "
+            "device_put."
+        )
+    return d
+
+
+def def_standard_impl(primitive: Primitive) -> Primitive:
+    """Make eager dispatch (:func:`apply_primitive`) ``primitive``'s impl rule."""
+
+    def impl(*args, **params):
+        return apply_primitive(primitive, *args, **params)
+
+    impl.__name__ = f"{primitive.name}_impl"
+    primitive.def_impl(impl)
+    return primitive

@@ -1,0 +1,170 @@
+"""The C++ dispatch fast path of ``jit``.
+
+jaxlib's ``_jax.pjit`` makes a callable that, for arguments it has seen before (same
+tree structure under its own pytree registry, same shapes, dtypes, weak types, static
+values and trace context), runs the cached executable entirely in C++. On a miss it
+calls ``cache_miss(*args, **kwargs)``, which returns ``(outputs, fastpath data or
+None, False)``; the data (a :class:`FastpathData`, read by field name) says how to run
+the executable next time. Calls under a trace (tracer arguments), with
+``jax_disable_jit`` or with argument pytrees only lamina's registry knows always miss
+and take :mod:`.jit`'s Python path. jaxlib's C++ side also reads a ``post_hook``
+config holder, used here for ``jax_debug_nans``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from jaxlib import _jax
+
+from lamina.interpreters.config import config
+from lamina.interpreters.jit import (
+    ArrayImpl,
+    JitWrapped,
+    _device_of,
+    _executables,
+    check_nans,
+)
+from lamina.interpreters.tracing import eval_trace, find_current_trace
+from lamina.ir import tree_util
+
+__all__ = ["FastpathData", "clear_cpp_caches", "fast_function"]
+
+_registry = _jax.pytree.default_registry()
+_post_hook = _jax.config.Config("post_hook", None, include_in_jit_key=False)
+_jax.jax_jit.set_post_hook_state(_post_hook)
+_cpp_caches = {False: _jax.PjitFunctionCache(capacity=8192),
+               True: _jax.PjitFunctionCache(capacity=8192)}  # fmt: skip
+
+
+def clear_cpp_caches() -> None:
+    for cache in _cpp_caches.values():
+        cache.clear()
+
+
+class FastpathData(NamedTuple):
+    xla_executable: Any
+    out_pytree_def: Any
+    in_shardings: Sequence[Any]
+    out_shardings: Sequence[Any]
+    out_avals: Sequence[Any]
+    out_committed: Sequence[bool]
+    kept_var_bitvec: Sequence[bool]
+    in_device_local_layouts: Sequence[Any]
+    const_args: Sequence[Any]
+
+
+class _CacheKey:
+    """Which jits may share C++ cache entries: none (compared by identity)."""
+
+    __slots__ = ("__weakref__",)
+
+
+def _shard_arg(x, sharding, layout):
+    """The C++ path's hook for arguments that are not arrays already (NumPy, scalars)."""
+    from lamina.interpreters.transfer import copy_array, device_put
+
+    if type(x) is ArrayImpl:
+        return copy_array(x, sharding, committed=False)
+    a = device_put(x)
+    return a if a._sharding == sharding else copy_array(a, sharding, committed=False)
+
+
+def _fastpath(jitted: JitWrapped, args, kwargs, leaves, entry, outs):
+    """The C++ path's data for this call, or None when it cannot take it."""
+    if find_current_trace() is not eval_trace or config.jax_debug_nans or entry.closed.effects:
+        return None
+    dyn_args, dyn_kwargs, _ = jitted._split(args, kwargs)
+    cpp_leaves, _ = _registry.flatten((dyn_args, dyn_kwargs))
+    if len(cpp_leaves) != len(leaves) or any(
+        a is not b for a, b in zip(cpp_leaves, leaves, strict=True)
+    ):
+        return None  # argument pytrees the C++ registry does not know
+    out_tree_value = tree_util.tree_unflatten(entry.out_tree, outs)
+    cpp_outs, cpp_out_tree = _registry.flatten(out_tree_value)
+    if len(cpp_outs) != len(outs) or any(type(o) is not ArrayImpl for o in outs):
+        return None
+    key = (id(entry.closed), entry.donated or (False,) * len(leaves), jitted._keep_unused,
+           _device_of(leaves, jitted._device))  # fmt: skip
+    found = _executables.get(key)
+    if found is None:
+        return None
+    exe = found[1]
+    sharding = exe.compiled.sharding
+    kept = set(range(len(leaves)) if exe.kept is None else exe.kept)
+    return FastpathData(
+        exe.compiled.executable,
+        cpp_out_tree,
+        [sharding] * len(kept),
+        [sharding] * len(outs),
+        [o.aval for o in outs],
+        [o._committed for o in outs],
+        [i in kept for i in range(len(leaves))],
+        [None] * len(kept),
+        [],
+    )
+
+
+def fast_function(jitted: JitWrapped):
+    """``jitted`` as jaxlib's C++ jitted function (what ``jit`` returns)."""
+
+    def cache_miss(*args, **kwargs):
+        if config.jax_disable_jit:
+            return jitted._fun(*args, **kwargs), None, False
+        entry, leaves = jitted._lookup(args, kwargs)
+        if find_current_trace() is not eval_trace:
+            return (
+                tree_util.tree_unflatten(entry.out_tree, jitted._call_entry(entry, leaves)),
+                None,
+                False,
+            )
+        outs = jitted._run(entry, leaves)
+        data = _fastpath(jitted, args, kwargs, leaves, entry, outs)
+        return tree_util.tree_unflatten(entry.out_tree, outs), data, False
+
+    explicit = bool(jitted._donate_argnums or jitted._donate_argnames or jitted._device)
+    cpp = _jax.pjit(
+        jitted._name,
+        jitted._fun,
+        cache_miss,
+        list(jitted._static_argnums),
+        list(jitted._static_argnames),
+        _CacheKey(),
+        _registry,
+        _shard_arg,
+        _cpp_caches[explicit],
+    )
+    functools.update_wrapper(cpp, jitted._fun)
+    cpp._jitted = jitted
+    if not hasattr(type(cpp), "trace"):
+        _install_methods(type(cpp))
+    return cpp
+
+
+def _install_methods(cls) -> None:
+    """The stages API on jaxlib's C++ jitted-function class, as JAX adds it."""
+    cls.trace = lambda self, *a, **k: self._jitted.trace(*a, **k)
+    cls.lower = lambda self, *a, **k: self._jitted.lower(*a, **k)
+    cls.eval_shape = lambda self, *a, **k: self._jitted.eval_shape(*a, **k)
+
+    def clear_cache(self):
+        self._jitted.clear_cache()
+        self._clear_cache()
+
+    cls.clear_cache = clear_cache
+    cls._cache_size = lambda self: self._jitted._cache_size()
+
+
+def _nan_post_hook(fun, args, kwargs, output) -> None:
+    jitted = getattr(fun, "_jitted", None)
+    if jitted is None or find_current_trace() is not eval_trace:
+        return
+    entry, leaves = jitted._lookup(args, kwargs)
+    check_nans(entry.closed, leaves, tree_util.tree_leaves(output), jitted._name)
+
+
+config._add_validator(
+    "jax_debug_nans", lambda on: _post_hook.set_global(_nan_post_hook if on else None)
+)
