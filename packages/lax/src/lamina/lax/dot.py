@@ -1,0 +1,221 @@
+"""``dot_general`` (and ``dot``): contractions of two arrays.
+
+Params as JAX 0.10.2 names them: ``dimension_numbers`` (``((lhs_contracting,
+rhs_contracting), (lhs_batch, rhs_batch))``, tuples), ``precision`` (None or a pair of
+``Precision``), ``preferred_element_type`` (a dtype or None) and ``out_sharding``. JAX
+prints the params that are not None, with the dimension numbers as lists.
+"""
+
+from __future__ import annotations
+
+import enum
+import operator
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from lamina.ir import dtypes
+from lamina.ir.core import ShapedArray
+from lamina.ir.parse_params import register_value_reader
+from lamina.lax._common import aval_of, standard_primitive
+
+__all__ = ["Precision", "dot", "dot_general", "dot_general_p"]
+
+
+class Precision(enum.Enum):
+    """How precise a matrix product on an accelerator is (CPU ignores it)."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    def __repr__(self):
+        return f"Precision.{self.name}"
+
+    def __str__(self):
+        return self.name
+
+
+# The Jaxpr parser reads ``Precision.HIGHEST`` back as the enum member.
+register_value_reader("Precision", lambda text: Precision[text.split(".", 1)[1]])
+
+_PRECISION_NAMES = {
+    "default": Precision.DEFAULT,
+    "fastest": Precision.DEFAULT,
+    "bfloat16": Precision.DEFAULT,
+    "high": Precision.HIGH,
+    "tensorfloat32": Precision.HIGH,
+    "bfloat16_3x": Precision.HIGH,
+    "highest": Precision.HIGHEST,
+    "float32": Precision.HIGHEST,
+}
+
+
+def _one_precision(p):
+    if isinstance(p, Precision):
+        return p
+    if isinstance(p, str) and p.lower() in _PRECISION_NAMES:
+        return _PRECISION_NAMES[p.lower()]
+    return None
+
+
+def canonicalize_precision(precision):
+    """None, or a pair of ``Precision`` for the two operands."""
+    if precision is None:
+        return None
+    one = _one_precision(precision)
+    if one is not None:
+        return (one, one)
+    if isinstance(precision, (tuple, list)) and len(precision) == 2:
+        pair = tuple(_one_precision(p) for p in precision)
+        if None not in pair:
+            return pair
+    raise ValueError(
+        "Precision argument must be one of:\n- None,\n- a Precision enum value,\n"
+        "- a string naming one ('highest', 'float32', ...),\n- a tuple of two of these,\n"
+        f"got {precision}."
+    )
+
+
+def _check_dims(side, aval, batch, contracting):
+    if not all(0 <= d < aval.ndim for d in (*batch, *contracting)):
+        raise TypeError(
+            f"dot_general requires {side} dimension numbers to be nonnegative and less than "
+            f"the number of axes of the {side} value, got {side}_batch of {batch} and "
+            f"{side}_contracting of {contracting} for {side} of rank {aval.ndim}"
+        )
+
+
+def _abstract_eval(lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
+                   out_sharding):  # fmt: skip
+    (lc, rc), (lb, rb) = dimension_numbers
+    if len(lb) != len(rb):
+        raise TypeError(
+            "dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, "
+            f"got lhs_batch {lb} and rhs_batch {rb}."
+        )
+    _check_dims("lhs", lhs, lb, lc)
+    _check_dims("rhs", rhs, rb, rc)
+    lhs_batch = tuple(lhs.shape[d] for d in lb)
+    rhs_batch = tuple(rhs.shape[d] for d in rb)
+    if lhs_batch != rhs_batch:
+        raise TypeError(
+            "dot_general requires lhs batch dimensions and rhs batch dimensions to have the "
+            f"same shape, got {lhs_batch} and {rhs_batch}."
+        )
+    lhs_con = tuple(lhs.shape[d] for d in lc)
+    rhs_con = tuple(rhs.shape[d] for d in rc)
+    if lhs_con != rhs_con:
+        raise TypeError(
+            "dot_general requires contracting dimensions to have the same shape, got "
+            f"{lhs_con} and {rhs_con}."
+        )
+    lhs_free = tuple(d for i, d in enumerate(lhs.shape) if i not in (*lb, *lc))
+    rhs_free = tuple(d for i, d in enumerate(rhs.shape) if i not in (*rb, *rc))
+    if preferred_element_type is not None:
+        dtype, weak = preferred_element_type, False
+    else:
+        dtype = dtypes.promote_types(lhs.dtype, rhs.dtype)
+        weak = lhs.weak_type and rhs.weak_type
+    return ShapedArray(lhs_batch + lhs_free + rhs_free, dtype, weak_type=weak)
+
+
+def _lowering(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type,
+              out_sharding):  # fmt: skip
+    (lc, rc), (lb, rb) = dimension_numbers
+    lhs_aval, rhs_aval = ctx.avals_in
+    aval_out = ctx.avals_out[0]
+    if lhs_aval.dtype != rhs_aval.dtype:  # mixed inputs: both in the result's dtype
+        lhs = ctx.convert(lhs, lhs_aval, aval_out)
+        rhs = ctx.convert(rhs, rhs_aval, aval_out)
+    numbers = hlo.DotDimensionNumbers.get(
+        lhs_batching_dimensions=list(lb),
+        rhs_batching_dimensions=list(rb),
+        lhs_contracting_dimensions=list(lc),
+        rhs_contracting_dimensions=list(rc),
+    )
+    pair = precision or (Precision.DEFAULT, Precision.DEFAULT)
+
+    config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(p.name) for p in pair])
+    return [hlo.dot_general(ctx.ir_type(aval_out), lhs, rhs, numbers, precision_config=config)]
+
+
+def _pp_params(params):
+    shown = {k: v for k, v in params.items() if v is not None}
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    shown["dimension_numbers"] = ((list(lc), list(rc)), (list(lb), list(rb)))
+    return shown
+
+
+def _complete_params(params, in_avals, out_avals):
+    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    precision = params.get("precision")
+    return {
+        "dimension_numbers": ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))),
+        "precision": None if precision is None else canonicalize_precision(tuple(precision)),
+        "preferred_element_type": params.get("preferred_element_type"),
+        "out_sharding": params.get("out_sharding"),
+    }
+
+
+dot_general_p = standard_primitive("dot_general", _abstract_eval, _lowering)
+dot_general_p.def_pp_params(_pp_params, _complete_params)
+
+
+def _canonical_dimension_numbers(dimension_numbers):
+    try:
+        (lc, rc), (lb, rb) = dimension_numbers
+        return tuple(
+            (tuple(map(operator.index, a)), tuple(map(operator.index, b)))
+            for a, b in ((lc, rc), (lb, rb))
+        )
+    except (TypeError, ValueError):
+        raise TypeError(
+            "dot_general dimension_numbers must be ((lhs_contracting_dims, "
+            "rhs_contracting_dims), (lhs_batch_dims, rhs_batch_dims)), got "
+            f"{dimension_numbers!r}"
+        ) from None
+
+
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None,
+                *, out_sharding=None):  # fmt: skip
+    """The general contraction: sums ``lhs`` and ``rhs`` over their contracting
+    dimensions, batched over their batch dimensions. The result's axes are the batch
+    dimensions, then ``lhs``'s free dimensions, then ``rhs``'s."""
+    if preferred_element_type is not None:
+        preferred_element_type = dtypes.check_and_canonicalize_user_dtype(
+            preferred_element_type, "dot_general"
+        )
+    return dot_general_p.bind(
+        lhs,
+        rhs,
+        dimension_numbers=_canonical_dimension_numbers(dimension_numbers),
+        precision=canonicalize_precision(precision),
+        preferred_element_type=preferred_element_type,
+        out_sharding=out_sharding,
+    )
+
+
+def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
+        out_sharding=None):  # fmt: skip
+    """Vector-vector, matrix-vector and matrix-matrix products (``dot_general`` with the
+    last axis of ``lhs`` contracted against the first of ``rhs``)."""
+    if dimension_numbers is None:
+        lhs_shape, rhs_shape = aval_of(lhs).shape, aval_of(rhs).shape
+        if not (
+            1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2 and lhs_shape[-1] == rhs_shape[0]
+        ):
+            raise ValueError(
+                "jax.lax.dot: dimension_numbers must be specified when not performing simple "
+                "un-batched matrix-matrix, matrix-vector, or vector-vector products; got "
+                f"lhs_shape={lhs_shape} rhs_shape={rhs_shape}"
+            )
+        dimension_numbers = (((len(lhs_shape) - 1,), (0,)), ((), ()))
+    return dot_general(
+        lhs,
+        rhs,
+        dimension_numbers,
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+        out_sharding=out_sharding,
+    )

@@ -1,0 +1,250 @@
+"""Operators on arrays and tracers (``x * 2 + 1``, ``x < y``, ``-x``, ``a @ b``), with
+NumPy's broadcasting and JAX's type promotion, as ``jax.numpy`` applies them.
+
+Installed on concrete arrays with ``set_array_attribute`` and on tracers through
+``tracing.array_methods`` when ``lamina.lax`` is imported.
+
+Promotion follows ``lamina.ir.dtypes.result_type`` (weak types included): a Python
+scalar takes the array's dtype (``x * 2`` with ``x`` float32 is ``mul x 2.0:f32[]``), and
+an array whose dtype changes is converted with ``convert_element_type``. Ranks are
+matched as ``jax.numpy`` does: when two non-scalar operands differ in rank, the lower
+one gets leading dimensions of size 1 (``broadcast_in_dim``); lax's own broadcasting
+does the rest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lamina.interpreters import tracing
+from lamina.interpreters.array import set_array_attribute
+from lamina.interpreters.tracing import Tracer
+from lamina.interpreters.transfer import device_put_value
+from lamina.ir import dtypes
+from lamina.lax import elementwise as ew
+from lamina.lax._common import aval_of
+from lamina.lax.conversion import _convert_element_type
+from lamina.lax.dot import dot_general
+from lamina.lax.shapes import broadcast_in_dim
+
+__all__ = ["install_operators", "promote_args"]
+
+_PY_SCALARS = (int, float, complex, bool)
+_weak_scalars: dict = {}  # (type, repr, dtype) -> weakly typed device scalar
+
+
+_MISSING = object()
+_as_python: dict = {}  # (scalar type, dtype, x64) -> the Python type abstracted as dtype
+
+
+def _python_type_for(typ, dtype):
+    key = (typ, dtype, dtypes.x64_enabled())
+    py = _as_python.get(key, _MISSING)
+    if py is _MISSING:
+        py = None
+        for candidate in (int, float, complex):
+            if dtypes.dtype(candidate(0)) == dtype:
+                # complex cannot become a real number exactly: leave it to NumPy
+                py = None if (typ is complex and candidate is not complex) else candidate
+                break
+        _as_python[key] = py
+    return py
+
+
+def _weak_scalar(x, dtype):
+    """A Python scalar as a weakly typed value of ``dtype``: a Python number when that
+    is the scalar's own default dtype (so it prints as the literal ``2.0:f32[]``), else
+    a weakly typed device scalar."""
+    py = _python_type_for(type(x), dtype)
+    if py is not None:
+        return py(x)
+    key = (type(x), repr(x), dtype)
+    cached = _weak_scalars.get(key)
+    if cached is None:
+        cached = device_put_value(np.asarray(x).astype(dtype), weak_type=True)
+        if len(_weak_scalars) < 512:
+            _weak_scalars[key] = cached
+    return cached
+
+
+def promote_args(fun_name: str, *args):
+    """``args`` converted to their common dtype and broadcast to a common rank."""
+    avals = [aval_of(x) for x in args]
+    dtype, weak = dtypes.result_type(*avals, return_weak_type_flag=True)
+    out = []
+    for x, aval in zip(args, avals, strict=True):
+        if type(x) in _PY_SCALARS:
+            out.append(_weak_scalar(x, dtype) if aval.dtype != dtype else x)
+        elif aval.dtype != dtype or aval.weak_type != weak:
+            out.append(_convert_element_type(x, dtype, weak_type=weak))
+        else:
+            out.append(x)
+    return _promote_shapes(fun_name, out, avals)
+
+
+def _promote_shapes(fun_name, args, avals):
+    ranks = {a.ndim for a in avals if a.ndim}
+    if len(ranks) < 2:
+        _check_broadcastable(fun_name, avals)
+        return args
+    _check_broadcastable(fun_name, avals)
+    ndim = max(ranks)
+    out = []
+    for x, aval in zip(args, avals, strict=True):
+        if 0 < aval.ndim < ndim:
+            lead = ndim - aval.ndim
+            x = broadcast_in_dim(x, (1,) * lead + aval.shape, tuple(range(lead, ndim)))
+        out.append(x)
+    return out
+
+
+def _check_broadcastable(fun_name, avals):
+    try:
+        np.broadcast_shapes(*(a.shape for a in avals))
+    except ValueError:
+        shapes = ", ".join(str(a.shape) for a in avals)
+        raise ValueError(f"Incompatible shapes for broadcasting: shapes=[{shapes}]") from None
+
+
+# Python scalar types that take the dtype of a strongly typed array of each kind
+# without promotion: the common ``x * 2`` needs no general promotion.
+_SCALAR_KEEPS_KIND = {int: "iufcV", float: "fcV"}
+
+
+def _scalar_fast_path(x, y):
+    """``(x, y)`` ready for a lax binary op when ``y`` is a Python int or float and ``x``
+    a strongly typed array whose dtype absorbs it; else None."""
+    kinds = _SCALAR_KEEPS_KIND.get(type(y))
+    aval = getattr(x, "aval", None)
+    if kinds is None or aval is None or aval.weak_type:
+        return None
+    dtype = aval.dtype
+    if dtype.kind not in kinds or (dtype.kind == "V" and not dtypes.issubdtype(dtype, np.inexact)):
+        return None
+    return _weak_scalar(y, dtype)
+
+
+def _binary(fun_name, op):
+    def apply(x, y):
+        y2 = _scalar_fast_path(x, y)
+        if y2 is not None:
+            return op(x, y2)
+        x2 = _scalar_fast_path(y, x)
+        if x2 is not None:
+            return op(x2, y)
+        x, y = promote_args(fun_name, x, y)
+        return op(x, y)
+
+    apply.__name__ = fun_name
+    return apply
+
+
+add = _binary("add", ew.add)
+subtract = _binary("subtract", ew.sub)
+multiply = _binary("multiply", ew.mul)
+maximum = _binary("maximum", ew.max)
+minimum = _binary("minimum", ew.min)
+equal = _binary("equal", ew.eq)
+not_equal = _binary("not_equal", ew.ne)
+less = _binary("less", ew.lt)
+less_equal = _binary("less_equal", ew.le)
+greater = _binary("greater", ew.gt)
+greater_equal = _binary("greater_equal", ew.ge)
+
+
+def true_divide(x, y):
+    """``x / y`` in an inexact dtype (integers divide to floats)."""
+    avals = [aval_of(x), aval_of(y)]
+    dtype, weak = dtypes.result_type(*avals, return_weak_type_flag=True)
+    if not dtypes.issubdtype(dtype, np.inexact):
+        dtype = dtypes.to_inexact_dtype(dtype)
+        x = _convert_element_type(x, dtype, weak_type=weak and avals[0].weak_type)
+        y = _convert_element_type(y, dtype, weak_type=weak and avals[1].weak_type)
+    x, y = promote_args("true_divide", x, y)
+    return ew.div(x, y)
+
+
+def negative(x):
+    if type(x) in _PY_SCALARS:
+        x = promote_args("negative", x)[0]
+    return ew.neg(x)
+
+
+def matmul(a, b):
+    """``a @ b`` for vectors and matrices."""
+    a, b = promote_args_no_broadcast("matmul", a, b)
+    a_aval, b_aval = aval_of(a), aval_of(b)
+    if not (1 <= a_aval.ndim <= 2 and 1 <= b_aval.ndim <= 2):
+        raise NotImplementedError(
+            "lamina's @ handles vectors and matrices so far; use lax.dot_general for "
+            f"operands of shapes {a_aval.shape} and {b_aval.shape}"
+        )
+    b_axis = 0 if b_aval.ndim == 1 else b_aval.ndim - 2
+    if a_aval.shape[-1] != b_aval.shape[b_axis]:
+        raise ValueError(
+            "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+            f"signature (n?,k),(k,m?)->(n?,m?) (size {b_aval.shape[b_axis]} is different "
+            f"from {a_aval.shape[-1]})"
+        )
+    dims = (((a_aval.ndim - 1,), (b_axis,)), ((), ()))
+    return dot_general(a, b, dims, preferred_element_type=a_aval.dtype)
+
+
+def promote_args_no_broadcast(fun_name, *args):
+    avals = [aval_of(x) for x in args]
+    dtype, weak = dtypes.result_type(*avals, return_weak_type_flag=True)
+    out = []
+    for x, aval in zip(args, avals, strict=True):
+        if aval.dtype != dtype or aval.weak_type != weak:
+            x = _convert_element_type(x, dtype, weak_type=weak)
+        out.append(x)
+    return out
+
+
+def _swap(f):
+    return lambda x, y: f(y, x)
+
+
+OPERATORS = {
+    "__add__": add,
+    "__radd__": _swap(add),
+    "__sub__": subtract,
+    "__rsub__": _swap(subtract),
+    "__mul__": multiply,
+    "__rmul__": _swap(multiply),
+    "__truediv__": true_divide,
+    "__rtruediv__": _swap(true_divide),
+    "__neg__": negative,
+    "__pos__": lambda x: x,
+    "__eq__": equal,
+    "__ne__": not_equal,
+    "__lt__": less,
+    "__le__": less_equal,
+    "__gt__": greater,
+    "__ge__": greater_equal,
+    "__matmul__": matmul,
+    "__rmatmul__": _swap(matmul),
+}
+
+
+def _guard(f):
+    """Operators return NotImplemented for operands that are not array-like, so Python
+    tries the other operand's method (and ``x == "a"`` is False, not an error)."""
+
+    def method(self, *other):
+        for o in other:
+            if not (
+                isinstance(o, (Tracer, np.ndarray, np.generic, *_PY_SCALARS)) or hasattr(o, "aval")
+            ):
+                return NotImplemented
+        return f(self, *other)
+
+    method.__name__ = getattr(f, "__name__", "operator")
+    return method
+
+
+def install_operators() -> None:
+    for name, f in OPERATORS.items():
+        method = _guard(f)
+        tracing.array_methods[name] = method
+        set_array_attribute(name, method)

@@ -1,0 +1,83 @@
+"""Reductions: ``reduce_sum[axes, out_sharding]`` and ``reduce_max[axes]`` (the params
+JAX 0.10.2 gives them)."""
+
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo as hlo
+
+from lamina.ir import dtypes
+from lamina.ir.core import ShapedArray
+from lamina.lax._common import ANY, NUMBER, check_dtype, standard_primitive
+
+__all__ = ["reduce_max", "reduce_max_p", "reduce_sum", "reduce_sum_p"]
+
+
+def _reduced_aval(name, x, axes, accepted) -> ShapedArray:
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"duplicate value in 'axes' of reduction: {axes}")
+    if not all(0 <= a < x.ndim for a in axes):
+        raise ValueError(f"reduction axes {axes} contains out-of-bounds indices for {x}.")
+    if accepted is not ANY:
+        check_dtype(name, x.dtype, (accepted,))
+    shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    return ShapedArray(shape, x.dtype, weak_type=x.weak_type)
+
+
+def _max_identity(dtype) -> np.ndarray:
+    """The smallest value of ``dtype``: where a maximum starts."""
+    if dtype == dtypes.bool_:
+        return np.array(False)
+    if dtypes.issubdtype(dtype, np.inexact):
+        return np.array(-np.inf, dtype)
+    return np.array(dtypes.iinfo(dtype).min, dtype)
+
+
+def _reduce(ctx, x, axes, init_value, combine):
+    aval_out = ctx.avals_out[0]
+    scalar = ShapedArray((), aval_out.dtype)
+    init = ctx.constant(init_value, scalar)
+    op = hlo.ReduceOp([ctx.ir_type(aval_out)], [x], [init], list(axes))
+    scalar_type = ctx.ir_type(scalar)
+    block = op.regions[0].blocks.append(scalar_type, scalar_type)
+    with ir.InsertionPoint(block):
+        hlo.return_([combine(*block.arguments)])
+    return list(op.results)
+
+
+def _sum_abstract_eval(x, *, axes, out_sharding):
+    return _reduced_aval("reduce_sum", x, axes, NUMBER)
+
+
+def _sum_lowering(ctx, x, *, axes, out_sharding):
+    zero = np.zeros((), ctx.avals_in[0].dtype)
+    return _reduce(ctx, x, axes, zero, hlo.add)
+
+
+def _max_abstract_eval(x, *, axes):
+    return _reduced_aval("reduce_max", x, axes, ANY)
+
+
+def _max_lowering(ctx, x, *, axes):
+    return _reduce(ctx, x, axes, _max_identity(ctx.avals_in[0].dtype), hlo.maximum)
+
+
+reduce_sum_p = standard_primitive("reduce_sum", _sum_abstract_eval, _sum_lowering)
+reduce_max_p = standard_primitive("reduce_max", _max_abstract_eval, _max_lowering)
+
+
+def _axes(axes) -> tuple[int, ...]:
+    import operator
+
+    return tuple(operator.index(a) for a in axes)
+
+
+def reduce_sum(operand, axes, *, out_sharding=None):
+    """The sum of ``operand`` over ``axes``."""
+    return reduce_sum_p.bind(operand, axes=_axes(axes), out_sharding=out_sharding)
+
+
+def reduce_max(operand, axes):
+    """The maximum of ``operand`` over ``axes`` (NaN propagates)."""
+    return reduce_max_p.bind(operand, axes=_axes(axes))

@@ -1,6 +1,0 @@
-import importlib
-
-
-def test_layer_imports_in_its_own_environment():
-    module = importlib.import_module("lamina.lax")
-    assert module.__name__ == "lamina.lax"
