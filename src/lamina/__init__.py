@@ -7,11 +7,12 @@ import pkgutil
 
 __path__ = pkgutil.extend_path(__path__, __name__)
 
-from lamina import dtypes, errors, tree, tree_util
+from lamina import dtypes, errors, lax, tree, tree_util
 from lamina.interpreters import (
     Array,
     ShapeDtypeStruct,
     block_until_ready,
+    clear_caches,
     config,
     default_backend,
     device_count,
@@ -21,6 +22,7 @@ from lamina.interpreters import (
     disable_jit,
     enable_x64,
     eval_shape,
+    jit,
     live_arrays,
     local_device_count,
     local_devices,
@@ -36,6 +38,7 @@ __all__ = [
     "Partial",
     "ShapeDtypeStruct",
     "block_until_ready",
+    "clear_caches",
     "config",
     "default_backend",
     "device_count",
@@ -47,6 +50,8 @@ __all__ = [
     "enable_x64",
     "errors",
     "eval_shape",
+    "jit",
+    "lax",
     "live_arrays",
     "local_device_count",
     "local_devices",

@@ -92,7 +92,10 @@ class EvalTrace(Trace):
             if isinstance(x, Tracer):
                 raise leaked_tracer_error(x)
         rule = impl_rules[primitive]
-        # Impl rules may bind primitives themselves; those run eagerly too.
+        # Impl rules may bind primitives themselves; those run eagerly too. Entering the
+        # context costs microseconds, so the common case (already current) skips it.
+        if _current_trace.get() is self:
+            return rule(*args, **params)
         with set_current_trace(self):
             return rule(*args, **params)
 
