@@ -103,7 +103,10 @@ def test_tracer_unsized_len_iter_hash():
     make_jaxpr(check)(1.0)
 
 
-def test_missing_operator_is_a_clear_type_error():
+def test_missing_operator_is_a_clear_type_error(monkeypatch):
+    # In the workspace environment lamina.lax may have filled the table; empty it here.
+    monkeypatch.setattr(tracing, "array_methods", {})
+
     def f(x):
         with pytest.raises(TypeError, match=r"'__add__'.*array_methods"):
             x + 1

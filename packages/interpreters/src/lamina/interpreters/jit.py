@@ -10,7 +10,7 @@ calls share it and print as one ``let``), and then:
 * inside another trace (``make_jaxpr``, an outer ``jit``, a transformation) the call
   becomes one ``jit`` equation of that trace (``jit_p``);
 * otherwise it runs the Jaxpr's compiled executable (compiled once per Jaxpr and
-  device, see :func:`compiled_call`), asynchronously.
+  device, see :func:`.executables.compiled_call`), asynchronously.
 
 Steady-state eager calls then go through jaxlib's C++ dispatch (:mod:`.fastpath`) when
 the arguments allow, else through the lean Python path here.
@@ -19,284 +19,36 @@ the arguments allow, else through the lean Python path here.
 from __future__ import annotations
 
 import functools
-import inspect
-import logging
-import re
-import threading
 import time
-from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
-from jaxlib import xla_client
 
 from lamina.interpreters import backend
-from lamina.interpreters.calls import call_jaxpr, eval_jaxpr, jit_p
+from lamina.interpreters.calls import call_jaxpr, eval_jaxpr
 from lamina.interpreters.config import config, trace_context
-from lamina.interpreters.execute import CompiledModule
-from lamina.interpreters.lowering import lower_jaxpr
-from lamina.interpreters.staging import describe_function, shaped_abstractify, trace_to_jaxpr
+from lamina.interpreters.executables import (  # noqa: F401 (re-exports for .fastpath, .stages)
+    ArrayImpl,
+    Executable,
+    _device_of,
+    _executables,
+    _log_compile,
+    _log_level,
+    _miss_lock,
+    check_nans,
+    compiled_call,
+    logger,
+    lower,
+    module_name,
+)
+from lamina.interpreters.jit_args import (
+    _abstractify,
+    _argnums_and_names,
+    _bad_argument,
+    _hash_static,
+)
+from lamina.interpreters.staging import describe_function, trace_to_jaxpr
 from lamina.interpreters.tracing import Tracer, eval_trace, find_current_trace
 from lamina.ir import tree_util
-from lamina.ir.core import ClosedJaxpr, Literal
 
 __all__ = ["clear_caches", "compiled_call", "jit"]
-
-logger = logging.getLogger(__name__)
-ArrayImpl = xla_client.ArrayImpl
-
-# One lock for every cache miss (tracing, lowering, compiling); re-entrant because
-# tracing one jitted function may call another.
-_miss_lock = threading.RLock()
-
-
-def module_name(name: str) -> str:
-    """``jit_<name>`` made a valid MLIR symbol, as JAX names its modules."""
-    return "jit_" + re.sub(r"[^\w.-]", "_", name.replace(">", ""))
-
-
-def _log_level() -> int:
-    return logging.WARNING if config.jax_log_compiles else logging.DEBUG
-
-
-# --------------------------------------------------------------------- executables
-
-
-def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, **names):
-    """``closed`` as a StableHLO module named ``jit_<name>`` (a ``LoweredModule``)."""
-    start = time.perf_counter()
-    lowered = lower_jaxpr(
-        closed,
-        module_name=module_name(name),
-        keep_unused=keep_unused,
-        donated_args=donated,
-        **names,
-    )
-    logger.log(
-        _log_level(),
-        "Finished jaxpr to MLIR module conversion jit(%s) in %.9f sec",
-        name,
-        time.perf_counter() - start,
-    )
-    return lowered
-
-
-class Executable:
-    """A lowered module compiled for one device: ``run(flat_args)`` returns the outputs
-    (``flat_args`` holds every input of the Jaxpr; the unused ones are dropped here)."""
-
-    __slots__ = ("compiled", "in_avals", "kept", "lowered", "name", "text")
-
-    def __init__(self, lowered, n_in: int, device, name: str):
-        self.name = name
-        self.lowered = lowered
-        self.text = lowered.as_text()
-        kept = tuple(lowered.kept_var_idx)
-        self.kept = None if kept == tuple(range(n_in)) else kept  # None: every input is used
-        self.in_avals = lowered.in_avals
-        self.compiled = CompiledModule(
-            self.text, device, name=f"jit({name})", out_avals=lowered.out_avals
-        )
-
-    def run(self, args: Sequence[Any]) -> list:
-        if self.kept is not None:
-            args = [args[i] for i in self.kept]
-        return self.compiled(*args)
-
-
-_executables: dict[tuple, tuple[ClosedJaxpr, Executable]] = {}
-
-
-def _device_of(args: Sequence[Any], device=None):
-    """Where a call runs: the ``device=`` of the jit, else that of the first committed
-    argument, else the default device."""
-    if device is not None:
-        return device
-    for a in args:
-        if type(a) is ArrayImpl and a._committed:
-            return a._sharding._device
-    return backend.default_device()
-
-
-def compiled_call(
-    closed: ClosedJaxpr,
-    args: Sequence[Any],
-    *,
-    name: str = "jaxpr",
-    donated_invars: Sequence[bool] = (),
-    keep_unused: bool = False,
-    device=None,
-    arg_names=None,
-    result_names=None,
-) -> list:
-    """Run ``closed`` on ``args`` (flat) as one compiled executable, compiled once per
-    (Jaxpr object, donation, keep_unused, device)."""
-    device = _device_of(args, device)
-    donated = tuple(donated_invars) or (False,) * len(args)
-    key = (id(closed), donated, keep_unused, device)
-    entry = _executables.get(key)
-    if entry is None:
-        with _miss_lock:
-            entry = _executables.get(key)
-            if entry is None:
-                _log_compile(name, closed.in_avals)
-                names = {}
-                if arg_names is not None and len(arg_names) == len(closed.in_avals):
-                    names["arg_names"] = arg_names
-                if result_names is not None and len(result_names) == len(closed.out_avals):
-                    names["result_names"] = result_names
-                lowered = lower(closed, name, donated, keep_unused, **names)
-                exe = Executable(lowered, len(closed.in_avals), device, name)
-                entry = _executables[key] = (closed, exe)  # keeps closed alive: ids stay unique
-    outs = entry[1].run(args)
-    if config.jax_debug_nans:
-        check_nans(closed, args, outs, name)
-    return outs
-
-
-def _log_compile(name: str, in_avals) -> None:
-    logger.log(
-        _log_level(),
-        "Compiling jit(%s) with global shapes and types %s. Argument mapping: %s.",
-        name,
-        "(" + "".join(f"{a!r}, " for a in in_avals).rstrip(" ") + ")",
-        "(" + "UnspecifiedValue, " * len(in_avals) + ")",
-    )
-
-
-def check_nans(closed: ClosedJaxpr, args, outs, name: str) -> None:
-    """With ``jax_debug_nans``: if a float output holds a NaN, re-run the Jaxpr one
-    primitive at a time to find which made it, and raise ``FloatingPointError``."""
-    if not any(_has_nan(o) for o in outs):
-        return
-    jaxpr = closed.jaxpr
-    env = dict(zip(jaxpr.constvars, closed.consts, strict=True))
-    env.update(zip(jaxpr.invars, args, strict=True))
-
-    def read(atom):
-        return atom.val if isinstance(atom, Literal) else env[atom]
-
-    try:
-        for eqn in jaxpr.eqns:
-            vals = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params)
-            vals = vals if eqn.primitive.multiple_results else [vals]
-            if any(_has_nan(v) for v in vals):
-                raise FloatingPointError(f"invalid value (nan) encountered in {eqn.primitive.name}")
-            env.update(zip(eqn.outvars, vals, strict=True))
-    except FloatingPointError:
-        raise
-    except Exception:  # a primitive with no eager impl: name the function instead
-        pass
-    raise FloatingPointError(f"invalid value (nan) encountered in jit({name})")
-
-
-def _has_nan(x) -> bool:
-    dtype = getattr(x, "dtype", None)
-    if dtype is None or not np.issubdtype(dtype, np.inexact):
-        return False
-    return bool(np.isnan(np.asarray(x)).any())
-
-
-def _jit_impl(*args, jaxpr, name, donated_invars, keep_unused, **_):
-    return compiled_call(
-        jaxpr, args, name=name, donated_invars=donated_invars, keep_unused=keep_unused
-    )
-
-
-jit_p.def_impl(_jit_impl)
-
-
-# --------------------------------------------------------------------- argument handling
-
-
-def _argnums_and_names(fun, argnums, argnames):
-    """Normalize (static or donate) argnums/argnames to tuples, each inferred from the
-    other through ``fun``'s signature as JAX does."""
-    if isinstance(argnums, int):
-        argnums = (argnums,)
-    if isinstance(argnames, str):
-        argnames = (argnames,)
-    try:
-        params = list(inspect.signature(fun).parameters.values())
-    except (TypeError, ValueError):
-        return tuple(argnums or ()), tuple(argnames or ())
-    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if argnums is None and argnames is None:
-        return (), ()
-    if argnames is None:
-        argnames = tuple(positional[i] for i in argnums if -len(positional) <= i < len(positional))
-    elif argnums is None:
-        argnums = tuple(positional.index(n) for n in argnames if n in positional)
-    return tuple(argnums), tuple(argnames)
-
-
-def _hash_static(value) -> None:
-    try:
-        hash(value)
-    except TypeError as err:
-        raise ValueError(
-            "Non-hashable static arguments are not supported. An error occurred while "
-            f"trying to hash an object of type {type(value)}, {value}. The error was:\n"
-            f"{type(err).__name__}: {err}"
-        ) from None
-
-
-def _bad_argument(fun, args, kwargs, static_argnums, static_argnames) -> TypeError:
-    """The error for a dynamic argument leaf that is not an array, naming its path."""
-    try:
-        signature = inspect.signature(fun)
-        bound = signature.bind(*args, **kwargs).arguments
-    except (TypeError, ValueError):
-        signature, bound = None, None
-    named = []
-    if bound is None:
-        named += [(i, f"args[{i}]", a) for i, a in enumerate(args)]
-        named += [(k, f"kwargs['{k}']", v) for k, v in kwargs.items()]
-    else:
-        positional = {n: i for i, n in enumerate(signature.parameters)}
-        for name, value in bound.items():
-            kind = signature.parameters[name].kind
-            if kind == inspect.Parameter.VAR_POSITIONAL:
-                start = positional[name]
-                named += [(start + i, f"{name}[{i}]", v) for i, v in enumerate(value)]
-            elif kind == inspect.Parameter.VAR_KEYWORD:
-                named += [(k, f"{name}['{k}']", v) for k, v in value.items()]
-            else:
-                named.append((positional[name], name, value))
-    nargs = len(args)
-    static = {i % nargs for i in static_argnums if nargs} | set(static_argnames)
-    for key, prefix, value in named:
-        if key in static or (
-            isinstance(key, int) and bound is not None and _name_of(signature, key) in static
-        ):
-            continue
-        for path, leaf in tree_util.tree_flatten_with_path(value)[0]:
-            try:
-                shaped_abstractify(leaf)
-            except TypeError:
-                return TypeError(
-                    f"Error interpreting argument to {fun} as an abstract array. The "
-                    f"problematic value is of type {type(leaf)} and was passed to the "
-                    f"function at path {prefix}{tree_util.keystr(path)}.\n"
-                    "This typically means that a jit-wrapped function was called with a "
-                    "non-array argument, and this argument was not marked as static using "
-                    "the static_argnums or static_argnames parameters of jax.jit."
-                )
-    return TypeError(f"Error interpreting an argument to {fun} as an abstract array.")
-
-
-def _name_of(signature, index):
-    names = list(signature.parameters)
-    return names[index] if 0 <= index < len(names) else None
-
-
-def _abstractify(x):
-    if type(x) is ArrayImpl:
-        return x.aval
-    return shaped_abstractify(x)
-
-
-# --------------------------------------------------------------------- jit
 
 
 class TraceEntry:
