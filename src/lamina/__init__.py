@@ -1,63 +1,66 @@
 """lamina: a JAX-compatible array library built from thin layers on jaxlib.
 
-``import lamina as jax`` gives the public API as the layers provide it.
+``import lamina as jax`` gives the public API as the layers provide it. Layers load on
+first use of a name that needs them, so ``import lamina.ir`` stays free of jaxlib even
+where the meta-package is installed, and a program pays only for what it touches.
 """
 
+import importlib
 import pkgutil
 
 __path__ = pkgutil.extend_path(__path__, __name__)
 
-from lamina import dtypes, errors, lax, tree, tree_util
-from lamina.interpreters import (
-    Array,
-    ShapeDtypeStruct,
-    block_until_ready,
-    clear_caches,
-    config,
-    default_backend,
-    device_count,
-    device_get,
-    device_put,
-    devices,
-    disable_jit,
-    enable_x64,
-    eval_shape,
-    jit,
-    live_arrays,
-    local_device_count,
-    local_devices,
-    make_jaxpr,
-    process_count,
-    process_index,
-)
-from lamina.tree_util import Partial
-
 __version__ = "0.1.0"
-__all__ = [
-    "Array",
-    "Partial",
-    "ShapeDtypeStruct",
-    "block_until_ready",
-    "clear_caches",
-    "config",
-    "default_backend",
-    "device_count",
-    "device_get",
-    "device_put",
-    "devices",
-    "disable_jit",
-    "dtypes",
-    "enable_x64",
-    "errors",
-    "eval_shape",
-    "jit",
-    "lax",
-    "live_arrays",
-    "local_device_count",
-    "local_devices",
-    "make_jaxpr",
-    "process_count",
-    "process_index",
-    "tree",
-    "tree_util",
-]
+
+# Public submodules: lamina.<name>.
+_SUBMODULES = ("dtypes", "errors", "lax", "tree", "tree_util")
+# Public names and the module that defines each. Runtime names load lamina.lax as well,
+# which installs the array operators (x * 2 must work on any array a user can make).
+_RUNTIME = "lamina.interpreters"
+_NAMES = {
+    "Partial": "lamina.tree_util",
+    **{
+        name: _RUNTIME
+        for name in (
+            "Array",
+            "ShapeDtypeStruct",
+            "block_until_ready",
+            "clear_caches",
+            "config",
+            "default_backend",
+            "device_count",
+            "device_get",
+            "device_put",
+            "devices",
+            "disable_jit",
+            "enable_x64",
+            "eval_shape",
+            "jit",
+            "live_arrays",
+            "local_device_count",
+            "local_devices",
+            "make_jaxpr",
+            "process_count",
+            "process_index",
+        )
+    },
+}
+
+__all__ = sorted([*_SUBMODULES, *_NAMES])
+
+
+def __getattr__(name: str):
+    if name in _SUBMODULES:
+        value = importlib.import_module(f"lamina.{name}")
+    elif name in _NAMES:
+        if _NAMES[name] == _RUNTIME:
+            importlib.import_module("lamina.lax")
+        value = getattr(importlib.import_module(_NAMES[name]), name)
+    else:
+        raise AttributeError(f"module 'lamina' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})

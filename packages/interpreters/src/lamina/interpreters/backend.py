@@ -12,8 +12,6 @@ itself when ``jax_num_cpu_devices`` is left unset.
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import logging
 import pathlib
 import threading
@@ -66,6 +64,10 @@ def _make_cpu_client() -> Client:
 
 def _cuda_plugin_library() -> str | None:
     """The path of an installed CUDA PJRT plugin matching jaxlib's version, if any."""
+    # Imported here, not at the top: importlib.metadata is slow to import (~20 ms).
+    import importlib.metadata
+    import importlib.util
+
     jaxlib_version = importlib.metadata.version("jaxlib")
     for module in _CUDA_PLUGINS:
         try:

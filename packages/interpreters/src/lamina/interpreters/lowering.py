@@ -30,10 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import func
 
 from lamina.interpreters import mlir_builders as mb
+from lamina.interpreters.mlir import func, ir
 from lamina.ir.core import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
 from lamina.ir.primitives import MissingRuleError, Primitive, lowering_rules
 

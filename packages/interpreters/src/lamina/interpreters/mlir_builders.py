@@ -12,10 +12,8 @@ from typing import Any
 
 import ml_dtypes
 import numpy as np
-from jaxlib.mlir import ir
-from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-from jaxlib.mlir.dialects import chlo, func, stablehlo
 
+from lamina.interpreters.mlir import chlo, func, ir, jax_mlir_ext, stablehlo
 from lamina.ir import dtypes
 from lamina.ir.core import AbstractToken, ShapedArray
 
@@ -39,7 +37,7 @@ def make_context() -> ir.Context:
     global _registry
     if _registry is None:
         _registry = ir.DialectRegistry()
-        _jax_mlir_ext.register_dialects(_registry)
+        jax_mlir_ext.register_dialects(_registry)
     context = ir.Context()
     context.append_dialect_registry(_registry)
     context.load_all_available_dialects()
@@ -54,6 +52,15 @@ def _signless(bits):
 
 def _unsigned(bits):
     return lambda: ir.IntegerType.get_unsigned(bits)
+
+
+def _named(type_name):
+    # ``ir`` loads on first use, so the type class is looked up when the type is made.
+    return lambda: getattr(ir, type_name).get()
+
+
+def _complex(type_name):
+    return lambda: ir.ComplexType.get(getattr(ir, type_name).get())
 
 
 # numpy dtype -> function making the MLIR element type (types belong to a context, so
@@ -72,23 +79,23 @@ _ELEMENT_TYPES: dict[np.dtype, Any] = {
     np.dtype(np.uint16): _unsigned(16),
     np.dtype(np.uint32): _unsigned(32),
     np.dtype(np.uint64): _unsigned(64),
-    np.dtype(np.float16): ir.F16Type.get,
-    np.dtype(np.float32): ir.F32Type.get,
-    np.dtype(np.float64): ir.F64Type.get,
-    np.dtype(ml_dtypes.bfloat16): ir.BF16Type.get,
-    np.dtype(np.complex64): lambda: ir.ComplexType.get(ir.F32Type.get()),
-    np.dtype(np.complex128): lambda: ir.ComplexType.get(ir.F64Type.get()),
-    np.dtype(ml_dtypes.float4_e2m1fn): ir.Float4E2M1FNType.get,
-    np.dtype(ml_dtypes.float6_e2m3fn): ir.Float6E2M3FNType.get,
-    np.dtype(ml_dtypes.float6_e3m2fn): ir.Float6E3M2FNType.get,
-    np.dtype(ml_dtypes.float8_e3m4): ir.Float8E3M4Type.get,
-    np.dtype(ml_dtypes.float8_e4m3): ir.Float8E4M3Type.get,
-    np.dtype(ml_dtypes.float8_e4m3b11fnuz): ir.Float8E4M3B11FNUZType.get,
-    np.dtype(ml_dtypes.float8_e4m3fn): ir.Float8E4M3FNType.get,
-    np.dtype(ml_dtypes.float8_e4m3fnuz): ir.Float8E4M3FNUZType.get,
-    np.dtype(ml_dtypes.float8_e5m2): ir.Float8E5M2Type.get,
-    np.dtype(ml_dtypes.float8_e5m2fnuz): ir.Float8E5M2FNUZType.get,
-    np.dtype(ml_dtypes.float8_e8m0fnu): ir.Float8E8M0FNUType.get,
+    np.dtype(np.float16): _named("F16Type"),
+    np.dtype(np.float32): _named("F32Type"),
+    np.dtype(np.float64): _named("F64Type"),
+    np.dtype(ml_dtypes.bfloat16): _named("BF16Type"),
+    np.dtype(np.complex64): _complex("F32Type"),
+    np.dtype(np.complex128): _complex("F64Type"),
+    np.dtype(ml_dtypes.float4_e2m1fn): _named("Float4E2M1FNType"),
+    np.dtype(ml_dtypes.float6_e2m3fn): _named("Float6E2M3FNType"),
+    np.dtype(ml_dtypes.float6_e3m2fn): _named("Float6E3M2FNType"),
+    np.dtype(ml_dtypes.float8_e3m4): _named("Float8E3M4Type"),
+    np.dtype(ml_dtypes.float8_e4m3): _named("Float8E4M3Type"),
+    np.dtype(ml_dtypes.float8_e4m3b11fnuz): _named("Float8E4M3B11FNUZType"),
+    np.dtype(ml_dtypes.float8_e4m3fn): _named("Float8E4M3FNType"),
+    np.dtype(ml_dtypes.float8_e4m3fnuz): _named("Float8E4M3FNUZType"),
+    np.dtype(ml_dtypes.float8_e5m2): _named("Float8E5M2Type"),
+    np.dtype(ml_dtypes.float8_e5m2fnuz): _named("Float8E5M2FNUZType"),
+    np.dtype(ml_dtypes.float8_e8m0fnu): _named("Float8E8M0FNUType"),
 }
 
 

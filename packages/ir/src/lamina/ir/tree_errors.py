@@ -7,7 +7,6 @@ should have the same structure do not (for messages of higher layers such as ``j
 
 from __future__ import annotations
 
-import difflib
 import textwrap
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -87,6 +86,8 @@ def _prefix_errors(path, prefix, full, is_leaf) -> Iterator[_ErrorMaker]:
         return
     if meta1 != meta2:
         str1, str2 = str(meta1), str(meta2)
+        import difflib  # only error messages need it
+
         delta = "\n".join(difflib.ndiff(str1.splitlines(), str2.splitlines()))
         yield _maker(
             "different pytree metadata",

@@ -11,9 +11,7 @@ from __future__ import annotations
 import enum
 import operator
 
-from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo as hlo
-
+from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import dtypes
 from lamina.ir.core import ShapedArray
 from lamina.ir.parse_params import register_value_reader

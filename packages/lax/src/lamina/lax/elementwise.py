@@ -12,8 +12,8 @@ stretch.
 from __future__ import annotations
 
 import numpy as np
-from jaxlib.mlir.dialects import stablehlo as hlo
 
+from lamina.interpreters.mlir import hlo
 from lamina.ir import dtypes
 from lamina.ir.core import ShapedArray
 from lamina.lax._common import (
@@ -92,24 +92,27 @@ def broadcasting_shape(name: str, shapes) -> tuple:
 # ------------------------------------------------------------------ unary
 
 
-def _unary(name: str, accepted, hlo_op):
+def _unary(name: str, accepted, hlo_op: str):
+    """``hlo_op`` names the ``stablehlo`` builder (looked up when lowering, so the MLIR
+    bindings load on first use)."""
+
     def abstract_eval(x):
         check_dtype(name, x.dtype, accepted)
         return x
 
     def lowering(ctx, x):
-        return [hlo_op(x)]
+        return [getattr(hlo, hlo_op)(x)]
 
     return standard_primitive(name, abstract_eval, lowering)
 
 
-neg_p = _unary("neg", NUMERIC, hlo.negate)
-sin_p = _unary("sin", INEXACT, hlo.sine)
-cos_p = _unary("cos", INEXACT, hlo.cosine)
-exp_p = _unary("exp", INEXACT, hlo.exponential)
-log_p = _unary("log", INEXACT, hlo.log)
-tanh_p = _unary("tanh", INEXACT, hlo.tanh)
-sqrt_p = _unary("sqrt", INEXACT, hlo.sqrt)
+neg_p = _unary("neg", NUMERIC, "negate")
+sin_p = _unary("sin", INEXACT, "sine")
+cos_p = _unary("cos", INEXACT, "cosine")
+exp_p = _unary("exp", INEXACT, "exponential")
+log_p = _unary("log", INEXACT, "log")
+tanh_p = _unary("tanh", INEXACT, "tanh")
+sqrt_p = _unary("sqrt", INEXACT, "sqrt")
 
 
 def neg(x):
@@ -150,7 +153,7 @@ def sqrt(x):
 # ------------------------------------------------------------------ binary
 
 
-def _binary(name: str, accepted, hlo_op, tip: str | None):
+def _binary(name: str, accepted, hlo_op: str, tip: str | None):
     def abstract_eval(x, y):
         shape = broadcasting_shape(name, (x.shape, y.shape))
         for i, a in enumerate((x, y)):
@@ -160,17 +163,17 @@ def _binary(name: str, accepted, hlo_op, tip: str | None):
 
     def lowering(ctx, x, y):
         x, y = ctx.broadcast_to([x, y])
-        return [hlo_op(x, y)]
+        return [getattr(hlo, hlo_op)(x, y)]
 
     return standard_primitive(name, abstract_eval, lowering)
 
 
-add_p = _binary("add", NUMERIC, hlo.add, "add")
-sub_p = _binary("sub", NUMERIC, hlo.subtract, "subtract")
-mul_p = _binary("mul", NUMERIC, hlo.multiply, "multiply")
-div_p = _binary("div", NUMERIC, hlo.divide, "divide")
-max_p = _binary("max", ANY, hlo.maximum, "maximum")
-min_p = _binary("min", ANY, hlo.minimum, "minimum")
+add_p = _binary("add", NUMERIC, "add", "add")
+sub_p = _binary("sub", NUMERIC, "subtract", "subtract")
+mul_p = _binary("mul", NUMERIC, "multiply", "multiply")
+div_p = _binary("div", NUMERIC, "divide", "divide")
+max_p = _binary("max", ANY, "maximum", "maximum")
+min_p = _binary("min", ANY, "minimum", "minimum")
 
 
 def add(x, y):

@@ -4,9 +4,8 @@ JAX 0.10.2 gives them)."""
 from __future__ import annotations
 
 import numpy as np
-from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo as hlo
 
+from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import dtypes
 from lamina.ir.core import ShapedArray
 from lamina.lax._common import ANY, NUMBER, check_dtype, standard_primitive

@@ -11,8 +11,7 @@ from __future__ import annotations
 import math
 import operator
 
-from jaxlib.mlir.dialects import stablehlo as hlo
-
+from lamina.interpreters.mlir import hlo
 from lamina.interpreters.tracing import Tracer
 from lamina.ir import dtypes
 from lamina.ir.core import ShapedArray
