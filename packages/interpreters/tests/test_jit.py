@@ -3,31 +3,16 @@ pytrees, donation, keep_unused, config options, threads and errors.
 
 The primitives are test-local (``jit_prims.py``): lax is a higher layer."""
 
-import importlib.util
 import logging
-import pathlib
-import sys
 import threading
 
+import jit_prims as P
 import numpy as np
 import pytest
 
 from lamina.interpreters import config, device_put, disable_jit, make_jaxpr
 from lamina.interpreters.jit import clear_caches, jit
 
-
-def _load_prims():
-    name = "lamina_interpreters_tests_jit_prims"
-    if name not in sys.modules:
-        path = pathlib.Path(__file__).with_name("jit_prims.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-P = _load_prims()
 methods = P.methods
 pytestmark = pytest.mark.usefixtures("methods")
 X = np.arange(4, dtype=np.float32)

@@ -3,30 +3,14 @@
 Expected texts were printed by JAX 0.10.2 for the equivalent jax.numpy programs.
 """
 
-import importlib.util
-import pathlib
-import sys
-
 import numpy as np
 import pytest
+import tracing_prims as P
 
 from lamina.interpreters import calls
 from lamina.interpreters.trace_api import ShapeDtypeStruct, eval_shape, make_jaxpr
 from lamina.ir import dtypes
 
-
-def _load_prims():
-    name = "lamina_interpreters_tests_tracing_prims"
-    if name not in sys.modules:
-        path = pathlib.Path(__file__).with_name("tracing_prims.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-P = _load_prims()
 methods = P.methods
 f32_3 = np.ones(3, np.float32)
 c = np.arange(3.0, dtype=np.float32)

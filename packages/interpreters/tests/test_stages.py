@@ -1,28 +1,12 @@
 """The stages API of jit: trace -> Traced, lower -> Lowered, compile -> Compiled."""
 
-import importlib.util
-import pathlib
-import sys
-
+import jit_prims as P
 import numpy as np
 import pytest
 
 from lamina.interpreters.jit import jit
 from lamina.interpreters.trace_api import ShapeDtypeStruct
 
-
-def _load_prims():
-    name = "lamina_interpreters_tests_jit_prims"
-    if name not in sys.modules:
-        path = pathlib.Path(__file__).with_name("jit_prims.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-P = _load_prims()
 methods = P.methods
 pytestmark = pytest.mark.usefixtures("methods")
 X = np.arange(3, dtype=np.float32)

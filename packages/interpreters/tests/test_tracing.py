@@ -1,29 +1,13 @@
 """Traces, tracers, bind and the conversion errors."""
 
-import importlib.util
-import pathlib
-import sys
-
 import numpy as np
 import pytest
+import tracing_prims as P
 
 from lamina.interpreters import errors, tracing
 from lamina.interpreters.trace_api import make_jaxpr
 from lamina.ir.primitives import MissingRuleError
 
-
-def _load_prims():
-    name = "lamina_interpreters_tests_tracing_prims"
-    if name not in sys.modules:
-        path = pathlib.Path(__file__).with_name("tracing_prims.py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-P = _load_prims()
 methods = P.methods
 x3 = np.ones(3, np.float32)
 
