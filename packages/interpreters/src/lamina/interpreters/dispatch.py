@@ -18,10 +18,11 @@ A primitive takes it as its impl rule with ``def_standard_impl(primitive)``, whi
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any
 
-from jaxlib import xla_client
+from jaxlib import _jax, xla_client
 
 from lamina.interpreters import backend
 from lamina.interpreters.execute import CompiledModule
@@ -43,6 +44,8 @@ ArrayImpl = xla_client.ArrayImpl
 _cache: dict[Any, CompiledModule] = {}
 _lock = threading.Lock()
 _compiles = 0  # how many executables eager dispatch has compiled (for tests)
+_fast: dict[Any, Any] = {}  # (primitive, *params items) -> jaxlib C++ function running it
+_pjit_cache = _jax.PjitFunctionCache(capacity=8192)
 
 # Python scalars put on the device, by (type, repr): repr tells 0.0 from -0.0 and
 # keeps nan equal to itself. Bounded, as the values are user data.
@@ -59,6 +62,8 @@ def compile_count() -> int:
 def clear_dispatch_cache() -> None:
     _cache.clear()
     _scalars.clear()
+    _fast.clear()
+    _pjit_cache.clear()
 
 
 def _scalar_array(x):
@@ -135,24 +140,59 @@ def _compile(key, primitive, in_avals, params, device) -> CompiledModule:
 
 def apply_primitive(primitive: Primitive, *args, **params):
     """Run ``primitive`` on concrete ``args`` through a cached one-primitive executable;
-    returns its result (a list of them for ``multiple_results`` primitives)."""
-    device = None
-    avals = []
-    for i, x in enumerate(args):
+    returns its result (a list of them for ``multiple_results`` primitives).
+
+    Calls go through a jaxlib C++ function per (primitive, params), which runs the
+    executable without Python once it has seen the argument types; the first call for
+    each argument signature (and every call jaxlib declines) takes :func:`_apply`."""
+    for x in args:
         if type(x) is not ArrayImpl:
-            x = _to_array(x)
-            args = (*args[:i], x, *args[i + 1 :])
+            args = [x if type(x) is ArrayImpl else _to_array(x) for x in args]
+            break
+    try:
+        fast = _fast[(primitive, *params.items())]
+    except KeyError:
+        fast = _fast_function(primitive, params)
+    except TypeError:  # unhashable params: _apply says so
+        return _apply(primitive, args, params)
+    return fast(*args)
+
+
+def _apply(primitive: Primitive, args, params):
+    """The Python path of :func:`apply_primitive`."""
+    args = [x if type(x) is ArrayImpl else _to_array(x) for x in args]
+    device = None
+    for x in args:
         if x._committed:
             device = _committed_device(device, x)
-        avals.append(x.aval)
-    try:
-        compiled = _cache[(primitive, tuple(params.items()), tuple(avals), device)]
-    except KeyError:
-        compiled = primitive_executable(primitive, avals, params, device)
-    except TypeError:  # unhashable params
-        compiled = primitive_executable(primitive, avals, params, device)
+    avals = [x.aval for x in args]
+    compiled = primitive_executable(primitive, avals, params, device)
     outs = compiled(*args)
-    return outs if primitive.multiple_results else outs[0]
+    return (outs if primitive.multiple_results else outs[0]), compiled
+
+
+def _fast_function(primitive: Primitive, params: dict):
+    from lamina.interpreters.fastpath import FastpathData, _CacheKey, _registry, _shard_arg
+
+    def fun(*args):
+        return _apply(primitive, args, params)[0]
+
+    def cache_miss(*args):
+        out, compiled = _apply(primitive, args, params)
+        outs, tree = _registry.flatten(out)
+        n = len(args)
+        data = FastpathData(
+            compiled.executable, tree, [compiled.sharding] * n, [compiled.sharding] * len(outs),
+            [o.aval for o in outs], [o._committed for o in outs], [True] * n, [None] * n, [],
+        )  # fmt: skip
+        return out, data, False
+
+    fast = _jax.pjit(
+        f"{primitive.name}_impl", fun, cache_miss, [], [], _CacheKey(), _registry, _shard_arg,
+        _pjit_cache,
+    )  # fmt: skip
+    _fast[(primitive, *params.items())] = fast
+    return fast
 
 
 def _committed_device(device, x):
@@ -174,9 +214,7 @@ def _committed_device(device, x):
 def def_standard_impl(primitive: Primitive) -> Primitive:
     """Make eager dispatch (:func:`apply_primitive`) ``primitive``'s impl rule."""
 
-    def impl(*args, **params):
-        return apply_primitive(primitive, *args, **params)
-
+    impl = functools.partial(apply_primitive, primitive)
     impl.__name__ = f"{primitive.name}_impl"
     primitive.def_impl(impl)
     return primitive

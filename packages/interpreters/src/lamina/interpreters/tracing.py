@@ -145,7 +145,13 @@ def take_current_trace() -> Iterator[Trace]:
 
 def bind(primitive, args, params):
     """The bind handler of ``lamina.ir``: ``primitive.bind(*args, **params)`` lands here."""
-    return _current_trace.get().process_primitive(primitive, args, params)
+    trace = _current_trace.get()
+    if trace is eval_trace:  # EvalTrace.process_primitive, inlined for eager ops
+        for x in args:
+            if isinstance(x, Tracer):
+                raise leaked_tracer_error(x)
+        return impl_rules[primitive](*args, **params)
+    return trace.process_primitive(primitive, args, params)
 
 
 ir_primitives.set_bind_handler(bind)

@@ -227,15 +227,16 @@ OPERATORS = {
 }
 
 
+_ARRAY_LIKE = (*_PY_SCALARS, Tracer, np.ndarray, np.generic)
+
+
 def _guard(f):
     """Operators return NotImplemented for operands that are not array-like, so Python
     tries the other operand's method (and ``x == "a"`` is False, not an error)."""
 
     def method(self, *other):
         for o in other:
-            if not (
-                isinstance(o, (Tracer, np.ndarray, np.generic, *_PY_SCALARS)) or hasattr(o, "aval")
-            ):
+            if not (isinstance(o, _ARRAY_LIKE) or hasattr(o, "aval")):
                 return NotImplemented
         return f(self, *other)
 
