@@ -13,7 +13,7 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 __version__ = "0.1.0"
 
 # Public submodules: lamina.<name>.
-_SUBMODULES = ("dtypes", "errors", "lax", "tree", "tree_util")
+_SUBMODULES = ("dtypes", "errors", "lax", "test_util", "tree", "tree_util")
 # Public names and the module that defines each. Runtime names load lamina.lax as well,
 # which installs the array operators (x * 2 must work on any array a user can make).
 _RUNTIME = "lamina.interpreters"
@@ -36,12 +36,15 @@ _NAMES = {
             "enable_x64",
             "eval_shape",
             "jit",
+            "jvp",
+            "linearize",
             "live_arrays",
             "local_device_count",
             "local_devices",
             "make_jaxpr",
             "process_count",
             "process_index",
+            "vmap",
         )
     },
 }

@@ -5,7 +5,8 @@ Built so far: configuration (:mod:`.config`), the jaxlib backends and compilatio
 transfers (:mod:`.transfer`), DLPack (:mod:`.dlpack`) and running compiled StableHLO
 (:mod:`.execute`), tracing (:mod:`.tracing`, :mod:`.staging`, :mod:`.trace_api`) and
 the staged call primitive ``jit`` (:mod:`.calls`), ``jit`` (:mod:`.jit`, :mod:`.stages`,
-:mod:`.fastpath`). AD and batching come next.
+:mod:`.fastpath`), forward-mode AD (:mod:`.ad`) and batching (:mod:`.batching`).
+Reverse-mode AD comes next.
 """
 
 import os as _os
@@ -14,6 +15,7 @@ import os as _os
 # quiet it as JAX does, before jaxlib loads, leaving a user's own setting alone.
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
+from lamina.interpreters.ad import JVPTrace, JVPTracer, Zero, jvp, linearize
 from lamina.interpreters.array import (
     Array,
     ArrayImpl,
@@ -33,6 +35,7 @@ from lamina.interpreters.backend import (
     process_count,
     process_index,
 )
+from lamina.interpreters.batching import AxisData, BatchTrace, BatchTracer, vmap
 from lamina.interpreters.calls import call_jaxpr, call_staged, eval_jaxpr, jit_p
 from lamina.interpreters.config import Config, config, disable_jit, enable_x64
 from lamina.interpreters.dlpack import from_dlpack
@@ -81,6 +84,9 @@ register_tracer_class(Tracer)
 __all__ = [
     "Array",
     "ArrayImpl",
+    "AxisData",
+    "BatchTrace",
+    "BatchTracer",
     "CompiledModule",
     "ConcretizationTypeError",
     "Config",
@@ -90,6 +96,8 @@ __all__ = [
     "FastpathData",
     "JAXIndexError",
     "JAXTypeError",
+    "JVPTrace",
+    "JVPTracer",
     "LoweredModule",
     "LoweringRuleContext",
     "ShapeDtypeStruct",
@@ -102,6 +110,7 @@ __all__ = [
     "TracerBoolConversionError",
     "TracerIntegerConversionError",
     "UnexpectedTracerError",
+    "Zero",
     "array_methods",
     "backends",
     "block_until_ready",
@@ -127,6 +136,8 @@ __all__ = [
     "get_lowering_rule",
     "jit",
     "jit_p",
+    "jvp",
+    "linearize",
     "live_arrays",
     "local_device_count",
     "local_devices",
@@ -140,4 +151,5 @@ __all__ = [
     "shaped_abstractify",
     "take_current_trace",
     "trace_to_jaxpr",
+    "vmap",
 ]

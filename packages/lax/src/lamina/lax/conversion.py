@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lamina.interpreters import ad, batching
 from lamina.interpreters.tracing import Tracer
 from lamina.interpreters.transfer import device_put_value
 from lamina.ir import dtypes
@@ -35,6 +36,7 @@ def _lowering(ctx, x, *, new_dtype, weak_type, sharding):
 
 
 convert_element_type_p = standard_primitive("convert_element_type", _abstract_eval, _lowering)
+batching.defvectorized(convert_element_type_p)
 convert_element_type_p.def_pp_params(
     lambda params: {k: v for k, v in params.items() if not (k == "sharding" and v is None)},
     lambda params, in_avals, out_avals: {"sharding": None, **params},
@@ -55,6 +57,23 @@ def _convert_element_type(operand, new_dtype, weak_type: bool = False, sharding=
     return convert_element_type_p.bind(
         operand, new_dtype=new_dtype, weak_type=bool(weak_type), sharding=sharding
     )
+
+
+def _convert_element_type_jvp(primals, tangents, *, new_dtype, weak_type, sharding):
+    """The tangent converts too; integer and boolean results get float0 tangents."""
+    ans = convert_element_type_p.bind(
+        primals[0], new_dtype=new_dtype, weak_type=weak_type, sharding=sharding
+    )
+    out_aval = ad.tangent_aval(aval_of(ans))
+    if out_aval.dtype == dtypes.float0:
+        return ans, ad.Zero(out_aval)
+    tangent = convert_element_type_p.bind(
+        tangents[0], new_dtype=new_dtype, weak_type=weak_type, sharding=sharding
+    )
+    return ans, tangent
+
+
+convert_element_type_p.def_jvp(_convert_element_type_jvp)
 
 
 def convert_element_type(operand, new_dtype):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 import operator
 
+from lamina.interpreters import ad
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import dtypes
 from lamina.ir.core import ShapedArray
@@ -160,6 +161,32 @@ dot_general_p = standard_primitive("dot_general", _abstract_eval, _lowering)
 dot_general_p.def_pp_params(_pp_params, _complete_params)
 
 
+def _batching(axis_data, vals, dims, *, dimension_numbers, **params):
+    """Nothing moves: two batched operands gain a batch dimension (the result's first
+    axis); one batched operand keeps its batch axis as a free dimension."""
+    (lhs, rhs), (ld, rd) = vals, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def shift(axes, d):
+        return tuple(a + (d is not None and a >= d) for a in axes)
+
+    lc, lb, rc, rb = shift(lc, ld), shift(lb, ld), shift(rc, rd), shift(rb, rd)
+    lhs_ndim, rhs_ndim = aval_of(lhs).ndim, aval_of(rhs).ndim
+    if ld is not None and rd is not None:
+        numbers, out_dim = ((lc, rc), ((ld, *lb), (rd, *rb))), 0
+    elif ld is not None:
+        lhs_free = [i for i in range(lhs_ndim) if i not in (*lc, *lb)]
+        numbers, out_dim = ((lc, rc), (lb, rb)), len(lb) + lhs_free.index(ld)
+    else:
+        rhs_free = [i for i in range(rhs_ndim) if i not in (*rc, *rb)]
+        n_lhs_free = lhs_ndim - len(lc) - len(lb)
+        numbers, out_dim = ((lc, rc), (lb, rb)), len(lb) + n_lhs_free + rhs_free.index(rd)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=numbers, **params), out_dim
+
+
+dot_general_p.def_batching(_batching)
+
+
 def _canonical_dimension_numbers(dimension_numbers):
     try:
         (lc, rc), (lb, rb) = dimension_numbers
@@ -192,6 +219,21 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         preferred_element_type=preferred_element_type,
         out_sharding=out_sharding,
     )
+
+
+def _dot_general_jvp(primals, tangents, **params):
+    """Bilinear: d(lhs . rhs) = dlhs . rhs + lhs . drhs (zero terms skipped)."""
+    (lhs, rhs), (t_lhs, t_rhs) = primals, tangents
+    ans = dot_general_p.bind(lhs, rhs, **params)
+    out = ad.Zero(ad.tangent_aval(aval_of(ans)))
+    if not ad.is_zero(t_lhs):
+        out = ad.add_tangents(out, dot_general_p.bind(t_lhs, rhs, **params))
+    if not ad.is_zero(t_rhs):
+        out = ad.add_tangents(out, dot_general_p.bind(lhs, t_rhs, **params))
+    return ans, out
+
+
+dot_general_p.def_jvp(_dot_general_jvp)
 
 
 def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,

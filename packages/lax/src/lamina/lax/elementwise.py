@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lamina.interpreters import ad, batching
 from lamina.interpreters.mlir import hlo
 from lamina.ir import dtypes
 from lamina.ir.core import ShapedArray
@@ -113,6 +114,8 @@ exp_p = _unary("exp", INEXACT, "exponential")
 log_p = _unary("log", INEXACT, "log")
 tanh_p = _unary("tanh", INEXACT, "tanh")
 sqrt_p = _unary("sqrt", INEXACT, "sqrt")
+for _p in (neg_p, sin_p, cos_p, exp_p, log_p, tanh_p, sqrt_p):
+    batching.defvectorized(_p)  # vmap: each element alone, the batch dim stays
 
 
 def neg(x):
@@ -150,6 +153,21 @@ def sqrt(x):
     return sqrt_p.bind(x)
 
 
+def _const(value, like):
+    """``value`` as a scalar of ``like``'s dtype (a literal when traced)."""
+    return np.array(value, dtypes.dtype(like))
+
+
+# JVPs: ``t`` is the operand's tangent, ``ans`` the primal result.
+ad.deflinear(neg_p)
+ad.defjvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
+ad.defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
+ad.defjvp(exp_p, lambda t, ans, x: mul(t, ans))
+ad.defjvp(log_p, lambda t, ans, x: div(t, x))
+ad.defjvp(tanh_p, lambda t, ans, x: mul(t, sub(_const(1, ans), mul(ans, ans))))
+ad.defjvp(sqrt_p, lambda t, ans, x: mul(t, div(_const(0.5, ans), ans)))
+
+
 # ------------------------------------------------------------------ binary
 
 
@@ -174,6 +192,8 @@ mul_p = _binary("mul", NUMERIC, "multiply", "multiply")
 div_p = _binary("div", NUMERIC, "divide", "divide")
 max_p = _binary("max", ANY, "maximum", "maximum")
 min_p = _binary("min", ANY, "minimum", "minimum")
+for _p in (add_p, sub_p, mul_p, div_p, max_p, min_p):
+    batching.defbroadcasting(_p)  # vmap: batch dims move only when operands disagree
 
 
 def add(x, y):
@@ -204,6 +224,40 @@ def max(x, y):
 def min(x, y):
     """Elementwise minimum (NaN propagates)."""
     return min_p.bind(x, y)
+
+
+def _to_result_shape(t, ans):
+    """A tangent stretched to the result's shape (lax broadcasts scalars and size-1 axes)."""
+    from lamina.lax.shapes import broadcast_in_dim
+
+    shape = ans.aval.shape if hasattr(ans, "aval") else np.shape(ans)
+    t_shape = t.aval.shape if hasattr(t, "aval") else np.shape(t)
+    if t_shape == shape:
+        return t
+    return broadcast_in_dim(t, shape, tuple(range(len(t_shape))))
+
+
+def _choice_weight(first, tie, ans):
+    """1 where ``first`` holds, 1/2 at ties, else 0: how much of an operand's tangent
+    ``max``/``min`` pass on (JAX's convention: ties split the tangents evenly)."""
+    from lamina.lax.conversion import convert_element_type
+
+    dtype = dtypes.dtype(ans)
+    half_tie = mul(convert_element_type(tie, dtype), _const(0.5, ans))
+    return add(convert_element_type(first, dtype), half_tie)
+
+
+ad.defjvp(add_p, lambda t, ans, x, y: _to_result_shape(t, ans),
+          lambda t, ans, x, y: _to_result_shape(t, ans))  # fmt: skip
+ad.defjvp(sub_p, lambda t, ans, x, y: _to_result_shape(t, ans),
+          lambda t, ans, x, y: _to_result_shape(neg(t), ans))  # fmt: skip
+ad.defjvp(mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
+ad.defjvp(div_p, lambda t, ans, x, y: div(t, y),
+          lambda t, ans, x, y: div(mul(neg(t), ans), y))  # fmt: skip
+ad.defjvp(max_p, lambda t, ans, x, y: mul(t, _choice_weight(gt(x, y), eq(x, y), ans)),
+          lambda t, ans, x, y: mul(t, _choice_weight(lt(x, y), eq(x, y), ans)))  # fmt: skip
+ad.defjvp(min_p, lambda t, ans, x, y: mul(t, _choice_weight(lt(x, y), eq(x, y), ans)),
+          lambda t, ans, x, y: mul(t, _choice_weight(gt(x, y), eq(x, y), ans)))  # fmt: skip
 
 
 # ------------------------------------------------------------------ comparisons
@@ -247,6 +301,8 @@ lt_p = _comparison("lt", "LT", None)
 le_p = _comparison("le", "LE", None)
 gt_p = _comparison("gt", "GT", None)
 ge_p = _comparison("ge", "GE", None)
+for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+    batching.defbroadcasting(_p)
 
 
 def eq(x, y):
@@ -277,6 +333,10 @@ def gt(x, y):
 def ge(x, y):
     """Elementwise x >= y."""
     return ge_p.bind(x, y)
+
+
+for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+    ad.zero_jvp(_p)  # boolean results: float0 tangents
 
 
 # ------------------------------------------------------------------ select_n
@@ -327,6 +387,45 @@ def _select_n_lowering(ctx, which, *cases):
 
 
 select_n_p = standard_primitive("select_n", _select_n_abstract_eval, _select_n_lowering)
+
+
+def _select_n_batching(axis_data, vals, dims):
+    """select_n does not stretch size-1 axes: cases share one shape, and ``which`` is
+    a scalar or has it too. Nothing moves when the operands already agree."""
+    from lamina.lax.shapes import broadcast_in_dim
+
+    which, cases = vals[0], vals[1:]
+    which_dim, case_dims = dims[0], dims[1:]
+    ndim = [len(batching.shape_of(v)) for v in vals]
+    first = next(d for d in dims if d is not None)
+    cases_agree = all(d == first for d in case_dims) and len(set(ndim[1:])) == 1
+    which_fits = (which_dim is None and ndim[0] == 0) or (which_dim == first and ndim[0] == ndim[1])
+    if cases_agree and which_fits:
+        return select_n_p.bind(which, *cases), first
+    size = axis_data.size
+    cases = [batching.bdim_at_front(c, d, size) for c, d in zip(cases, case_dims, strict=True)]
+    shape = batching.shape_of(cases[0])
+    if not (which_dim is None and ndim[0] == 0):
+        which = batching.bdim_at_front(which, which_dim, axis_data.size)
+        if len(batching.shape_of(which)) < len(shape):  # a scalar per example
+            which = broadcast_in_dim(which, shape, (0,))
+    return select_n_p.bind(which, *cases), 0
+
+
+select_n_p.def_batching(_select_n_batching)
+
+
+def _select_n_jvp(primals, tangents):
+    """The tangent picks among the cases' tangents as the primal picks among cases;
+    ``which`` is not differentiated."""
+    ans = select_n_p.bind(*primals)
+    case_tangents = tangents[1:]
+    if all(ad.is_zero(t) for t in case_tangents):
+        return ans, ad.Zero(ad.tangent_aval(ans.aval))
+    return ans, select_n_p.bind(primals[0], *map(ad.instantiate_zeros, case_tangents))
+
+
+select_n_p.def_jvp(_select_n_jvp)
 
 
 def select_n(which, *cases):

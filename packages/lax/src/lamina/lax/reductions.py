@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from lamina.interpreters import ad, batching
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import dtypes
 from lamina.ir.core import ShapedArray
-from lamina.lax._common import ANY, NUMBER, check_dtype, standard_primitive
+from lamina.lax._common import ANY, NUMBER, aval_of, check_dtype, standard_primitive
 
 __all__ = ["reduce_max", "reduce_max_p", "reduce_sum", "reduce_sum_p"]
 
@@ -64,6 +65,8 @@ def _max_lowering(ctx, x, *, axes):
 
 reduce_sum_p = standard_primitive("reduce_sum", _sum_abstract_eval, _sum_lowering)
 reduce_max_p = standard_primitive("reduce_max", _max_abstract_eval, _max_lowering)
+batching.defreducer(reduce_sum_p)  # vmap: the axes shift past the batch dim
+batching.defreducer(reduce_max_p)
 
 
 def _axes(axes) -> tuple[int, ...]:
@@ -80,3 +83,25 @@ def reduce_sum(operand, axes, *, out_sharding=None):
 def reduce_max(operand, axes):
     """The maximum of ``operand`` over ``axes`` (NaN propagates)."""
     return reduce_max_p.bind(operand, axes=_axes(axes))
+
+
+ad.deflinear(reduce_sum_p)
+
+
+def _reduce_max_jvp(primals, tangents, *, axes):
+    """The tangent at the maximum; where several elements tie for it, their mean."""
+    from lamina.lax.conversion import convert_element_type
+    from lamina.lax.elementwise import div, eq, mul
+    from lamina.lax.shapes import broadcast_in_dim
+
+    (x,), (t,) = primals, tangents
+    ans = reduce_max_p.bind(x, axes=axes)
+    shape = aval_of(x).shape
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    at_max = convert_element_type(eq(x, broadcast_in_dim(ans, shape, kept)), aval_of(x).dtype)
+    counts = reduce_sum_p.bind(at_max, axes=axes, out_sharding=None)
+    picked = reduce_sum_p.bind(mul(t, at_max), axes=axes, out_sharding=None)
+    return ans, div(picked, counts)
+
+
+reduce_max_p.def_jvp(_reduce_max_jvp)

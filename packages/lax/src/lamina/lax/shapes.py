@@ -11,8 +11,12 @@ from __future__ import annotations
 import math
 import operator
 
+import numpy as np
+
+from lamina.interpreters import ad, batching
 from lamina.interpreters.mlir import hlo
 from lamina.interpreters.tracing import Tracer
+from lamina.interpreters.transfer import device_put_value
 from lamina.ir import dtypes
 from lamina.ir.core import ShapedArray
 from lamina.lax._common import NUMERIC, aval_of, check_dtype, standard_primitive
@@ -100,6 +104,25 @@ broadcast_in_dim_p = standard_primitive(
 broadcast_in_dim_p.def_pp_params(_broadcast_in_dim_pp, _broadcast_in_dim_complete)
 
 
+def _broadcast_in_dim_batching(axis_data, vals, dims, *, shape, broadcast_dimensions, sharding):
+    """The batch axis goes into the result just after the dimension its predecessor
+    maps to, so increasing ``broadcast_dimensions`` stay increasing and nothing moves."""
+    (x,), (d,) = vals, dims
+    bd = broadcast_dimensions
+    if list(bd) != sorted(bd):
+        x, d = batching.moveaxis(x, d, 0), 0
+    q = bd[d - 1] + 1 if d > 0 else 0
+    new_dims = (*bd[:d], q, *(b + 1 for b in bd[d:]))
+    new_shape = (*shape[:q], axis_data.size, *shape[q:])
+    out = broadcast_in_dim_p.bind(
+        x, shape=new_shape, broadcast_dimensions=new_dims, sharding=sharding
+    )
+    return out, q
+
+
+broadcast_in_dim_p.def_batching(_broadcast_in_dim_batching)
+
+
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
     """Broadcast ``operand`` to ``shape``: its dimension ``i`` becomes dimension
     ``broadcast_dimensions[i]`` of the result (where it has size 1 or that size)."""
@@ -114,6 +137,21 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
     return broadcast_in_dim_p.bind(
         operand, shape=shape, broadcast_dimensions=dims, sharding=out_sharding
     )
+
+
+ad.deflinear(broadcast_in_dim_p)
+
+
+def _zeros(aval):
+    """Zeros of type ``aval``, as JAX builds them: a scalar zero, broadcast."""
+    zero = device_put_value(np.zeros((), aval.dtype), weak_type=aval.weak_type)
+    if not aval.shape:
+        return zero
+    return broadcast_in_dim_p.bind(zero, shape=tuple(aval.shape), broadcast_dimensions=(),
+                                   sharding=None)  # fmt: skip
+
+
+ad.register_zeros_maker(_zeros)  # symbolic zero tangents, made real where needed
 
 
 # ------------------------------------------------------------------ reshape
@@ -145,6 +183,17 @@ def _reshape_lowering(ctx, x, *, new_sizes, dimensions, sharding):
 reshape_p = standard_primitive("reshape", _reshape_abstract_eval, _reshape_lowering)
 
 
+def _reshape_batching(axis_data, vals, dims, *, new_sizes, dimensions, sharding):
+    """Reshapes read row-major, so the batch axis goes first."""
+    x = batching.moveaxis(vals[0], dims[0], 0)
+    dimensions = None if dimensions is None else (0, *(i + 1 for i in dimensions))
+    new_sizes = (axis_data.size, *new_sizes)
+    return reshape_p.bind(x, new_sizes=new_sizes, dimensions=dimensions, sharding=sharding), 0
+
+
+reshape_p.def_batching(_reshape_batching)
+
+
 def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
     """``operand`` with shape ``new_sizes``; with ``dimensions``, its axes are first
     permuted into that order."""
@@ -161,6 +210,9 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
     ):
         return operand
     return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=out_sharding)
+
+
+ad.deflinear(reshape_p)
 
 
 # ------------------------------------------------------------------ transpose
@@ -182,12 +234,25 @@ def _transpose_lowering(ctx, x, *, permutation):
 transpose_p = standard_primitive("transpose", _transpose_abstract_eval, _transpose_lowering)
 
 
+def _transpose_batching(axis_data, vals, dims, *, permutation):
+    """One transpose still: it also brings the batch axis to the front."""
+    d = dims[0]
+    perm = (d, *(p + (p >= d) for p in permutation))
+    return transpose_p.bind(vals[0], permutation=perm), 0
+
+
+transpose_p.def_batching(_transpose_batching)
+
+
 def transpose(operand, permutation):
     """``operand`` with its axes permuted: result axis ``i`` is ``permutation[i]``."""
     permutation = _ints(permutation)
     if _is_array(operand) and permutation == tuple(range(aval_of(operand).ndim)):
         return operand
     return transpose_p.bind(operand, permutation=permutation)
+
+
+ad.deflinear(transpose_p)
 
 
 # ------------------------------------------------------------------ iota
@@ -210,6 +275,8 @@ def _iota_lowering(ctx, *, dtype, shape, dimension, sharding):
 
 
 iota_p = standard_primitive("iota", _iota_abstract_eval, _iota_lowering)
+# iota has no operands, so vmap never batches it: its rule only binds it unbatched.
+iota_p.def_batching(lambda axis_data, vals, dims, **params: (iota_p.bind(**params), None))
 
 
 def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
@@ -227,3 +294,11 @@ def iota(dtype, size):
     """``[0, 1, ..., size - 1]`` as an array of ``dtype``."""
     dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "iota")
     return iota_p.bind(dtype=dtype, shape=(operator.index(size),), dimension=0, sharding=None)
+
+
+ad.zero_jvp(iota_p)  # no operands: never differentiated
+
+
+# vmap moves and broadcasts batch axes with these.
+batching.shape_ops["transpose"] = transpose
+batching.shape_ops["broadcast_in_dim"] = broadcast_in_dim
