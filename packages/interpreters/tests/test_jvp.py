@@ -48,11 +48,11 @@ def test_values():
 
 def test_check_grads_orders():
     x = np.linspace(-1, 1, 5).astype(np.float32)
-    check_grads(lambda a: mul(sin(a), cos(a)), (x,), order=1)
-    check_grads(lambda a: mul(sin(a), cos(a)), (x,), order=2)
-    check_grads(lambda a, b: mul(a, add(b, a)), (x, x[::-1].copy()), order=2)
+    check_grads(lambda a: mul(sin(a), cos(a)), (x,), order=1, modes="fwd")
+    check_grads(lambda a: mul(sin(a), cos(a)), (x,), order=2, modes="fwd")
+    check_grads(lambda a, b: mul(a, add(b, a)), (x, x[::-1].copy()), order=2, modes="fwd")
     with pytest.raises(AssertionError):
-        check_grads(lambda a: jvp_wrong(a), (x,), order=1)
+        check_grads(lambda a: jvp_wrong(a), (x,), order=1, modes="fwd")
 
 
 wrong_p = jit_prims._unary("wrong_sin", hlo.sine)

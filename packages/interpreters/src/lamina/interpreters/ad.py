@@ -498,3 +498,7 @@ def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, keep_unused, inl
 
 
 jit_p.def_jvp(_jit_jvp)
+
+
+# ``linearize`` by partial evaluation of the JVP (the primal work runs once, now).
+from lamina.interpreters.reverse import linearize  # noqa: E402, F811

@@ -1,5 +1,6 @@
-"""Numerical checks of derivatives: ``check_jvp`` and ``check_grads`` (forward mode so
-far), comparing JVPs against central differences ``(f(x + eps t) - f(x - eps t)) / 2eps``.
+"""Numerical checks of derivatives: ``check_jvp`` compares JVPs against central
+differences ``(f(x + eps t) - f(x - eps t)) / 2eps``, ``check_vjp`` VJPs against JVPs,
+and ``check_grads`` both, to any order.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import numpy as np
 from lamina.interpreters.ad import jvp
 from lamina.ir import dtypes, tree_util
 
-__all__ = ["check_grads", "check_jvp", "numerical_jvp"]
+__all__ = ["check_grads", "check_jvp", "check_vjp", "numerical_jvp"]
 
 _DEFAULT_TOL = {
     np.dtype(np.float16): 1e-1,
@@ -95,22 +96,65 @@ def check_jvp(f, args, atol=None, rtol=None, eps=None, rng=None):
     _check_close("primal output of jvp against f", out, out_again, atol, rtol)
 
 
-def check_grads(f, args, order: int, modes=("fwd",), atol=None, rtol=None, eps=None):
-    """Checks derivatives of ``f`` at ``args`` up to ``order`` (JAX's signature). Only
-    forward mode (``"fwd"``) is checked so far; ``"rev"`` raises NotImplementedError."""
+def check_vjp(f, args, atol=None, rtol=None, eps=None, rng=None):
+    """Checks ``vjp(f)`` at ``args`` against ``jvp(f)``: for random ``t`` and ``ct``,
+    ``<ct, J t>`` must equal ``<J^T ct, t>`` (and ``J t`` matches numerical differences)."""
+    from lamina.interpreters.reverse import vjp
+
+    rng = rng or np.random.default_rng(0)
+    args = list(args)
+    atol = _tolerance(args, atol, _DEFAULT_TOL)
+    rtol = _tolerance(args, rtol, _DEFAULT_TOL)
+    tangents = [_random_tangent(x, rng) for x in args]
+    out, vjp_fun = vjp(f, *args)
+    _check_close("primal output of vjp against f", out, f(*args), atol, rtol)
+    _, out_t = jvp(f, tuple(args), tuple(tangents))
+    cts = tree_util.tree_map(lambda o: _random_tangent(o, rng), out)
+    in_cts = vjp_fun(cts)
+
+    def inner(xs, ys):
+        total = 0.0
+        for x, y in zip(tree_util.tree_leaves(xs), tree_util.tree_leaves(ys), strict=True):
+            x, y = np.asarray(x), np.asarray(y)
+            if x.dtype == dtypes.float0 or y.dtype == dtypes.float0:
+                continue
+            total += float(np.sum(x.astype(np.float64) * y.astype(np.float64)))
+        return total
+
+    got, want = inner(in_cts, tangents), inner(cts, out_t)
+    np.testing.assert_allclose(got, want, atol=atol, rtol=rtol,
+                               err_msg="VJP against JVP (<J^T ct, t> vs <ct, J t>)")  # fmt: skip
+
+
+def check_grads(f, args, order: int, modes=("fwd", "rev"), atol=None, rtol=None, eps=None):
+    """Checks derivatives of ``f`` at ``args`` up to ``order`` (JAX's signature): in
+    forward mode (``"fwd"``) JVPs against numerical differences, in reverse mode
+    (``"rev"``) VJPs against JVPs; higher orders differentiate those again."""
+    from lamina.interpreters.reverse import vjp
+
     modes = (modes,) if isinstance(modes, str) else tuple(modes)
-    if "rev" in modes:
-        raise NotImplementedError("check_grads: reverse mode is not implemented yet")
     rng = np.random.default_rng(0)
 
     def check(fun, order):
-        check_jvp(fun, args, atol=atol, rtol=rtol, eps=eps, rng=rng)
+        if "fwd" in modes:
+            check_jvp(fun, args, atol=atol, rtol=rtol, eps=eps, rng=rng)
+        if "rev" in modes:
+            check_jvp(fun, args, atol=atol, rtol=rtol, eps=eps, rng=rng)
+            check_vjp(fun, args, atol=atol, rtol=rtol, eps=eps, rng=rng)
         if order > 1:
-            tangents = [_random_tangent(x, rng) for x in args]
+            if "fwd" in modes:
+                tangents = [_random_tangent(x, rng) for x in args]
 
-            def fun_jvp(*primals):
-                return jvp(fun, primals, tuple(tangents))[1]
+                def fun_jvp(*primals):
+                    return jvp(fun, primals, tuple(tangents))[1]
 
-            check(fun_jvp, order - 1)
+                check(fun_jvp, order - 1)
+            if "rev" in modes:
+                cts = tree_util.tree_map(lambda o: _random_tangent(o, rng), fun(*args))
+
+                def fun_vjp(*primals):
+                    return vjp(fun, *primals)[1](cts)
+
+                check(fun_vjp, order - 1)
 
     check(f, order)

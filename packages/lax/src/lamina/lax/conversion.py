@@ -81,3 +81,13 @@ def convert_element_type(operand, new_dtype):
     integer conversion rounds towards zero; conversion to bool tests for non-zero."""
     new_dtype = dtypes.check_and_canonicalize_user_dtype(new_dtype, "convert_element_type")
     return _convert_element_type(operand, new_dtype, weak_type=False)
+
+
+def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type, sharding):
+    """The cotangent converts back to the operand's dtype."""
+    aval = operand.aval
+    return [convert_element_type_p.bind(ct, new_dtype=aval.dtype, weak_type=aval.weak_type,
+                                        sharding=None)]  # fmt: skip
+
+
+convert_element_type_p.def_transpose(_convert_element_type_transpose)

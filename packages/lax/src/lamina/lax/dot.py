@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import operator
 
-from lamina.interpreters import ad
+from lamina.interpreters import ad, reverse
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import dtypes
 from lamina.ir.core import ShapedArray
@@ -259,3 +259,47 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
         preferred_element_type=preferred_element_type,
         out_sharding=out_sharding,
     )
+
+
+def _dot_transpose_operand(ct, other, x_aval, other_aval, x_dims, other_dims, x_is_lhs, params):
+    """The cotangent of one operand of ``dot_general``: ``ct`` contracted with the other
+    operand over the other's free axes, then transposed to the operand's axis order."""
+    from lamina.lax.conversion import convert_element_type
+    from lamina.lax.shapes import transpose
+
+    (x_c, x_b), (o_c, o_b) = x_dims, other_dims
+    nb = len(x_b)
+    x_free = [i for i in range(x_aval.ndim) if i not in x_c and i not in x_b]
+    o_free = [i for i in range(other_aval.ndim) if i not in o_c and i not in o_b]
+    if x_is_lhs:
+        ct_o_free = range(nb + len(x_free), nb + len(x_free) + len(o_free))
+    else:
+        ct_o_free = range(nb, nb + len(o_free))
+    numbers = ((tuple(ct_o_free), tuple(o_free)), (tuple(range(nb)), tuple(o_b)))
+    res = dot_general_p.bind(ct, other, dimension_numbers=numbers,
+                             precision=params.get("precision"), preferred_element_type=None,
+                             out_sharding=None)  # fmt: skip
+    labels = [*x_b, *x_free, *[x_c[list(o_c).index(r)] for r in sorted(o_c)]]
+    perm = tuple(labels.index(j) for j in range(x_aval.ndim))
+    res = transpose(res, perm)
+    if aval_of(res).dtype != x_aval.dtype:
+        res = convert_element_type(res, x_aval.dtype)
+    return res
+
+
+def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, **params):
+    """Linear in one operand at a time: its cotangent contracts ``ct`` with the other."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    l_undef, r_undef = reverse.is_undefined_primal(lhs), reverse.is_undefined_primal(rhs)
+    if l_undef and r_undef:
+        raise NotImplementedError("dot_general is not linear in both operands: cannot transpose")
+    if l_undef:
+        g = _dot_transpose_operand(
+            ct, rhs, lhs.aval, aval_of(rhs), (lc, lb), (rc, rb), True, params
+        )
+        return [g, None]
+    g = _dot_transpose_operand(ct, lhs, rhs.aval, aval_of(lhs), (rc, rb), (lc, lb), False, params)
+    return [None, g]
+
+
+dot_general_p.def_transpose(_dot_general_transpose)

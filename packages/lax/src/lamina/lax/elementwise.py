@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
+from lamina.interpreters import ad, batching, reverse
 from lamina.interpreters.mlir import hlo
 from lamina.ir import dtypes
 from lamina.ir.core import ShapedArray
@@ -434,3 +434,90 @@ def select_n(which, *cases):
     if not cases:
         raise ValueError("select_n() must have at least one case")
     return select_n_p.bind(which, *cases)
+
+
+# ------------------------------------------------------------------ transposes (reverse mode)
+
+
+def _unbroadcast(ct, aval):
+    """The cotangent ``ct`` of a result, summed down to an operand of type ``aval``
+    (lax stretches scalars and size-1 axes)."""
+    from lamina.lax.reductions import reduce_sum
+    from lamina.lax.shapes import reshape
+
+    ct_shape = ct.aval.shape if hasattr(ct, "aval") else np.shape(ct)
+    if tuple(ct_shape) == tuple(aval.shape):
+        return ct
+    if not aval.shape:
+        return reduce_sum(ct, tuple(range(len(ct_shape))))
+    axes = tuple(i for i, (a, c) in enumerate(zip(aval.shape, ct_shape, strict=True)) if a != c)
+    return reshape(reduce_sum(ct, axes), aval.shape)
+
+
+def _linear_in(*xs):
+    return [reverse.is_undefined_primal(x) for x in xs]
+
+
+def _nonlinear(name):
+    raise NotImplementedError(f"{name} is not linear in both operands: cannot transpose")
+
+
+def _add_transpose(ct, x, y):
+    lx, ly = _linear_in(x, y)
+    return [_unbroadcast(ct, x.aval) if lx else None, _unbroadcast(ct, y.aval) if ly else None]
+
+
+def _sub_transpose(ct, x, y):
+    lx, ly = _linear_in(x, y)
+    return [_unbroadcast(ct, x.aval) if lx else None,
+            _unbroadcast(neg(ct), y.aval) if ly else None]  # fmt: skip
+
+
+def _mul_transpose(ct, x, y):
+    lx, ly = _linear_in(x, y)
+    if lx and ly:
+        _nonlinear("mul")
+    if lx:
+        return [_unbroadcast(mul(ct, y), x.aval), None]
+    return [None, _unbroadcast(mul(x, ct), y.aval)]
+
+
+def _div_transpose(ct, x, y):
+    if reverse.is_undefined_primal(y):
+        _nonlinear("div")
+    return [_unbroadcast(div(ct, y), x.aval), None]
+
+
+def _select_n_transpose(ct, which, *cases):
+    if reverse.is_undefined_primal(which):
+        _nonlinear("select_n (in its predicate)")
+    zeros = ad.instantiate_zeros(
+        ad.Zero(
+            ad.tangent_aval(
+                cases[0].aval if reverse.is_undefined_primal(cases[0]) else _aval_of_value(cases[0])
+            )
+        )
+    )
+    out = [None]
+    for i, c in enumerate(cases):
+        if not reverse.is_undefined_primal(c):
+            out.append(None)
+            continue
+        picks = [zeros] * len(cases)
+        picks[i] = ct
+        out.append(select_n_p.bind(which, *picks))
+    return out
+
+
+def _aval_of_value(x):
+    from lamina.lax._common import aval_of
+
+    return aval_of(x)
+
+
+neg_p.def_transpose(lambda ct, x: [neg(ct)])
+add_p.def_transpose(_add_transpose)
+sub_p.def_transpose(_sub_transpose)
+mul_p.def_transpose(_mul_transpose)
+div_p.def_transpose(_div_transpose)
+select_n_p.def_transpose(_select_n_transpose)

@@ -105,3 +105,15 @@ def _reduce_max_jvp(primals, tangents, *, axes):
 
 
 reduce_max_p.def_jvp(_reduce_max_jvp)
+
+
+def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
+    """The cotangent broadcasts back over the summed axes."""
+    from lamina.lax.shapes import broadcast_in_dim
+
+    shape = operand.aval.shape
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    return [broadcast_in_dim(ct, shape, kept)]
+
+
+reduce_sum_p.def_transpose(_reduce_sum_transpose)

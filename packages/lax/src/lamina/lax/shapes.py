@@ -302,3 +302,38 @@ ad.zero_jvp(iota_p)  # no operands: never differentiated
 # vmap moves and broadcasts batch axes with these.
 batching.shape_ops["transpose"] = transpose
 batching.shape_ops["broadcast_in_dim"] = broadcast_in_dim
+
+
+# ------------------------------------------------------------------ transposes (reverse mode)
+
+
+def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sharding):
+    """Sums the cotangent over the new axes and the stretched size-1 axes."""
+    from lamina.lax.reductions import reduce_sum
+
+    in_shape = operand.aval.shape
+    bd = broadcast_dimensions
+    stretched = [bd[i] for i, d in enumerate(in_shape) if d == 1 and shape[bd[i]] != 1]
+    new_axes = [i for i in range(len(shape)) if i not in bd]
+    axes = tuple(sorted(new_axes + stretched))
+    out = reduce_sum(ct, axes) if axes else ct
+    if stretched:
+        out = reshape(out, in_shape)
+    return [out]
+
+
+def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
+    shape = operand.aval.shape
+    if dimensions is None:
+        return [reshape(ct, shape)]
+    permuted = tuple(shape[d] for d in dimensions)
+    return [transpose(reshape(ct, permuted), tuple(np.argsort(dimensions)))]
+
+
+def _transpose_transpose(ct, operand, *, permutation):
+    return [transpose(ct, tuple(int(i) for i in np.argsort(permutation)))]
+
+
+broadcast_in_dim_p.def_transpose(_broadcast_in_dim_transpose)
+reshape_p.def_transpose(_reshape_transpose)
+transpose_p.def_transpose(_transpose_transpose)
