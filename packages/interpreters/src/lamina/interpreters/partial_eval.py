@@ -20,7 +20,11 @@ from lamina.interpreters.staging import DynamicJaxprTrace, DynamicJaxprTracer, t
 from lamina.interpreters.tracing import Trace, find_current_trace, set_current_trace
 from lamina.ir.core import ClosedJaxpr
 
-__all__ = ["PartialEvalTrace", "linearize_flat", "partial_eval_flat"]
+__all__ = ["PartialEvalTrace", "linearize_flat", "partial_eval_flat", "partial_eval_rules"]
+
+# Primitives that need more than "stage the whole equation" when some operand is
+# unknown: ``rule(trace, args, **params) -> outs`` (a list for ``multiple_results``).
+partial_eval_rules: dict = {}
 
 
 class PartialEvalTrace(Trace):
@@ -41,11 +45,12 @@ class PartialEvalTrace(Trace):
         if not any(self.is_unknown(x) for x in args):
             with set_current_trace(self.parent):
                 return primitive.bind(*args, **params)
-        if primitive is jit_p:
-            return self._split_jit(args, params)
+        rule = partial_eval_rules.get(primitive)
+        if rule is not None:
+            return rule(self, args, **params)
         return self.staging.process_primitive(primitive, args, params)
 
-    def _split_jit(self, args, params):
+    def split_jit(self, args, params):
         closed = params["jaxpr"]
         name = params["name"]
         unknown = [self.is_unknown(x) for x in args]
@@ -94,6 +99,9 @@ class PartialEvalTrace(Trace):
 
     def __repr__(self):
         return f"PartialEvalTrace(parent={self.parent!r})"
+
+
+partial_eval_rules[jit_p] = lambda trace, args, **params: trace.split_jit(args, params)
 
 
 def partial_eval_flat(fun, known, unknown_avals, debug_info: str | None = None):

@@ -77,9 +77,20 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
             return
         ct_env[atom] = add_tangents(ct_env[atom], ct) if atom in ct_env else ct
 
+    # Equations that read no linear input (recomputation inside a checkpoint, say) run
+    # forwards first; only the rest are transposed.
+    linear_eqns = []
+    for eqn in jaxpr.eqns:
+        invals = [read_primal(a) for a in eqn.invars]
+        if any(is_undefined_primal(x) for x in invals):
+            linear_eqns.append(eqn)
+            continue
+        outs = eqn.primitive.bind(*invals, **eqn.params)
+        outs = outs if eqn.primitive.multiple_results else [outs]
+        primal_env.update(zip(eqn.outvars, outs, strict=True))
     for v, ct in zip(jaxpr.outvars, cotangents_out, strict=True):
         write_ct(v, ct)
-    for eqn in reversed(jaxpr.eqns):
+    for eqn in reversed(linear_eqns):
         cts = [ct_env.pop(v, None) for v in eqn.outvars]
         if all(c is None for c in cts):
             continue  # zero cotangents: no work
