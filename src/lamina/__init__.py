@@ -17,8 +17,10 @@ _SUBMODULES = ("dtypes", "errors", "lax", "test_util", "tree", "tree_util")
 # Public names and the module that defines each. Runtime names load lamina.lax as well,
 # which installs the array operators (x * 2 must work on any array a user can make).
 _RUNTIME = "lamina.interpreters"
+_REVERSE = "lamina.interpreters.reverse"
 _NAMES = {
     "Partial": "lamina.tree_util",
+    **{name: _REVERSE for name in ("grad", "value_and_grad", "vjp")},
     **{
         name: _RUNTIME
         for name in (
@@ -56,7 +58,7 @@ def __getattr__(name: str):
     if name in _SUBMODULES:
         value = importlib.import_module(f"lamina.{name}")
     elif name in _NAMES:
-        if _NAMES[name] == _RUNTIME:
+        if _NAMES[name].startswith(_RUNTIME):
             importlib.import_module("lamina.lax")
         value = getattr(importlib.import_module(_NAMES[name]), name)
     else:
