@@ -13,7 +13,16 @@ __path__ = pkgutil.extend_path(__path__, __name__)
 __version__ = "0.1.0"
 
 # Public submodules: lamina.<name>.
-_SUBMODULES = ("dtypes", "errors", "lax", "test_util", "tree", "tree_util")
+_SUBMODULES = (
+    "ad_checkpoint",
+    "custom_derivatives",
+    "dtypes",
+    "errors",
+    "lax",
+    "test_util",
+    "tree",
+    "tree_util",
+)
 # Public names and the module that defines each. Runtime names load lamina.lax as well,
 # which installs the array operators (x * 2 must work on any array a user can make).
 _RUNTIME = "lamina.interpreters"
@@ -21,6 +30,18 @@ _REVERSE = "lamina.interpreters.reverse"
 _NAMES = {
     "Partial": "lamina.tree_util",
     **{name: _REVERSE for name in ("grad", "value_and_grad", "vjp")},
+    **{
+        name: "lamina.interpreters.jacobians"
+        for name in ("hessian", "jacfwd", "jacobian", "jacrev", "linear_transpose")
+    },
+    **{
+        name: "lamina.interpreters.custom_derivatives"
+        for name in ("closure_convert", "custom_gradient", "custom_jvp", "custom_vjp")
+    },
+    **{
+        name: "lamina.interpreters.checkpoint"
+        for name in ("checkpoint", "checkpoint_policies", "remat")
+    },
     **{
         name: _RUNTIME
         for name in (

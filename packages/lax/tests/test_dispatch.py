@@ -15,14 +15,15 @@ from lamina.ir.core import ShapedArray
 
 
 def test_executable_is_compiled_once_and_reused():
-    x = device_put(np.arange(5, dtype=np.float32))
+    # A shape no other test uses, so no earlier test has compiled x * 2 already.
+    x = device_put(np.arange(17, dtype=np.float32))
     lax.mul(x, x)  # warm
     before = compile_count()
     for _ in range(5):
         lax.mul(x, x)
         y = x * 2  # a Python scalar: weak f32, one more executable
     assert compile_count() == before + 1
-    np.testing.assert_array_equal(np.asarray(y), np.arange(5) * 2)
+    np.testing.assert_array_equal(np.asarray(y), np.arange(17) * 2)
     aval = x.aval
     weak = ShapedArray((), np.float32, weak_type=True)
     assert primitive_executable(lax.mul_p, [aval, weak], {}) is primitive_executable(

@@ -5,8 +5,9 @@ Built so far: configuration (:mod:`.config`), the jaxlib backends and compilatio
 transfers (:mod:`.transfer`), DLPack (:mod:`.dlpack`) and running compiled StableHLO
 (:mod:`.execute`), tracing (:mod:`.tracing`, :mod:`.staging`, :mod:`.trace_api`) and
 the staged call primitive ``jit`` (:mod:`.calls`), ``jit`` (:mod:`.jit`, :mod:`.stages`,
-:mod:`.fastpath`), forward-mode AD (:mod:`.ad`) and batching (:mod:`.batching`).
-Reverse-mode AD comes next.
+:mod:`.fastpath`), forward-mode AD (:mod:`.ad`), batching (:mod:`.batching`),
+reverse mode (:mod:`.partial_eval`, :mod:`.reverse`, :mod:`.jacobians`), custom
+derivative rules (:mod:`.custom_derivatives`) and rematerialisation (:mod:`.checkpoint`).
 """
 
 import os as _os
@@ -37,7 +38,14 @@ from lamina.interpreters.backend import (
 )
 from lamina.interpreters.batching import AxisData, BatchTrace, BatchTracer, vmap
 from lamina.interpreters.calls import call_jaxpr, call_staged, eval_jaxpr, jit_p
+from lamina.interpreters.checkpoint import checkpoint, checkpoint_name, checkpoint_policies, remat
 from lamina.interpreters.config import Config, config, disable_jit, enable_x64
+from lamina.interpreters.custom_derivatives import (
+    closure_convert,
+    custom_gradient,
+    custom_jvp,
+    custom_vjp,
+)
 from lamina.interpreters.dlpack import from_dlpack
 from lamina.interpreters.errors import (
     ConcretizationTypeError,
@@ -50,6 +58,7 @@ from lamina.interpreters.errors import (
 )
 from lamina.interpreters.execute import CompiledModule, execute_stablehlo
 from lamina.interpreters.fastpath import FastpathData
+from lamina.interpreters.jacobians import hessian, jacfwd, jacobian, jacrev, linear_transpose
 from lamina.interpreters.jit import clear_caches, jit
 from lamina.interpreters.lowering import (
     LoweredModule,
@@ -58,8 +67,10 @@ from lamina.interpreters.lowering import (
     get_lowering_rule,
     lower_jaxpr,
 )
+from lamina.interpreters.reverse import grad, value_and_grad, vjp
 from lamina.interpreters.sharding import Sharding, SingleDeviceSharding
 from lamina.interpreters.staging import DynamicJaxprTrace, shaped_abstractify, trace_to_jaxpr
+from lamina.interpreters.stop_gradient import stop_gradient
 from lamina.interpreters.trace_api import ShapeDtypeStruct, eval_shape, make_jaxpr
 from lamina.interpreters.tracing import (
     EvalTrace,
@@ -117,8 +128,15 @@ __all__ = [
     "call_jaxpr",
     "call_lowering",
     "call_staged",
+    "checkpoint",
+    "checkpoint_name",
+    "checkpoint_policies",
     "clear_caches",
+    "closure_convert",
     "config",
+    "custom_gradient",
+    "custom_jvp",
+    "custom_vjp",
     "default_backend",
     "device_count",
     "device_get",
@@ -134,9 +152,15 @@ __all__ = [
     "from_dlpack",
     "get_backend",
     "get_lowering_rule",
+    "grad",
+    "hessian",
+    "jacfwd",
+    "jacobian",
+    "jacrev",
     "jit",
     "jit_p",
     "jvp",
+    "linear_transpose",
     "linearize",
     "live_arrays",
     "local_device_count",
@@ -146,10 +170,14 @@ __all__ = [
     "process_count",
     "process_index",
     "register_tracer_class",
+    "remat",
     "set_array_attribute",
     "set_current_trace",
     "shaped_abstractify",
+    "stop_gradient",
     "take_current_trace",
     "trace_to_jaxpr",
+    "value_and_grad",
+    "vjp",
     "vmap",
 ]

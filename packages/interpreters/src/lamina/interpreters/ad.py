@@ -27,6 +27,7 @@ import numpy as np
 from lamina.interpreters import batching
 from lamina.interpreters.calls import call_jaxpr, eval_jaxpr, jit_p
 from lamina.interpreters.dispatch import def_standard_impl
+from lamina.interpreters.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.mlir import hlo
 from lamina.interpreters.staging import shaped_abstractify, trace_to_jaxpr
 from lamina.interpreters.tracing import (
@@ -51,8 +52,10 @@ __all__ = [
     "is_zero",
     "jvp",
     "jvp_flat",
+    "jvp_jaxpr",
     "linearize",
     "register_zeros_maker",
+    "split_jvp_outputs",
     "tangent_aval",
     "tangent_dtype",
     "zeros_like_aval",
@@ -455,14 +458,14 @@ deflinear(add_any_p)
 # --------------------------------------------------------------------------- jit
 
 
-def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, keep_unused, inline,
-             compiler_options_kvs=(), ctx_mesh=None, **_):  # fmt: skip
-    """The JVP of a ``jit`` equation is one ``jit`` equation computing primal and
-    (nonzero) tangent outputs from the primals and the nonzero tangents."""
-    nonzero = [type(t) is not Zero for t in tangents]
-    in_avals = list(jaxpr.in_avals)
+@cache_on_jaxpr
+def jvp_jaxpr(closed_jaxpr, nonzero, debug_info: str | None = None):
+    """The JVP of ``closed_jaxpr`` as a new ClosedJaxpr from the primals and the
+    tangents marked ``nonzero`` to the primal outputs and the nonzero output tangents.
+    Returns it with one bool per output: whether its tangent is nonzero."""
+    in_avals = list(closed_jaxpr.in_avals)
     t_avals = [tangent_aval(a) for a, nz in zip(in_avals, nonzero, strict=True) if nz]
-    n = len(primals)
+    n = len(in_avals)
     out_nonzero: list[bool] = []
 
     def jvp_of_jaxpr(*args):
@@ -471,11 +474,39 @@ def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, keep_unused, inl
             next(ts) if nz else Zero(tangent_aval(a))
             for nz, a in zip(nonzero, in_avals, strict=True)
         ]
-        outs_p, outs_t = jvp_flat(lambda *xs: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *xs), ps, tans)
+        outs_p, outs_t = jvp_flat(_jaxpr_as_fun(closed_jaxpr), ps, tans)
         out_nonzero[:] = [type(t) is not Zero for t in outs_t]
         return [*outs_p, *[t for t in outs_t if type(t) is not Zero]]
 
-    closed, _ = trace_to_jaxpr(jvp_of_jaxpr, in_avals + t_avals, name)
+    closed, _ = trace_to_jaxpr(jvp_of_jaxpr, in_avals + t_avals, debug_info)
+    return closed, out_nonzero
+
+
+def _jaxpr_as_fun(closed_jaxpr):
+    def run(*args):
+        return eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *args)
+
+    return run
+
+
+def split_jvp_outputs(outs, out_avals, out_nonzero):
+    """The outputs of a call of a :func:`jvp_jaxpr` Jaxpr as ``(primals, tangents)``,
+    symbolic zeros put back where tangents are zero."""
+    n_out = len(out_avals)
+    primals_out, it = list(outs[:n_out]), iter(outs[n_out:])
+    tangents_out = [
+        next(it) if nz else Zero(tangent_aval(a))
+        for nz, a in zip(out_nonzero, out_avals, strict=True)
+    ]
+    return primals_out, tangents_out
+
+
+def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, keep_unused, inline,
+             compiler_options_kvs=(), ctx_mesh=None, **_):  # fmt: skip
+    """The JVP of a ``jit`` equation is one ``jit`` equation computing primal and
+    (nonzero) tangent outputs from the primals and the nonzero tangents."""
+    nonzero = [type(t) is not Zero for t in tangents]
+    closed, out_nonzero = jvp_jaxpr(jaxpr, nonzero, name)
     nz_tangents = [t for t in tangents if type(t) is not Zero]
     outs = call_jaxpr(
         closed,
@@ -488,13 +519,7 @@ def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, keep_unused, inl
         compiler_options_kvs=compiler_options_kvs,
         ctx_mesh=ctx_mesh,
     )
-    n_out = len(jaxpr.out_avals)
-    primals_out, it = outs[:n_out], iter(outs[n_out:])
-    tangents_out = [
-        next(it) if nz else Zero(tangent_aval(a))
-        for nz, a in zip(out_nonzero, jaxpr.out_avals, strict=True)
-    ]
-    return primals_out, tangents_out
+    return split_jvp_outputs(outs, jaxpr.out_avals, out_nonzero)
 
 
 jit_p.def_jvp(_jit_jvp)

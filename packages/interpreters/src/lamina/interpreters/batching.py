@@ -31,6 +31,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from lamina.interpreters.calls import call_jaxpr, eval_jaxpr, jit_p
+from lamina.interpreters.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.staging import shaped_abstractify, trace_to_jaxpr
 from lamina.interpreters.tracing import (
     Trace,
@@ -344,6 +345,7 @@ def defreducer(primitive, axes_param: str = "axes"):
 # ---------------------------------------------------------------- jit
 
 
+@cache_on_jaxpr(context=axis_env)  # outer named axes: their sizes may be read
 def batch_jaxpr(closed_jaxpr, axis_data: AxisData, in_dims):
     """``closed_jaxpr`` batched: a new ClosedJaxpr taking inputs batched at ``in_dims``
     (their avals grow a batch axis); returns it with the outputs' batch dims."""

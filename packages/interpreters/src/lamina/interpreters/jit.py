@@ -38,6 +38,7 @@ from lamina.interpreters.executables import (  # noqa: F401 (re-exports for .fas
     lower,
     module_name,
 )
+from lamina.interpreters.jaxpr_cache import clear_jaxpr_caches
 from lamina.interpreters.jit_args import (
     _abstractify,
     _argnums_and_names,
@@ -298,6 +299,7 @@ def clear_caches() -> None:
             jitted.clear_cache()
     _all_jitted[:] = [r for r in _all_jitted if r() is not None]
     _executables.clear()
+    clear_jaxpr_caches()
     execute.clear_cache()
     from lamina.interpreters.fastpath import clear_cpp_caches
 

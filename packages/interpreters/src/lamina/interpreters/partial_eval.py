@@ -16,11 +16,18 @@ Jaxpr is the linear map from input tangents to output tangents.
 from __future__ import annotations
 
 from lamina.interpreters.calls import call_jaxpr, eval_jaxpr, jit_p, jit_params
+from lamina.interpreters.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.staging import DynamicJaxprTrace, DynamicJaxprTracer, trace_to_jaxpr
 from lamina.interpreters.tracing import Trace, find_current_trace, set_current_trace
 from lamina.ir.core import ClosedJaxpr
 
-__all__ = ["PartialEvalTrace", "linearize_flat", "partial_eval_flat", "partial_eval_rules"]
+__all__ = [
+    "PartialEvalTrace",
+    "linearize_flat",
+    "partial_eval_flat",
+    "partial_eval_jaxpr",
+    "partial_eval_rules",
+]
 
 # Primitives that need more than "stage the whole equation" when some operand is
 # unknown: ``rule(trace, args, **params) -> outs`` (a list for ``multiple_results``).
@@ -51,57 +58,69 @@ class PartialEvalTrace(Trace):
         return self.staging.process_primitive(primitive, args, params)
 
     def split_jit(self, args, params):
-        closed = params["jaxpr"]
         name = params["name"]
         unknown = [self.is_unknown(x) for x in args]
+        known_closed, unknown_closed, out_unknown, forwarded = partial_eval_jaxpr(
+            params["jaxpr"], unknown, name
+        )
         known_args = [x for x, u in zip(args, unknown, strict=True) if not u]
-        known_avals = [a for a, u in zip(closed.in_avals, unknown, strict=True) if u is False]
-        box = {}
-
-        def known_fun(*kargs):
-            it = iter(kargs)
-            inner = PartialEvalTrace(find_current_trace())
-            try:
-                ins = [
-                    inner.new_unknown(a) if u else next(it)
-                    for a, u in zip(closed.in_avals, unknown, strict=True)
-                ]
-                with set_current_trace(inner):
-                    outs = eval_jaxpr(closed.jaxpr, closed.consts, *ins)
-                out_unknown = [inner.is_unknown(o) for o in outs]
-                staged = inner.staging.to_jaxpr(
-                    [o for o, u in zip(outs, out_unknown, strict=True) if u]
-                )
-            finally:
-                inner.staging.invalidate()
-                inner.invalidate()
-            box["staged"], box["out_unknown"] = staged, out_unknown
-            known_outs = [o for o, u in zip(outs, out_unknown, strict=True) if not u]
-            box["n_known"] = len(known_outs)
-            return [*known_outs, *staged.consts]
-
-        known_closed, _ = trace_to_jaxpr(known_fun, known_avals, name)
         with set_current_trace(self.parent):
             known_res = call_jaxpr(known_closed, *known_args, name=name)
-        n_known = box["n_known"]
-        known_outs, residuals = known_res[:n_known], known_res[n_known:]
-        staged = box["staged"]
-        jaxpr = staged.jaxpr
-        unknown_jaxpr = ClosedJaxpr(
-            jaxpr.replace(constvars=[], invars=[*jaxpr.constvars, *jaxpr.invars]), []
-        )
+        n_known = len(out_unknown) - sum(out_unknown)
+        known_outs, computed = known_res[:n_known], iter(known_res[n_known:])
+        residuals = [next(computed) if i is None else known_args[i] for i in forwarded]
         unknown_args = [x for x, u in zip(args, unknown, strict=True) if u]
         unknown_outs = self.staging.process_primitive(
-            jit_p, [*residuals, *unknown_args], jit_params(unknown_jaxpr, name)
+            jit_p, [*residuals, *unknown_args], jit_params(unknown_closed, name)
         )
         k_it, u_it = iter(known_outs), iter(unknown_outs)
-        return [next(u_it) if u else next(k_it) for u in box["out_unknown"]]
+        return [next(u_it) if u else next(k_it) for u in out_unknown]
 
     def __repr__(self):
         return f"PartialEvalTrace(parent={self.parent!r})"
 
 
 partial_eval_rules[jit_p] = lambda trace, args, **params: trace.split_jit(args, params)
+
+
+@cache_on_jaxpr
+def partial_eval_jaxpr(closed: ClosedJaxpr, unknown, name: str):
+    """Splits ``closed``, whose inputs marked ``unknown`` are unknown, in two. Returns
+    ``(known, staged, out_unknown, forwarded)``: ``known`` maps the known inputs to the
+    known outputs and the residuals; ``staged`` maps all residuals, then the unknown
+    inputs, to the unknown outputs; ``out_unknown`` marks the unknown outputs. A residual
+    that is a known input is not returned by ``known`` but passed on as it is:
+    ``forwarded`` holds, per residual, the index of that known input, else None."""
+    known_avals = [a for a, u in zip(closed.in_avals, unknown, strict=True) if not u]
+    box = {}
+
+    def known_fun(*kargs):
+        it = iter(kargs)
+        inner = PartialEvalTrace(find_current_trace())
+        try:
+            ins = [
+                inner.new_unknown(a) if u else next(it)
+                for a, u in zip(closed.in_avals, unknown, strict=True)
+            ]
+            with set_current_trace(inner):
+                outs = eval_jaxpr(closed.jaxpr, closed.consts, *ins)
+            out_unknown = [inner.is_unknown(o) for o in outs]
+            staged = inner.staging.to_jaxpr(
+                [o for o, u in zip(outs, out_unknown, strict=True) if u]
+            )
+        finally:
+            inner.staging.invalidate()
+            inner.invalidate()
+        forwarded = [next((i for i, k in enumerate(kargs) if k is c), None) for c in staged.consts]
+        box.update(staged=staged, out_unknown=out_unknown, forwarded=forwarded)
+        known_outs = [o for o, u in zip(outs, out_unknown, strict=True) if not u]
+        computed = [c for c, i in zip(staged.consts, forwarded, strict=True) if i is None]
+        return [*known_outs, *computed]
+
+    known_closed, _ = trace_to_jaxpr(known_fun, known_avals, name)
+    jaxpr = box["staged"].jaxpr
+    staged = ClosedJaxpr(jaxpr.replace(constvars=[], invars=[*jaxpr.constvars, *jaxpr.invars]), [])
+    return known_closed, staged, box["out_unknown"], box["forwarded"]
 
 
 def partial_eval_flat(fun, known, unknown_avals, debug_info: str | None = None):

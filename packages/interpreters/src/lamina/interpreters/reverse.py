@@ -20,6 +20,7 @@ import numpy as np
 from lamina.interpreters import ad
 from lamina.interpreters.ad import Zero, add_any_p, add_tangents, instantiate_zeros, tangent_aval
 from lamina.interpreters.calls import call_jaxpr, jit_p
+from lamina.interpreters.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.partial_eval import linearize_flat
 from lamina.interpreters.staging import trace_to_jaxpr
 from lamina.ir import dtypes, tree_util
@@ -32,6 +33,8 @@ __all__ = [
     "grad",
     "is_undefined_primal",
     "linearize",
+    "merge_transposed_outputs",
+    "transpose_jaxpr",
     "value_and_grad",
     "vjp",
 ]
@@ -126,43 +129,60 @@ def _add_any_transpose(ct, x, y):
 add_any_p.def_transpose(_add_any_transpose)
 
 
-def _jit_transpose(cts, *args, jaxpr, name, **_):
-    """The transpose of a ``jit`` equation is one ``jit`` equation running the inner
-    Jaxpr's backward pass, from its non-linear inputs and nonzero cotangents."""
-    undef = [is_undefined_primal(a) for a in args]
-    res = [a for a, u in zip(args, undef, strict=True) if not u]
-    ct_nonzero = [type(c) is not Zero for c in cts]
-    in_avals = list(jaxpr.in_avals)
-    res_avals = [a for a, u in zip(in_avals, undef, strict=True) if not u]
-    ct_avals = [tangent_aval(a) for a, nz in zip(jaxpr.out_avals, ct_nonzero, strict=True) if nz]
+@cache_on_jaxpr
+def transpose_jaxpr(closed_jaxpr, undefined, ct_nonzero, debug_info: str | None = None):
+    """The transpose of ``closed_jaxpr`` (linear in the inputs marked ``undefined``)
+    as a new ClosedJaxpr from its other inputs and the nonzero output cotangents
+    (``ct_nonzero``) to the nonzero cotangents of the linear inputs. Returns it with
+    one bool per linear input: whether its cotangent is nonzero."""
+    in_avals, out_avals = list(closed_jaxpr.in_avals), list(closed_jaxpr.out_avals)
+    res_avals = [a for a, u in zip(in_avals, undefined, strict=True) if not u]
+    ct_avals = [tangent_aval(a) for a, nz in zip(out_avals, ct_nonzero, strict=True) if nz]
     out_nonzero: list[bool] = []
-    n = len(res)
+    n = len(res_avals)
 
     def transposed(*xs):
         res_it, ct_it = iter(xs[:n]), iter(xs[n:])
         primals = [
-            UndefinedPrimal(a) if u else next(res_it) for a, u in zip(in_avals, undef, strict=True)
+            UndefinedPrimal(a) if u else next(res_it)
+            for a, u in zip(in_avals, undefined, strict=True)
         ]
         cts_full = [
             next(ct_it) if nz else Zero(tangent_aval(a))
-            for nz, a in zip(ct_nonzero, jaxpr.out_avals, strict=True)
+            for nz, a in zip(ct_nonzero, out_avals, strict=True)
         ]
-        outs = backward_pass(jaxpr.jaxpr, jaxpr.consts, primals, cts_full)
-        outs = [c for c, u in zip(outs, undef, strict=True) if u]
+        outs = backward_pass(closed_jaxpr.jaxpr, closed_jaxpr.consts, primals, cts_full)
+        outs = [c for c, u in zip(outs, undefined, strict=True) if u]
         out_nonzero[:] = [type(c) is not Zero for c in outs]
         return [c for c in outs if type(c) is not Zero]
 
-    closed, _ = trace_to_jaxpr(transposed, res_avals + ct_avals, name)
-    nz_cts = [c for c in cts if type(c) is not Zero]
-    outs = iter(call_jaxpr(closed, *res, *nz_cts, name=f"transpose({name})"))
-    nz_it = iter(out_nonzero)
+    closed, _ = trace_to_jaxpr(transposed, res_avals + ct_avals, debug_info)
+    return closed, out_nonzero
+
+
+def merge_transposed_outputs(outs, args, out_nonzero):
+    """The cotangent of each operand of a transposed call: ``None`` for the non-linear
+    ones, the call's outputs for the linear ones, symbolic zeros where none flowed."""
+    outs, nz_it = iter(outs), iter(out_nonzero)
     result = []
-    for a, u in zip(in_avals, undef, strict=True):
-        if not u:
+    for a in args:
+        if not is_undefined_primal(a):
             result.append(None)
         else:
-            result.append(next(outs) if next(nz_it) else Zero(tangent_aval(a)))
+            result.append(next(outs) if next(nz_it) else Zero(tangent_aval(a.aval)))
     return result
+
+
+def _jit_transpose(cts, *args, jaxpr, name, **_):
+    """The transpose of a ``jit`` equation is one ``jit`` equation running the inner
+    Jaxpr's backward pass, from its non-linear inputs and nonzero cotangents."""
+    undef = [is_undefined_primal(a) for a in args]
+    ct_nonzero = [type(c) is not Zero for c in cts]
+    closed, out_nonzero = transpose_jaxpr(jaxpr, undef, ct_nonzero, name)
+    res = [a for a, u in zip(args, undef, strict=True) if not u]
+    nz_cts = [c for c in cts if type(c) is not Zero]
+    outs = call_jaxpr(closed, *res, *nz_cts, name=f"transpose({name})")
+    return merge_transposed_outputs(outs, args, out_nonzero)
 
 
 jit_p.def_transpose(_jit_transpose)
@@ -284,23 +304,50 @@ def vjp(fun, *primals, has_aux: bool = False):
     return out, vjp_fun
 
 
-def _check_input_dtype_grad(holomorphic, allow_int, x):
+def _check_input_dtype_revderiv(name, holomorphic, allow_int, x):
+    """JAX's checks of the inputs of reverse-mode ``name`` (``grad``, ``jacrev``)."""
     dtype = ad._check_jax_type(x).dtype
     if holomorphic and not dtypes.issubdtype(dtype, np.complexfloating):
         raise TypeError(
-            f"grad with holomorphic=True requires inputs with complex dtype, but got {dtype.name}."
+            f"{name} with holomorphic=True requires inputs with complex dtype, but got "
+            f"{dtype.name}."
         )
     if dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_:
         if not allow_int:
             raise TypeError(
-                "grad requires real- or complex-valued inputs (input dtype that is a "
+                f"{name} requires real- or complex-valued inputs (input dtype that is a "
                 f"sub-dtype of np.inexact), but got {dtype.name}. If you want to use "
                 "Boolean- or integer-valued inputs, use vjp or set allow_int to True."
             )
     elif not dtypes.issubdtype(dtype, np.inexact):
         raise TypeError(
-            "grad requires numerical-valued inputs (input dtype that is a sub-dtype of "
+            f"{name} requires numerical-valued inputs (input dtype that is a sub-dtype of "
             f"np.bool_ or np.number), but got {dtype.name}."
+        )
+
+
+def _check_output_dtype_revderiv(name, holomorphic, x):
+    """JAX's checks of the outputs of reverse-mode ``name``: complex outputs only with
+    ``holomorphic`` (and then only they), never integer ones."""
+    dtype = ad._check_jax_type(x).dtype
+    if holomorphic:
+        if not dtypes.issubdtype(dtype, np.complexfloating):
+            raise TypeError(
+                f"{name} with holomorphic=True requires outputs with complex dtype, but got "
+                f"{dtype.name}."
+            )
+    elif dtypes.issubdtype(dtype, np.complexfloating):
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {dtype.name}. For holomorphic differentiation, pass "
+            "holomorphic=True. For differentiation of non-holomorphic functions involving "
+            "complex outputs, use jax.vjp directly."
+        )
+    elif not dtypes.issubdtype(dtype, np.floating):
+        raise TypeError(
+            f"{name} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {dtype.name}. For differentiation of functions with "
+            "integer outputs, use jax.vjp directly."
         )
 
 
@@ -309,14 +356,6 @@ def _check_scalar(x):
     if aval.shape != ():
         raise TypeError(
             f"Gradient only defined for scalar-output functions. Output had shape: {aval.shape}."
-        )
-    if not dtypes.issubdtype(aval.dtype, np.floating) and not dtypes.issubdtype(
-        aval.dtype, np.complexfloating
-    ):
-        raise TypeError(
-            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
-            f"np.floating), but got {aval.dtype.name}. For differentiation of functions "
-            "with integer outputs, use jax.vjp directly."
         )
 
 
@@ -337,7 +376,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
             )
         dyn = tuple(args[i] for i in nums)
         for x in tree_util.tree_leaves(dyn):
-            _check_input_dtype_grad(holomorphic, allow_int, x)
+            _check_input_dtype_revderiv("grad", holomorphic, allow_int, x)
 
         def f_dyn(*dyn_args):
             full = list(args)
@@ -352,7 +391,8 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
         if not has_aux and not _is_leaf_array(ans):
             raise TypeError(f"Gradient only defined for scalar-output functions. Output was {ans}.")
         _check_scalar(ans)
-        one = np.ones((), ad._check_jax_type(ans).dtype)
+        _check_output_dtype_revderiv("grad", holomorphic, ans)
+        one = np.ones((), ad._check_jax_type(ans).dtype)  # 1+0j for holomorphic outputs
         g = vjp_fun(one)
         g = g[0] if int_argnums else tuple(g)
         if has_aux:

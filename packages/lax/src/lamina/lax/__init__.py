@@ -7,6 +7,7 @@ primitives, ``select_n``, ``convert_element_type``, the shape primitives
 (``+``, ``*``, ``<``, ``@``, ...) on arrays and tracers (:mod:`.operators`).
 """
 
+from lamina.interpreters.stop_gradient import stop_gradient
 from lamina.lax.conversion import convert_element_type, convert_element_type_p
 from lamina.lax.dot import Precision, dot, dot_general, dot_general_p
 from lamina.lax.elementwise import (
@@ -121,6 +122,7 @@ __all__ = [
     "sin_p",
     "sqrt",
     "sqrt_p",
+    "stop_gradient",
     "sub",
     "sub_p",
     "tanh",

@@ -1,0 +1,26 @@
+"""`lamina.custom_derivatives`: user-defined derivative rules (`jax.custom_derivatives`)."""
+
+import lamina.lax  # noqa: F401  (array operators inside rules)
+from lamina.interpreters.custom_derivatives import (
+    CustomVJPPrimal,
+    SymbolicZero,
+    closure_convert,
+    custom_gradient,
+    custom_jvp,
+    custom_jvp_call_p,
+    custom_vjp,
+    custom_vjp_call_p,
+    zero_from_primal,
+)
+
+__all__ = [
+    "CustomVJPPrimal",
+    "SymbolicZero",
+    "closure_convert",
+    "custom_gradient",
+    "custom_jvp",
+    "custom_jvp_call_p",
+    "custom_vjp",
+    "custom_vjp_call_p",
+    "zero_from_primal",
+]
