@@ -131,7 +131,7 @@ def _compile(key, primitive, in_avals, params, device) -> CompiledModule:
             keep_unused=True,
         )
         compiled = CompiledModule(
-            lowered.as_text(), target, name=f"jit_{primitive.name}", out_avals=closed.out_avals
+            lowered.as_bytecode(), target, name=f"jit_{primitive.name}", out_avals=closed.out_avals
         )
         _compiles += 1
         _cache[key] = compiled

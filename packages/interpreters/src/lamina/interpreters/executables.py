@@ -69,17 +69,17 @@ class Executable:
     """A lowered module compiled for one device: ``run(flat_args)`` returns the outputs
     (``flat_args`` holds every input of the Jaxpr; the unused ones are dropped here)."""
 
-    __slots__ = ("compiled", "in_avals", "kept", "lowered", "name", "text")
+    __slots__ = ("compiled", "in_avals", "kept", "lowered", "name")
 
     def __init__(self, lowered, n_in: int, device, name: str):
         self.name = name
         self.lowered = lowered
-        self.text = lowered.as_text()
         kept = tuple(lowered.kept_var_idx)
         self.kept = None if kept == tuple(range(n_in)) else kept  # None: every input is used
         self.in_avals = lowered.in_avals
+        # XLA reads bytecode faster than text (about 20 ms on a 3-layer MLP's gradient).
         self.compiled = CompiledModule(
-            self.text, device, name=f"jit({name})", out_avals=lowered.out_avals
+            lowered.as_bytecode(), device, name=f"jit({name})", out_avals=lowered.out_avals
         )
 
     def run(self, args: Sequence[Any]) -> list:

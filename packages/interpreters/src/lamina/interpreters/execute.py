@@ -77,10 +77,10 @@ class CompiledModule:
     Calling it returns a list of arrays, committed to the device when any argument is.
     """
 
-    def __init__(self, text: str, device, *, name: str = "module", out_avals=None):
+    def __init__(self, module: str | bytes, device, *, name: str = "module", out_avals=None):
         self.device = device
         self.sharding = sharding_for_device(device)
-        self.executable = backend.compile(text, [device], name=name)
+        self.executable = backend.compile(module, [device], name=name)
         self.out_avals = (
             list(out_avals) if out_avals is not None else _output_avals(self.executable)
         )

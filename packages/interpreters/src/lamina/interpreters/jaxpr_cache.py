@@ -1,11 +1,12 @@
 """Memoised transformations of Jaxprs.
 
-Differentiating a call of a jitted function derives new Jaxprs from the one it calls
-(its JVP, its known and unknown parts, its transpose). Built afresh on every call, each
-would be a new program for ``jit``'s executable cache, so eager ``grad(jit(f))`` would
-trace and compile again at every step. :func:`cache_on_jaxpr` keeps the derived Jaxprs:
-the same Jaxpr with the same flags (and the same trace context: ``jax_enable_x64``, ...)
-gives the same derived object, whose executable is then compiled once.
+Differentiating or batching a call of a jitted function derives new Jaxprs from the one
+it calls (its JVP, its known and unknown parts, its transpose, its batched form). Built
+afresh on every call, each would be a new program for ``jit``'s executable cache, so
+eager ``grad(jit(f))`` or ``vmap(jit(f))`` would trace and compile again at every step.
+:func:`cache_on_jaxpr` keeps the derived Jaxprs: the same Jaxpr with the same flags (and
+the same trace context: ``jax_enable_x64``, ...) gives the same derived object, whose
+executable is then compiled once.
 """
 
 from __future__ import annotations

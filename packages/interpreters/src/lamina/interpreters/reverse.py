@@ -181,7 +181,7 @@ def _jit_transpose(cts, *args, jaxpr, name, **_):
     closed, out_nonzero = transpose_jaxpr(jaxpr, undef, ct_nonzero, name)
     res = [a for a, u in zip(args, undef, strict=True) if not u]
     nz_cts = [c for c in cts if type(c) is not Zero]
-    outs = call_jaxpr(closed, *res, *nz_cts, name=f"transpose({name})")
+    outs = call_jaxpr(closed, *res, *nz_cts, name=name)
     return merge_transposed_outputs(outs, args, out_nonzero)
 
 
