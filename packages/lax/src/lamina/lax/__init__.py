@@ -7,126 +7,52 @@ primitives, ``select_n``, ``convert_element_type``, the shape primitives
 (``+``, ``*``, ``<``, ``@``, ...) on arrays and tracers (:mod:`.operators`).
 """
 
-from lamina.interpreters.stop_gradient import stop_gradient
-from lamina.lax.conversion import convert_element_type, convert_element_type_p
-from lamina.lax.dot import Precision, dot, dot_general, dot_general_p
-from lamina.lax.elementwise import (
-    add,
-    add_p,
-    cos,
-    cos_p,
-    div,
-    div_p,
-    eq,
-    eq_p,
-    exp,
-    exp_p,
-    ge,
-    ge_p,
-    gt,
-    gt_p,
-    le,
-    le_p,
-    log,
-    log_p,
-    lt,
-    lt_p,
-    max,
-    max_p,
-    min,
-    min_p,
-    mul,
-    mul_p,
-    ne,
-    ne_p,
-    neg,
-    neg_p,
-    select_n,
-    select_n_p,
-    sin,
-    sin_p,
-    sqrt,
-    sqrt_p,
-    sub,
-    sub_p,
-    tanh,
-    tanh_p,
-)
+import sys as _sys
+
+from lamina.interpreters.stop_gradient import stop_gradient  # noqa: F401
+from lamina.lax.binary import *  # noqa: F403
+from lamina.lax.control_flow import *  # noqa: F403
+from lamina.lax.conversion import *  # noqa: F403
+from lamina.lax.convolution import *  # noqa: F403
+from lamina.lax.dot import *  # noqa: F403
+from lamina.lax.elementwise import *  # noqa: F403
+from lamina.lax.fft import *  # noqa: F403
+from lamina.lax.gather_scatter import *  # noqa: F403
+from lamina.lax.misc import *  # noqa: F403
 from lamina.lax.operators import install_operators as _install_operators
-from lamina.lax.reductions import reduce_max, reduce_max_p, reduce_sum, reduce_sum_p
-from lamina.lax.shapes import (
-    broadcast_in_dim,
-    broadcast_in_dim_p,
-    broadcasted_iota,
-    iota,
-    iota_p,
-    reshape,
-    reshape_p,
-    transpose,
-    transpose_p,
-)
+from lamina.lax.parallel import *  # noqa: F403
+from lamina.lax.reductions import *  # noqa: F403
+from lamina.lax.reshaping import *  # noqa: F403
+from lamina.lax.shapes import *  # noqa: F403
+from lamina.lax.slicing import *  # noqa: F403
+from lamina.lax.sorting import *  # noqa: F403
+from lamina.lax.special import *  # noqa: F403
+from lamina.lax.unary import *  # noqa: F403
+from lamina.lax.windowed import *  # noqa: F403
 
 _install_operators()
 
-__all__ = [
-    "Precision",
-    "add",
-    "add_p",
-    "broadcast_in_dim",
-    "broadcast_in_dim_p",
-    "broadcasted_iota",
-    "convert_element_type",
-    "convert_element_type_p",
-    "cos",
-    "cos_p",
-    "div",
-    "div_p",
+# Each module lists its public names in __all__; the package exports their union.
+_MODULES = (
+    "binary",
+    "control_flow",
+    "conversion",
+    "convolution",
     "dot",
-    "dot_general",
-    "dot_general_p",
-    "eq",
-    "eq_p",
-    "exp",
-    "exp_p",
-    "ge",
-    "ge_p",
-    "gt",
-    "gt_p",
-    "iota",
-    "iota_p",
-    "le",
-    "le_p",
-    "log",
-    "log_p",
-    "lt",
-    "lt_p",
-    "max",
-    "max_p",
-    "min",
-    "min_p",
-    "mul",
-    "mul_p",
-    "ne",
-    "ne_p",
-    "neg",
-    "neg_p",
-    "reduce_max",
-    "reduce_max_p",
-    "reduce_sum",
-    "reduce_sum_p",
-    "reshape",
-    "reshape_p",
-    "select_n",
-    "select_n_p",
-    "sin",
-    "sin_p",
-    "sqrt",
-    "sqrt_p",
-    "stop_gradient",
-    "sub",
-    "sub_p",
-    "tanh",
-    "tanh_p",
-    "transpose",
-    "transpose_p",
-]
+    "elementwise",
+    "fft",
+    "gather_scatter",
+    "misc",
+    "parallel",
+    "reductions",
+    "reshaping",
+    "shapes",
+    "slicing",
+    "sorting",
+    "special",
+    "unary",
+    "windowed",
+)
+__all__ = sorted(
+    {"stop_gradient", *(n for m in _MODULES for n in _sys.modules[f"{__name__}.{m}"].__all__)}
+)

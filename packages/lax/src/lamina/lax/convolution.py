@@ -1,0 +1,3 @@
+"""conv_general_dilated and its helpers."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""The fft primitive."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""gather and scatter with full dimension numbers and every GatherScatterMode."""
+
+__all__: list[str] = []
