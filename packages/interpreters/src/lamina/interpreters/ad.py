@@ -141,7 +141,16 @@ def _add_any_abstract_eval(x, y):
 add_any_p.def_abstract_eval(_add_any_abstract_eval)
 add_any_p.def_lowering(lambda ctx, x, y: [hlo.add(x, y)])
 def_standard_impl(add_any_p)
-batching.defbroadcasting(add_any_p)
+
+
+def _add_any_batching(axis_data, vals, dims):
+    # Both tangents have one type, so an unbatched one (even a scalar) is broadcast.
+    dim = next(d for d in dims if d is not batching.not_mapped)
+    x, y = (batching.matchaxis(axis_data, d, dim, v) for v, d in zip(vals, dims, strict=True))
+    return add_any_p.bind(x, y), dim
+
+
+batching.batching_rules[add_any_p] = _add_any_batching
 
 
 def add_tangents(x, y):

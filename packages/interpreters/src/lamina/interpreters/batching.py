@@ -54,6 +54,7 @@ __all__ = [
     "bdim_at_front",
     "broadcast",
     "broadcast_batched",
+    "collective_rules",
     "defbroadcasting",
     "defreducer",
     "defvectorized",
@@ -68,6 +69,12 @@ __all__ = [
 ]
 
 not_mapped = None  # the batch dim of a value with no batch axis
+
+# Collectives over named axes (psum, axis_index, ...): ``primitive -> (axis_names,
+# rule)``. ``axis_names(params)`` gives the names the equation reduces over; the
+# BatchTrace of such a name runs ``rule(axis_data, vals, dims, **params)`` even when no
+# operand is batched (psum(1, "i") is the axis size).
+collective_rules: dict = {}
 
 # "transpose": (x, permutation) -> x; "broadcast_in_dim": (x, shape, dims) -> x.
 shape_ops: dict[str, Callable[..., Any]] = {}
@@ -173,6 +180,13 @@ class BatchTrace(Trace):
 
     def process_primitive(self, primitive, args, params):
         vals, dims = zip(*map(self.to_batch_info, args), strict=True) if args else ((), ())
+        collective = collective_rules.get(primitive)
+        if collective is not None and self.axis_data.name in collective[0](params):
+            with set_current_trace(self.parent):
+                out, out_dim = collective[1](self.axis_data, list(vals), list(dims), **params)
+            if primitive.multiple_results:
+                return [self._wrap(v, d) for v, d in zip(out, out_dim, strict=True)]
+            return self._wrap(out, out_dim)
         with set_current_trace(self.parent):
             if all(d is not_mapped for d in dims):
                 return primitive.bind(*vals, **params)

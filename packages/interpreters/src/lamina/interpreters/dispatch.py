@@ -28,6 +28,7 @@ from lamina.interpreters import backend
 from lamina.interpreters.execute import CompiledModule
 from lamina.interpreters.lowering import lower_jaxpr
 from lamina.interpreters.transfer import device_put
+from lamina.ir import dtypes
 from lamina.ir.core import ClosedJaxpr, Jaxpr, Var, new_jaxpr_eqn
 from lamina.ir.primitives import Primitive, abstract_eval_rules
 
@@ -67,7 +68,7 @@ def clear_dispatch_cache() -> None:
 
 
 def _scalar_array(x):
-    key = (type(x), repr(x))
+    key = (type(x), repr(x), dtypes.x64_enabled())  # a Python int is int64 under x64
     arr = _scalars.get(key)
     if arr is None:
         arr = device_put(x)

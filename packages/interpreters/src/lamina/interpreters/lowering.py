@@ -188,6 +188,23 @@ def call_lowering(ctx, *args, jaxpr, name="", inline=False, **_params):
     return ctx.call(jaxpr, args, name=name, inline=inline)
 
 
+def lower_fun(fun: Callable, multiple_results: bool = False) -> Callable:
+    """A lowering rule emitting ``fun(*operands, **params)`` (written with primitives and
+    traced on the operands' types) in place: for primitives defined by others."""
+
+    def rule(ctx, *args, **params):
+        from lamina.interpreters.staging import trace_to_jaxpr
+
+        def flat(*xs):
+            out = fun(*xs, **params)
+            return list(out) if multiple_results else [out]
+
+        closed, _ = trace_to_jaxpr(flat, ctx.avals_in, "lower_fun")
+        return ctx.call(closed, args, inline=True)
+
+    return rule
+
+
 def _read(env: dict, atom) -> ir.Value:
     if isinstance(atom, Literal):
         return mb.constant(atom.val, atom.aval)

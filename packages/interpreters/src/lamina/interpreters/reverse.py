@@ -97,7 +97,10 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
         cts = [ct_env.pop(v, None) for v in eqn.outvars]
         if all(c is None for c in cts):
             continue  # zero cotangents: no work
-        cts = [Zero(tangent_aval(v.aval)) if c is None else c for c in cts]
+        cts = [
+            Zero(tangent_aval(v.aval)) if c is None else c
+            for v, c in zip(eqn.outvars, cts, strict=True)
+        ]
         rule = transpose_rules.get(eqn.primitive)
         if rule is None:
             raise MissingRuleError(

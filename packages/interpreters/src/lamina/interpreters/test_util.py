@@ -34,11 +34,16 @@ def _is_inexact(x) -> bool:
     return dtypes.issubdtype(_dtype_of(x), np.inexact)
 
 
+def _wide(x) -> np.ndarray:
+    """``x`` in double precision, complex kept complex."""
+    x = np.asarray(x)
+    return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
+
+
 def _perturb(x, t, scale):
     if not _is_inexact(x):
         return x
-    dtype = _dtype_of(x)
-    return (np.asarray(x, np.float64) + scale * np.asarray(t, np.float64)).astype(dtype)
+    return (_wide(x) + scale * _wide(t)).astype(_dtype_of(x))
 
 
 def numerical_jvp(f, primals, tangents, eps: float):
@@ -46,7 +51,7 @@ def numerical_jvp(f, primals, tangents, eps: float):
     plus = f(*[_perturb(x, t, eps) for x, t in zip(primals, tangents, strict=True)])
     minus = f(*[_perturb(x, t, -eps) for x, t in zip(primals, tangents, strict=True)])
     return tree_util.tree_map(
-        lambda a, b: (np.asarray(a, np.float64) - np.asarray(b, np.float64)) / (2 * eps),
+        lambda a, b: (_wide(a) - _wide(b)) / (2 * eps),
         plus,
         minus,
     )
@@ -55,7 +60,10 @@ def numerical_jvp(f, primals, tangents, eps: float):
 def _random_tangent(x, rng):
     if not _is_inexact(x):
         return np.zeros(np.shape(x), dtypes.float0)
-    return rng.standard_normal(np.shape(x)).astype(_dtype_of(x))
+    shape, dtype = np.shape(x), _dtype_of(x)
+    if dtypes.issubdtype(dtype, np.complexfloating):
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
 
 
 def _check_close(what, got, want, atol, rtol):
@@ -68,7 +76,7 @@ def _check_close(what, got, want, atol, rtol):
         if g.dtype == dtypes.float0:
             continue
         np.testing.assert_allclose(
-            np.asarray(g, np.float64), np.asarray(w, np.float64), atol=atol, rtol=rtol,
+            _wide(g), _wide(w), atol=atol, rtol=rtol,
             err_msg=what,
         )  # fmt: skip
 
@@ -112,7 +120,12 @@ def check_vjp(f, args, atol=None, rtol=None, eps=None, rng=None):
     _check_close("primal output of vjp against f", out, f(*args), atol, rtol)
     out_t = numerical_jvp(f, args, tangents, eps)
     cts = tree_util.tree_map(lambda o: _random_tangent(o, rng), out)
-    in_cts = vjp_fun(cts)
+    # JAX's convention for complex values: the VJP of the conjugated cotangent,
+    # conjugated back, pairs with tangents under Re <x, y> = Re(sum(conj(x) * y)).
+    conj = lambda tree: tree_util.tree_map(  # noqa: E731
+        lambda v: v if np.asarray(v).dtype == dtypes.float0 else np.conj(np.asarray(v)), tree
+    )
+    in_cts = conj(vjp_fun(conj(cts)))
 
     def inner(xs, ys):
         total = 0.0
@@ -120,7 +133,7 @@ def check_vjp(f, args, atol=None, rtol=None, eps=None, rng=None):
             x, y = np.asarray(x), np.asarray(y)
             if x.dtype == dtypes.float0 or y.dtype == dtypes.float0:
                 continue
-            total += float(np.sum(x.astype(np.float64) * y.astype(np.float64)))
+            total += float(np.real(np.vdot(_wide(x).ravel(), _wide(y).ravel())))
         return total
 
     got, want = inner(in_cts, tangents), inner(cts, out_t)

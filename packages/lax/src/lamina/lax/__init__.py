@@ -9,8 +9,10 @@ primitives, ``select_n``, ``convert_element_type``, the shape primitives
 
 import sys as _sys
 
-from lamina.interpreters.stop_gradient import stop_gradient  # noqa: F401
+from lamina.interpreters.stop_gradient import stop_gradient, stop_gradient_p  # noqa: F401
+from lamina.lax import linalg  # noqa: F401  (jax.lax.linalg is a public submodule)
 from lamina.lax.binary import *  # noqa: F403
+from lamina.lax.composite import *  # noqa: F403
 from lamina.lax.control_flow import *  # noqa: F403
 from lamina.lax.conversion import *  # noqa: F403
 from lamina.lax.convolution import *  # noqa: F403
@@ -21,12 +23,14 @@ from lamina.lax.gather_scatter import *  # noqa: F403
 from lamina.lax.misc import *  # noqa: F403
 from lamina.lax.operators import install_operators as _install_operators
 from lamina.lax.parallel import *  # noqa: F403
+from lamina.lax.parallel_exchange import *  # noqa: F403
 from lamina.lax.reductions import *  # noqa: F403
 from lamina.lax.reshaping import *  # noqa: F403
 from lamina.lax.shapes import *  # noqa: F403
 from lamina.lax.slicing import *  # noqa: F403
 from lamina.lax.sorting import *  # noqa: F403
 from lamina.lax.special import *  # noqa: F403
+from lamina.lax.special_gamma import *  # noqa: F403
 from lamina.lax.unary import *  # noqa: F403
 from lamina.lax.windowed import *  # noqa: F403
 
@@ -35,6 +39,7 @@ _install_operators()
 # Each module lists its public names in __all__; the package exports their union.
 _MODULES = (
     "binary",
+    "composite",
     "control_flow",
     "conversion",
     "convolution",
@@ -44,15 +49,21 @@ _MODULES = (
     "gather_scatter",
     "misc",
     "parallel",
+    "parallel_exchange",
     "reductions",
     "reshaping",
     "shapes",
     "slicing",
     "sorting",
     "special",
+    "special_gamma",
     "unary",
     "windowed",
 )
 __all__ = sorted(
-    {"stop_gradient", *(n for m in _MODULES for n in _sys.modules[f"{__name__}.{m}"].__all__)}
+    {
+        "stop_gradient",
+        "stop_gradient_p",
+        *(n for m in _MODULES for n in _sys.modules[f"{__name__}.{m}"].__all__),
+    }
 )

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import enum
 import operator
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
 
 from lamina.interpreters import ad, reverse
 from lamina.interpreters.mlir import hlo, ir
@@ -18,7 +22,17 @@ from lamina.ir.core import ShapedArray
 from lamina.ir.parse_params import register_value_reader
 from lamina.lax._common import aval_of, standard_primitive
 
-__all__ = ["Precision", "dot", "dot_general", "dot_general_p"]
+__all__ = [
+    "DotAlgorithm",
+    "DotAlgorithmPreset",
+    "DotDimensionNumbers",
+    "Precision",
+    "PrecisionLike",
+    "batch_matmul",
+    "dot",
+    "dot_general",
+    "dot_general_p",
+]
 
 
 class Precision(enum.Enum):
@@ -34,6 +48,59 @@ class Precision(enum.Enum):
     def __str__(self):
         return self.name
 
+
+class DotAlgorithmPreset(enum.Enum):
+    """Named algorithms for a matrix product's input, accumulation and output types
+    (an accelerator's choice; accepted for compatibility)."""
+
+    DEFAULT = enum.auto()
+    ANY_F8_ANY_F8_F32 = enum.auto()
+    ANY_F8_ANY_F8_F32_FAST_ACCUM = enum.auto()
+    ANY_F8_ANY_F8_ANY = enum.auto()
+    ANY_F8_ANY_F8_ANY_FAST_ACCUM = enum.auto()
+    F16_F16_F16 = enum.auto()
+    F16_F16_F32 = enum.auto()
+    BF16_BF16_BF16 = enum.auto()
+    BF16_BF16_F32 = enum.auto()
+    BF16_BF16_F32_X3 = enum.auto()
+    BF16_BF16_F32_X6 = enum.auto()
+    BF16_BF16_F32_X9 = enum.auto()
+    TF32_TF32_F32 = enum.auto()
+    TF32_TF32_F32_X3 = enum.auto()
+    F32_F32_F32 = enum.auto()
+    F64_F64_F64 = enum.auto()
+
+    def __repr__(self):
+        return self.name
+
+    __str__ = __repr__
+
+
+class DotAlgorithm(NamedTuple):
+    """An explicit algorithm for a matrix product: the types its inputs are rounded to,
+    the accumulation type, and how many components and primitive products it uses."""
+
+    lhs_precision_type: object
+    rhs_precision_type: object
+    accumulation_type: object
+    lhs_component_count: int = 1
+    rhs_component_count: int = 1
+    num_primitive_operations: int = 1
+    allow_imprecise_accumulation: bool = False
+
+
+DotDimensionNumbers = tuple[
+    tuple[Sequence[int], Sequence[int]], tuple[Sequence[int], Sequence[int]]
+]
+PrecisionLike = (
+    None
+    | str
+    | Precision
+    | tuple[str, str]
+    | tuple[Precision, Precision]
+    | DotAlgorithm
+    | DotAlgorithmPreset
+)
 
 # The Jaxpr parser reads ``Precision.HIGHEST`` back as the enum member.
 register_value_reader("Precision", lambda text: Precision[text.split(".", 1)[1]])
@@ -59,9 +126,12 @@ def _one_precision(p):
 
 
 def canonicalize_precision(precision):
-    """None, or a pair of ``Precision`` for the two operands."""
-    if precision is None:
-        return None
+    """None, a pair of ``Precision`` for the two operands, or a ``DotAlgorithmPreset`` /
+    ``DotAlgorithm`` (kept as given; presets may be named by their member name)."""
+    if precision is None or isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+        return precision
+    if isinstance(precision, str) and precision in DotAlgorithmPreset.__members__:
+        return DotAlgorithmPreset[precision]
     one = _one_precision(precision)
     if one is not None:
         return (one, one)
@@ -70,10 +140,44 @@ def canonicalize_precision(precision):
         if None not in pair:
             return pair
     raise ValueError(
-        "Precision argument must be one of:\n- None,\n- a Precision enum value,\n"
-        "- a string naming one ('highest', 'float32', ...),\n- a tuple of two of these,\n"
-        f"got {precision}."
+        "Precision argument must be one of:\n- None,\n- a string in ['highest', 'float32', "
+        "'high', 'bfloat16_3x', 'tensorfloat32', 'default', 'bfloat16', 'fastest', None],\n"
+        "- a lax.Precision value,\n- a tuple of two lax.Precision values or strings,\n"
+        "- a lax.DotAlgorithmPreset or the name of one of these presets, or\n"
+        f"- a lax.DotAlgorithm value;\nbut got {precision}."
     )
+
+
+def precision_config(precision):
+    """The ``precision_config`` attribute of a product. Algorithms are not passed on:
+    CPU computes in the operands' types (what XLA's CPU backend does with them too)."""
+    if not isinstance(precision, tuple) or isinstance(precision, DotAlgorithm):
+        precision = (Precision.DEFAULT, Precision.DEFAULT)
+    return ir.ArrayAttr.get([hlo.PrecisionAttr.get(p.name) for p in precision])
+
+
+def check_preferred_element_type(input_dtype, preferred) -> None:
+    """JAX's rule for a convolution's ``preferred_element_type`` (``dot_general``
+    accepts any): integers may accumulate as integers
+    or floats, floats as floats, complex as complex, never in a narrower type."""
+    kinds = (np.integer, np.floating, np.complexfloating)
+
+    def kind(dtype):
+        if dtypes.issubdtype(dtype, np.bool_):
+            return np.integer
+        return next((k for k in kinds if dtypes.issubdtype(dtype, k)), None)
+
+    k_in, k_out = kind(input_dtype), kind(preferred)
+    allowed = {(np.integer, np.integer), (np.integer, np.floating),
+               (np.floating, np.floating), (np.complexfloating, np.complexfloating)}  # fmt: skip
+    if (k_in, k_out) not in allowed:
+        raise TypeError(
+            "Input type is incompatible with `preferred_element_type`. The compatible "
+            "combinations of (input_type, preferred_element_type) are (integral, integral), "
+            "(integral, floating), (floating, floating), (complex, complex."
+        )
+    if k_in is k_out and np.dtype(preferred).itemsize < np.dtype(input_dtype).itemsize:
+        raise TypeError("`preferred_element_type` must not be narrower than the original type.")
 
 
 def _check_dims(side, aval, batch, contracting):
@@ -133,9 +237,7 @@ def _lowering(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_
         lhs_contracting_dimensions=list(lc),
         rhs_contracting_dimensions=list(rc),
     )
-    pair = precision or (Precision.DEFAULT, Precision.DEFAULT)
-
-    config = ir.ArrayAttr.get([hlo.PrecisionAttr.get(p.name) for p in pair])
+    config = precision_config(precision)
     return [hlo.dot_general(ctx.ir_type(aval_out), lhs, rhs, numbers, precision_config=config)]
 
 
@@ -151,7 +253,9 @@ def _complete_params(params, in_avals, out_avals):
     precision = params.get("precision")
     return {
         "dimension_numbers": ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))),
-        "precision": None if precision is None else canonicalize_precision(tuple(precision)),
+        "precision": canonicalize_precision(
+            tuple(precision) if isinstance(precision, list) else precision
+        ),
         "preferred_element_type": params.get("preferred_element_type"),
         "out_sharding": params.get("out_sharding"),
     }
@@ -261,6 +365,22 @@ def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_t
     )
 
 
+def batch_matmul(lhs, rhs, precision=None):
+    """Matrix products batched over the leading axes (equal in number and size)."""
+    lhs_ndim, rhs_ndim = aval_of(lhs).ndim, aval_of(rhs).ndim
+    if min(lhs_ndim, rhs_ndim) < 2:
+        raise ValueError(
+            f"Arguments to batch_matmul must be at least 2D, got {lhs_ndim}, {rhs_ndim}"
+        )
+    if lhs_ndim != rhs_ndim:
+        raise ValueError(
+            f"Arguments to batch_matmul must have same ndim, got {lhs_ndim}, {rhs_ndim}"
+        )
+    batch = tuple(range(lhs_ndim - 2))
+    numbers = (((lhs_ndim - 1,), (rhs_ndim - 2,)), (batch, batch))
+    return dot_general(lhs, rhs, numbers, precision=precision)
+
+
 def _dot_transpose_operand(ct, other, x_aval, other_aval, x_dims, other_dims, x_is_lhs, params):
     """The cotangent of one operand of ``dot_general``: ``ct`` contracted with the other
     operand over the other's free axes, then transposed to the operand's axis order."""
@@ -277,7 +397,8 @@ def _dot_transpose_operand(ct, other, x_aval, other_aval, x_dims, other_dims, x_
         ct_o_free = range(nb, nb + len(o_free))
     numbers = ((tuple(ct_o_free), tuple(o_free)), (tuple(range(nb)), tuple(o_b)))
     res = dot_general_p.bind(ct, other, dimension_numbers=numbers,
-                             precision=params.get("precision"), preferred_element_type=None,
+                             precision=params.get("precision"),
+                             preferred_element_type=params.get("preferred_element_type"),
                              out_sharding=None)  # fmt: skip
     labels = [*x_b, *x_free, *[x_c[list(o_c).index(r)] for r in sorted(o_c)]]
     perm = tuple(labels.index(j) for j in range(x_aval.ndim))
@@ -303,3 +424,9 @@ def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, **params):
 
 
 dot_general_p.def_transpose(_dot_general_transpose)
+
+
+from lamina.lax._ragged_dot import *  # noqa: E402, F403
+from lamina.lax._ragged_dot import __all__ as _ragged_names  # noqa: E402
+
+__all__ += _ragged_names

@@ -11,12 +11,15 @@ stretch.
 
 from __future__ import annotations
 
+import enum
+
 import numpy as np
 
 from lamina.interpreters import ad, batching, reverse
-from lamina.interpreters.mlir import hlo
+from lamina.interpreters.mlir import chlo, hlo
 from lamina.ir import dtypes
 from lamina.ir.core import ShapedArray
+from lamina.ir.primitives import abstract_eval_rules
 from lamina.lax._common import (
     ANY,
     INEXACT,
@@ -28,6 +31,8 @@ from lamina.lax._common import (
 )
 
 __all__ = [
+    "AccuracyMode",
+    "Tolerance",
     "add",
     "add_p",
     "cos",
@@ -108,14 +113,7 @@ def _unary(name: str, accepted, hlo_op: str):
 
 
 neg_p = _unary("neg", NUMERIC, "negate")
-sin_p = _unary("sin", INEXACT, "sine")
-cos_p = _unary("cos", INEXACT, "cosine")
-exp_p = _unary("exp", INEXACT, "exponential")
-log_p = _unary("log", INEXACT, "log")
-tanh_p = _unary("tanh", INEXACT, "tanh")
-sqrt_p = _unary("sqrt", INEXACT, "sqrt")
-for _p in (neg_p, sin_p, cos_p, exp_p, log_p, tanh_p, sqrt_p):
-    batching.defvectorized(_p)  # vmap: each element alone, the batch dim stays
+batching.defvectorized(neg_p)  # vmap: each element alone, the batch dim stays
 
 
 def neg(x):
@@ -123,34 +121,123 @@ def neg(x):
     return neg_p.bind(x)
 
 
-def sin(x):
+class AccuracyMode(enum.Enum):
+    """Accuracy asked of a transcendental function's implementation."""
+
+    HIGHEST = 1
+    DEFAULT = 2
+
+
+class Tolerance:
+    """Error bounds asked of a transcendental function's implementation: absolute,
+    relative and in units of the last place."""
+
+    def __init__(self, atol: float = 0.0, rtol: float = 0.0, ulps: int = 0):
+        if atol < 0.0 or rtol < 0.0 or ulps < 0:
+            raise ValueError("Tolerances must be non-negative.")
+        if atol == 0.0 and rtol == 0.0 and ulps == 0:
+            raise ValueError("At least one of atol, rtol, or ulps must be set.")
+        self.atol, self.rtol, self.ulps = float(atol), float(rtol), int(ulps)
+
+    def _key(self):
+        return (self.atol, self.rtol, self.ulps)
+
+    def __eq__(self, other):
+        return isinstance(other, Tolerance) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+
+def check_accuracy(accuracy):
+    """``accuracy`` as given, if it is one JAX accepts."""
+    if accuracy is None or isinstance(accuracy, (Tolerance, AccuracyMode)):
+        return accuracy
+    raise NotImplementedError(f"Accuracy {accuracy} not supported")
+
+
+def _accuracy_attr(accuracy):
+    from lamina.interpreters.mlir import ir
+
+    if isinstance(accuracy, AccuracyMode):
+        text = f"mode = #stablehlo.result_accuracy_mode<{accuracy.name}>"
+    else:
+        text = (
+            f"atol = {accuracy.atol:e}, rtol = {accuracy.rtol:e}, ulps = {accuracy.ulps}, "
+            "mode = #stablehlo.result_accuracy_mode<TOLERANCE>"
+        )
+    return ir.Attribute.parse(f"#stablehlo.result_accuracy<{text}>")
+
+
+def with_accuracy(value, accuracy):
+    """The op making ``value`` annotated with ``result_accuracy`` (as JAX lowers it)."""
+    if accuracy is not None:
+        value.owner.attributes["result_accuracy"] = _accuracy_attr(accuracy)
+    return value
+
+
+def def_accuracy_params(prim) -> None:
+    """JAX prints ``accuracy`` only when it is set; parsed equations get it back."""
+    prim.def_pp_params(
+        lambda params: {k: v for k, v in params.items() if not (k == "accuracy" and v is None)},
+        lambda params, in_avals, out_avals: {"accuracy": None, **params},
+    )
+
+
+def accuracy_unary(name: str, accepted, op: str, dialect: str = "hlo"):
+    """A unary primitive with JAX's ``accuracy`` param (None unless asked for); ``op``
+    names the builder in the ``hlo`` or ``chlo`` module, looked up when lowering."""
+
+    def abstract_eval(x, accuracy=None):
+        check_dtype(name, x.dtype, accepted)
+        return x
+
+    def lowering(ctx, x, accuracy=None):
+        module = hlo if dialect == "hlo" else chlo
+        return [with_accuracy(getattr(module, op)(x), accuracy)]
+
+    prim = standard_primitive(name, abstract_eval, lowering)
+    batching.defvectorized(prim)
+    def_accuracy_params(prim)
+    return prim
+
+
+sin_p = accuracy_unary("sin", INEXACT, "sine")
+cos_p = accuracy_unary("cos", INEXACT, "cosine")
+exp_p = accuracy_unary("exp", INEXACT, "exponential")
+log_p = accuracy_unary("log", INEXACT, "log")
+tanh_p = accuracy_unary("tanh", INEXACT, "tanh")
+sqrt_p = accuracy_unary("sqrt", INEXACT, "sqrt")
+
+
+def sin(x, *, accuracy=None):
     """Elementwise sine."""
-    return sin_p.bind(x)
+    return sin_p.bind(x, accuracy=check_accuracy(accuracy))
 
 
-def cos(x):
+def cos(x, *, accuracy=None):
     """Elementwise cosine."""
-    return cos_p.bind(x)
+    return cos_p.bind(x, accuracy=check_accuracy(accuracy))
 
 
-def exp(x):
+def exp(x, *, accuracy=None):
     """Elementwise exponential: e**x."""
-    return exp_p.bind(x)
+    return exp_p.bind(x, accuracy=check_accuracy(accuracy))
 
 
-def log(x):
+def log(x, *, accuracy=None):
     """Elementwise natural logarithm."""
-    return log_p.bind(x)
+    return log_p.bind(x, accuracy=check_accuracy(accuracy))
 
 
-def tanh(x):
+def tanh(x, *, accuracy=None):
     """Elementwise hyperbolic tangent."""
-    return tanh_p.bind(x)
+    return tanh_p.bind(x, accuracy=check_accuracy(accuracy))
 
 
-def sqrt(x):
+def sqrt(x, *, accuracy=None):
     """Elementwise square root."""
-    return sqrt_p.bind(x)
+    return sqrt_p.bind(x, accuracy=check_accuracy(accuracy))
 
 
 def _const(value, like):
@@ -160,12 +247,12 @@ def _const(value, like):
 
 # JVPs: ``t`` is the operand's tangent, ``ans`` the primal result.
 ad.deflinear(neg_p)
-ad.defjvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
-ad.defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
-ad.defjvp(exp_p, lambda t, ans, x: mul(t, ans))
-ad.defjvp(log_p, lambda t, ans, x: div(t, x))
-ad.defjvp(tanh_p, lambda t, ans, x: mul(t, sub(_const(1, ans), mul(ans, ans))))
-ad.defjvp(sqrt_p, lambda t, ans, x: mul(t, div(_const(0.5, ans), ans)))
+ad.defjvp(sin_p, lambda t, ans, x, accuracy=None: mul(t, cos(x, accuracy=accuracy)))
+ad.defjvp(cos_p, lambda t, ans, x, accuracy=None: neg(mul(t, sin(x, accuracy=accuracy))))
+ad.defjvp(exp_p, lambda t, ans, x, accuracy=None: mul(t, ans))
+ad.defjvp(log_p, lambda t, ans, x, accuracy=None: div(t, x))
+ad.defjvp(tanh_p, lambda t, ans, x, accuracy=None: mul(t, sub(_const(1, ans), mul(ans, ans))))
+ad.defjvp(sqrt_p, lambda t, ans, x, accuracy=None: mul(t, div(_const(0.5, ans), ans)))
 
 
 # ------------------------------------------------------------------ binary
@@ -206,9 +293,39 @@ def sub(x, y):
     return sub_p.bind(x, y)
 
 
-def mul(x, y):
-    """Elementwise multiplication: x * y."""
-    return mul_p.bind(x, y)
+def mul(x, y, *, out_dtype=None):
+    """Elementwise multiplication: x * y. With ``out_dtype``, both operands (which may
+    then differ in dtype) are converted to it before multiplying."""
+    if out_dtype is None:
+        return mul_p.bind(x, y)
+    np.dtype(out_dtype)  # JAX's TypeError for what is not a dtype
+    return mul_p.bind(x, y, out_dtype=out_dtype)
+
+
+def _mul_abstract_eval(x, y, out_dtype=None):
+    if out_dtype is None:
+        return _plain_mul_abstract_eval(x, y)
+    shape = broadcasting_shape("mul", (x.shape, y.shape))
+    return ShapedArray(shape, dtypes.dtype(out_dtype))
+
+
+def _mul_lowering(ctx, x, y, out_dtype=None):
+    if out_dtype is not None:
+        dtype = ctx.avals_out[0].dtype
+        avals = [a.update(dtype=dtype) for a in ctx.avals_in]
+        x, y = (ctx.convert(v, a, b) for v, a, b in zip((x, y), ctx.avals_in, avals, strict=True))
+        ctx = ctx.replace(avals_in=avals)
+    x, y = ctx.broadcast_to([x, y])
+    return [hlo.multiply(x, y)]
+
+
+_plain_mul_abstract_eval = abstract_eval_rules[mul_p]
+mul_p.def_abstract_eval(_mul_abstract_eval)
+mul_p.def_lowering(_mul_lowering)
+mul_p.def_pp_params(
+    lambda params: {k: v for k, v in params.items() if not (k == "out_dtype" and v is None)},
+    lambda params, in_avals, out_avals: params,
+)
 
 
 def div(x, y):
@@ -251,7 +368,8 @@ ad.defjvp(add_p, lambda t, ans, x, y: _to_result_shape(t, ans),
           lambda t, ans, x, y: _to_result_shape(t, ans))  # fmt: skip
 ad.defjvp(sub_p, lambda t, ans, x, y: _to_result_shape(t, ans),
           lambda t, ans, x, y: _to_result_shape(neg(t), ans))  # fmt: skip
-ad.defjvp(mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
+ad.defjvp(mul_p, lambda t, ans, x, y, out_dtype=None: mul(t, y, out_dtype=out_dtype),
+          lambda t, ans, x, y, out_dtype=None: mul(x, t, out_dtype=out_dtype))  # fmt: skip
 ad.defjvp(div_p, lambda t, ans, x, y: div(t, y),
           lambda t, ans, x, y: div(mul(neg(t), ans), y))  # fmt: skip
 ad.defjvp(max_p, lambda t, ans, x, y: mul(t, _choice_weight(gt(x, y), eq(x, y), ans)),
@@ -473,13 +591,15 @@ def _sub_transpose(ct, x, y):
             _unbroadcast(neg(ct), y.aval) if ly else None]  # fmt: skip
 
 
-def _mul_transpose(ct, x, y):
+def _mul_transpose(ct, x, y, out_dtype=None):
     lx, ly = _linear_in(x, y)
     if lx and ly:
         _nonlinear("mul")
     if lx:
-        return [_unbroadcast(mul(ct, y), x.aval), None]
-    return [None, _unbroadcast(mul(x, ct), y.aval)]
+        back = None if out_dtype is None else x.aval.dtype
+        return [_unbroadcast(mul(ct, y, out_dtype=back), x.aval), None]
+    back = None if out_dtype is None else y.aval.dtype
+    return [None, _unbroadcast(mul(x, ct, out_dtype=back), y.aval)]
 
 
 def _div_transpose(ct, x, y):

@@ -21,6 +21,7 @@ from lamina.interpreters.array import set_array_attribute
 from lamina.interpreters.tracing import Tracer
 from lamina.interpreters.transfer import device_put_value
 from lamina.ir import dtypes
+from lamina.lax import binary, unary
 from lamina.lax import elementwise as ew
 from lamina.lax._common import aval_of
 from lamina.lax.conversion import _convert_element_type
@@ -201,6 +202,171 @@ def promote_args_no_broadcast(fun_name, *args):
     return out
 
 
+def _signed_nonzero(x):
+    return dtypes.issubdtype(aval_of(x).dtype, np.signedinteger)
+
+
+def _zero_of(x):
+    return np.zeros((), aval_of(x).dtype)
+
+
+def _check_not_complex(name, *xs):
+    for x in xs:
+        if dtypes.issubdtype(aval_of(x).dtype, np.complexfloating):
+            raise TypeError(f"{name} does not support complex-valued inputs.")
+
+
+def remainder(x, y):
+    """``x % y`` as Python computes it: the result takes the sign of ``y``. An integer
+    remainder by zero is 0 rather than undefined."""
+    x, y = promote_args("remainder", x, y)
+    _check_not_complex("remainder", x, y)
+    if dtypes.issubdtype(aval_of(y).dtype, np.integer):
+        y = _select_broadcast(ew.eq(y, _zero_of(y)), y, np.ones((), aval_of(y).dtype))
+    r = binary.rem(x, y)
+    zero = _zero_of(r)
+    flip = binary.bitwise_and(ew.ne(ew.lt(r, zero), ew.lt(y, zero)), ew.ne(r, zero))
+    return _select_broadcast(flip, r, ew.add(r, y))
+
+
+def _select_broadcast(which, on_false, on_true):
+    """``select_n`` with both cases (and ``which``) stretched to one shape."""
+    shape = np.broadcast_shapes(*(aval_of(v).shape for v in (which, on_false, on_true)))
+    which, on_false, on_true = (_stretch(v, shape) for v in (which, on_false, on_true))
+    return ew.select_n(which, on_false, on_true)
+
+
+def _stretch(x, shape):
+    aval = aval_of(x)
+    if aval.shape == tuple(shape):
+        return x
+    lead = len(shape) - aval.ndim
+    dims = tuple(range(lead, len(shape)))
+    squeezed = [i for i, (d, s) in enumerate(zip(aval.shape, shape[lead:], strict=True))
+                if d != s]  # fmt: skip
+    if squeezed:  # size-1 axes that stretch: drop them first
+        from lamina.lax.shapes import reshape
+
+        keep = [i for i in range(aval.ndim) if i not in squeezed]
+        x = reshape(x, tuple(aval.shape[i] for i in keep))
+        dims = tuple(dims[i] for i in keep)
+    return broadcast_in_dim(x, tuple(shape), dims)
+
+
+def floor_divide(x, y):
+    """``x // y``: the quotient rounded towards minus infinity."""
+    x, y = promote_args("floor_divide", x, y)
+    _check_not_complex("floor_divide", x, y)
+    dtype = aval_of(x).dtype
+    if dtypes.issubdtype(dtype, np.unsignedinteger) or dtype == dtypes.bool_:
+        return ew.div(x, y)
+    if dtypes.issubdtype(dtype, np.integer):
+        zero = _zero_of(x)
+        q = ew.div(x, y)
+        fix = binary.bitwise_and(ew.ne(unary.sign(x), unary.sign(y)), ew.ne(binary.rem(x, y), zero))
+        return _select_broadcast(fix, q, ew.sub(q, np.ones((), dtype)))
+    return _float_divmod(x, y)[0]
+
+
+def _float_divmod(x, y):
+    zero = _zero_of(x)
+    mod = binary.rem(x, y)
+    numerator = _select_broadcast(ew.eq(y, zero), ew.sub(x, mod), x)
+    quotient = ew.div(numerator, y)
+    fix = binary.bitwise_and(ew.ne(mod, zero), ew.ne(unary.sign(y), unary.sign(mod)))
+    mod = _select_broadcast(fix, mod, ew.add(mod, y))
+    quotient = _select_broadcast(fix, quotient, ew.sub(quotient, np.ones((), aval_of(x).dtype)))
+    return unary.round(quotient), mod
+
+
+def divmod_(x, y):
+    """``divmod(x, y)``: ``(x // y, x % y)``."""
+    x, y = promote_args("divmod", x, y)
+    if dtypes.issubdtype(aval_of(x).dtype, np.inexact):
+        _check_not_complex("divmod", x, y)
+        return _float_divmod(x, y)
+    return floor_divide(x, y), remainder(x, y)
+
+
+def power(x, y):
+    """``x ** y``: a Python integer exponent multiplies (``integer_pow``); integer arrays
+    raise to integer powers by squaring; otherwise ``pow`` in the promoted dtype."""
+    if type(y) is int and type(x) not in _PY_SCALARS:
+        return unary.integer_pow(x, y)
+    x, y = promote_args("power", x, y)
+    if dtypes.issubdtype(aval_of(x).dtype, np.inexact):
+        return binary.pow(x, y)
+    return _integer_power(x, y)
+
+
+def _integer_power(x, y):
+    """Integer ``x ** y``, compiled once per operand type (the loop runs over every bit)."""
+    global _integer_power_jit
+    if _integer_power_jit is None:
+        from lamina.interpreters import jit
+
+        _integer_power_jit = jit(_integer_power_by_squaring)
+    return _integer_power_jit(x, y)
+
+
+_integer_power_jit = None
+
+
+def _integer_power_by_squaring(x, y):
+    """Integer ``x ** y`` by squaring over the bits of ``y`` (as ``jnp.power``; negative
+    exponents give what the bits give)."""
+    dtype = aval_of(x).dtype
+    shape = np.broadcast_shapes(aval_of(x).shape, aval_of(y).shape)
+    x, y = _stretch(x, shape), _stretch(y, shape)
+    one = np.ones((), dtype)
+    acc = _stretch(one, shape)
+    bits = dtype.itemsize * 8
+    for i in range(bits):
+        take = ew.ne(binary.bitwise_and(y, one), _zero_of(y))
+        acc = ew.select_n(take, acc, ew.mul(acc, x))
+        if i < bits - 1:
+            x = ew.mul(x, x)
+            y = binary.shift_right_logical(y, one)
+    return acc
+
+
+def _bitwise(fun_name, op):
+    def apply(x, y):
+        x, y = promote_args(fun_name, x, y)
+        return op(x, y)
+
+    apply.__name__ = fun_name
+    return apply
+
+
+def right_shift(x, y):
+    x, y = promote_args("right_shift", x, y)
+    if dtypes.issubdtype(aval_of(x).dtype, np.unsignedinteger):
+        return binary.shift_right_logical(x, y)
+    return binary.shift_right_arithmetic(x, y)
+
+
+def invert(x):
+    if type(x) in _PY_SCALARS:
+        x = promote_args("invert", x)[0]
+    return binary.bitwise_not(x)
+
+
+def absolute(x):
+    if type(x) in _PY_SCALARS:
+        x = promote_args("absolute", x)[0]
+    dtype = aval_of(x).dtype
+    if dtype == dtypes.bool_ or dtypes.issubdtype(dtype, np.unsignedinteger):
+        return x
+    return unary.abs(x)
+
+
+bitwise_and = _bitwise("bitwise_and", binary.bitwise_and)
+bitwise_or = _bitwise("bitwise_or", binary.bitwise_or)
+bitwise_xor = _bitwise("bitwise_xor", binary.bitwise_xor)
+left_shift = _bitwise("left_shift", binary.shift_left)
+
+
 def _swap(f):
     return lambda x, y: f(y, x)
 
@@ -224,6 +390,26 @@ OPERATORS = {
     "__ge__": greater_equal,
     "__matmul__": matmul,
     "__rmatmul__": _swap(matmul),
+    "__mod__": remainder,
+    "__rmod__": _swap(remainder),
+    "__floordiv__": floor_divide,
+    "__rfloordiv__": _swap(floor_divide),
+    "__divmod__": divmod_,
+    "__rdivmod__": _swap(divmod_),
+    "__pow__": power,
+    "__rpow__": _swap(power),
+    "__and__": bitwise_and,
+    "__rand__": _swap(bitwise_and),
+    "__or__": bitwise_or,
+    "__ror__": _swap(bitwise_or),
+    "__xor__": bitwise_xor,
+    "__rxor__": _swap(bitwise_xor),
+    "__lshift__": left_shift,
+    "__rlshift__": _swap(left_shift),
+    "__rshift__": right_shift,
+    "__rrshift__": _swap(right_shift),
+    "__invert__": invert,
+    "__abs__": absolute,
 }
 
 

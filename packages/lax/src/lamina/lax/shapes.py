@@ -48,6 +48,8 @@ def _is_array(x) -> bool:
 def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions, sharding):
     dims = broadcast_dimensions
     name = "broadcast_in_dim"
+    if any(d < 0 for d in shape):
+        raise TypeError(f"{name} shape must have every element be nonnegative, got {shape}.")
     if len(dims) != x.ndim:
         raise TypeError(
             f"{name} broadcast_dimensions must have length equal to operand ndim; got "

@@ -1,5 +1,451 @@
-"""Cumulative reductions, reduce_window and the select_and_scatter/gather primitives of
-their gradients.
+"""Windowed reductions: ``reduce_window_sum``/``max``/``min`` and the general
+``reduce_window``, with JAX 0.10.2's params ``window_dimensions``, ``window_strides``,
+``padding``, ``base_dilation``, ``window_dilation`` (and ``jaxpr``, ``consts`` for the
+general one). The gradient primitives of the max/min windows (``select_and_scatter_add``,
+``select_and_gather_add``) are in :mod:`._select_and`, the cumulative reductions in
+:mod:`._cumulative`.
 """
 
-__all__: list[str] = []
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from lamina.interpreters import ad, batching
+from lamina.interpreters.dispatch import def_standard_impl
+from lamina.interpreters.lowering import lower_jaxpr_body
+from lamina.interpreters.mlir import hlo
+from lamina.ir import tree_util
+from lamina.ir.core import ClosedJaxpr, ShapedArray
+from lamina.ir.primitives import Primitive
+from lamina.lax._common import ANY, NUMBER, aval_of, check_dtype, standard_primitive
+from lamina.lax.reductions import max_identity, min_identity, reduce_region
+
+__all__ = [
+    "reduce_window",
+    "reduce_window_max_p",
+    "reduce_window_min_p",
+    "reduce_window_p",
+    "reduce_window_shape_tuple",
+    "reduce_window_sum_p",
+]
+
+
+def _dilate(size, dilation):
+    return 0 if size == 0 else (size - 1) * dilation + 1
+
+
+def reduce_window_shape_tuple(
+    operand_shape,
+    window_dimensions,
+    window_strides,
+    padding,
+    base_dilation=None,
+    window_dilation=None,
+):
+    """The shape of a windowed reduction's result."""
+    ndim = len(operand_shape)
+    base_dilation = (1,) * ndim if base_dilation is None else base_dilation
+    window_dilation = (1,) * ndim if window_dilation is None else window_dilation
+    out = []
+    for d, w, s, (lo, hi), bd, wd in zip(
+        operand_shape,
+        window_dimensions,
+        window_strides,
+        padding,
+        base_dilation,
+        window_dilation,
+        strict=True,
+    ):
+        span = _dilate(d, bd) + lo + hi - _dilate(w, wd)
+        out.append(0 if span < 0 else span // s + 1)
+    return tuple(out)
+
+
+def check_window(
+    name, shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
+):
+    """JAX's checks of window params, with its messages."""
+    ndim = len(shape)
+    if len(window_dimensions) != ndim:
+        raise TypeError(
+            f"{name} got the wrong number of window_dimensions for operand: got operand "
+            f"shape {tuple(shape)} with window_dimensions {tuple(window_dimensions)}."
+        )
+    for what, value in (
+        ("window_strides", window_strides),
+        ("base_dilation", base_dilation),
+        ("window_dilation", window_dilation),
+    ):
+        if len(value) != ndim:
+            raise TypeError(
+                f"{name} got inconsistent {what} and window_dimensions: got {what} "
+                f"{tuple(value)} and window_dimensions {tuple(window_dimensions)}."
+            )
+    if len(padding) != ndim:
+        raise ValueError(
+            f"{name} got inconsistent padding and window_dimensions: got padding "
+            f"{tuple(padding)} and window_dimensions {tuple(window_dimensions)}."
+        )
+    for what, value in (
+        ("window_dimensions", window_dimensions),
+        ("window_strides", window_strides),
+        ("base_dilation", base_dilation),
+        ("window_dilation", window_dilation),
+    ):
+        if any(v <= 0 for v in value):
+            raise TypeError(
+                f"{name} {what} must have every element be strictly positive, got {tuple(value)}."
+            )
+
+
+def window_attrs(window_dimensions, window_strides, padding, base_dilation, window_dilation):
+    """The keyword arguments of ``stablehlo.reduce_window`` for these params."""
+    from lamina.interpreters.mlir import ir
+
+    pads = np.asarray(padding, np.int64).reshape(len(window_dimensions), 2)
+    return dict(
+        window_dimensions=list(window_dimensions),
+        window_strides=list(window_strides),
+        base_dilations=list(base_dilation),
+        window_dilations=list(window_dilation),
+        padding=ir.DenseIntElementsAttr.get(pads),
+    )
+
+
+# ------------------------------------------------------------------ the monoid windows
+
+
+def _window_primitive(name, accepted, identity, combine):
+    def abstract_eval(
+        x, *, window_dimensions, window_strides, padding, base_dilation, window_dilation
+    ):
+        check_dtype(name, x.dtype, accepted if accepted is ANY else (accepted,))
+        check_window(
+            "reduce_window",
+            x.shape,
+            window_dimensions,
+            window_strides,
+            padding,
+            base_dilation,
+            window_dilation,
+        )
+        shape = reduce_window_shape_tuple(
+            x.shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
+        )
+        return ShapedArray(shape, x.dtype, weak_type=x.weak_type)
+
+    def lowering(ctx, x, **params):
+        aval_out = ctx.avals_out[0]
+        scalar = ShapedArray((), aval_out.dtype)
+        init = ctx.constant(identity(aval_out.dtype), scalar)
+        op = hlo.ReduceWindowOp([ctx.ir_type(aval_out)], [x], [init], **window_attrs(**params))
+        reduce_region(op, [ctx.ir_type(scalar)], lambda a, b: [getattr(hlo, combine)(a, b)])
+        return list(op.results)
+
+    prim = standard_primitive(name, abstract_eval, lowering)
+    prim.def_batching(_window_batching(prim))
+    return prim
+
+
+def _with_batch_window(params, bdim):
+    """Window params with a size-1, stride-1 window inserted for the batch axis."""
+
+    def insert(value, item):
+        value = list(value)
+        value.insert(bdim, item)
+        return tuple(value)
+
+    new = dict(params)
+    new["window_dimensions"] = insert(params["window_dimensions"], 1)
+    new["window_strides"] = insert(params["window_strides"], 1)
+    new["padding"] = insert(params["padding"], (0, 0))
+    for key in ("base_dilation", "window_dilation"):
+        if key in params:
+            new[key] = insert(params[key], 1)
+    return new
+
+
+def _window_batching(prim):
+    def rule(axis_data, vals, dims, **params):
+        (x,), (d,) = vals, dims
+        return prim.bind(x, **_with_batch_window(params, d)), d
+
+    return rule
+
+
+reduce_window_sum_p = _window_primitive(
+    "reduce_window_sum", NUMBER, lambda d: np.zeros((), d), "add"
+)
+reduce_window_max_p = _window_primitive("reduce_window_max", ANY, max_identity, "maximum")
+reduce_window_min_p = _window_primitive("reduce_window_min", ANY, min_identity, "minimum")
+
+
+# ------------------------------------------------------------------ the general window
+
+
+def _general_abstract_eval(
+    *avals,
+    jaxpr,
+    consts,
+    window_dimensions,
+    window_strides,
+    padding,
+    base_dilation,
+    window_dilation,
+):
+    n = len(avals) // 2
+    operands, inits = avals[:n], avals[n:]
+    if any(o.dtype != i.dtype for o, i in zip(operands, inits, strict=True)):
+        raise TypeError(
+            "reduce_window operand dtypes should match corresponding initial value dtypes, "
+            f"got operands={list(operands)} and initial_values={list(inits)}"
+        )
+    if len({o.shape for o in operands}) > 1:
+        raise TypeError(
+            f"reduce_window got operands of different shapes: {[o.shape for o in operands]}"
+        )
+    shape = operands[0].shape
+    check_window(
+        "reduce_window",
+        shape,
+        window_dimensions,
+        window_strides,
+        padding,
+        base_dilation,
+        window_dilation,
+    )
+    out = reduce_window_shape_tuple(
+        shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
+    )
+    return [ShapedArray(out, o.dtype) for o in operands]
+
+
+def _general_lowering(ctx, *args, jaxpr, consts, **params):
+    n = len(args) // 2
+    op = hlo.ReduceWindowOp(
+        ctx.ir_types(ctx.avals_out), list(args[:n]), list(args[n:]), **window_attrs(**params)
+    )
+    scalars = [ShapedArray((), a.dtype) for a in ctx.avals_out]
+    mctx = ctx.module_context
+    reduce_region(
+        op, ctx.ir_types(scalars), lambda *xs: lower_jaxpr_body(mctx, jaxpr, consts, list(xs))
+    )
+    return list(op.results)
+
+
+reduce_window_p = Primitive("reduce_window")
+reduce_window_p.multiple_results = True
+reduce_window_p.def_abstract_eval(_general_abstract_eval)
+reduce_window_p.def_lowering(_general_lowering)
+def_standard_impl(reduce_window_p)
+
+
+def _general_batching(axis_data, vals, dims, **params):
+    n = len(vals) // 2
+    if any(d is not batching.not_mapped for d in dims[n:]):
+        raise NotImplementedError(
+            "reduce_window with batched initial values is not supported under vmap"
+        )
+    operands = [
+        batching.bdim_at_front(v, d, axis_data.size)
+        for v, d in zip(vals[:n], dims[:n], strict=True)
+    ]
+    outs = reduce_window_p.bind(*operands, *vals[n:], **_with_batch_window(params, 0))
+    return outs, [0] * n
+
+
+reduce_window_p.def_batching(_general_batching)
+
+
+def _general_jvp(primals, tangents, *, jaxpr, consts, **params):
+    """Windows of (primal, tangent) pairs folded by the JVP of the computation
+    (forward mode only, as in JAX)."""
+    from lamina.ir import dtypes
+    from lamina.lax._reduce_general import pair_jvp_jaxpr
+
+    n = len(primals) // 2
+    diff = [dtypes.issubdtype(aval_of(x).dtype, np.inexact) for x in primals[:n]]
+    pair = pair_jvp_jaxpr(ClosedJaxpr(jaxpr, list(consts)), diff)
+    xs_t = [ad.instantiate_zeros(t) for t, d in zip(tangents[:n], diff, strict=True) if d]
+    init_t = [ad.instantiate_zeros(t) for t, d in zip(tangents[n:], diff, strict=True) if d]
+    outs = reduce_window_p.bind(
+        *primals[:n],
+        *xs_t,
+        *primals[n:],
+        *init_t,
+        jaxpr=pair.jaxpr,
+        consts=tuple(pair.consts),
+        **params,
+    )
+    it = iter(outs[n:])
+    out_t = [
+        next(it) if d else ad.Zero(ad.tangent_aval(aval_of(o)))
+        for o, d in zip(outs[:n], diff, strict=True)
+    ]
+    return outs[:n], out_t
+
+
+reduce_window_p.def_jvp(_general_jvp)
+
+
+# ------------------------------------------------------------------ the function
+
+
+def _ints(xs):
+    return tuple(operator.index(x) for x in xs)
+
+
+def _monoid_window(computation, init_values):
+    """The windowed primitive that ``computation`` from ``init_values`` is (add from 0,
+    max/min from their identities), as JAX recognises them; None otherwise."""
+    from lamina import lax
+    from lamina.interpreters.tracing import Tracer
+
+    if len(init_values) != 1 or isinstance(init_values[0], Tracer):
+        return None
+    (init,) = init_values
+    if np.shape(init) != ():
+        return None
+    dtype, value = aval_of(init).dtype, np.asarray(init)
+    table = [
+        ("add", lambda: 0, reduce_window_sum_p),
+        ("max", lambda: max_identity(dtype), reduce_window_max_p),
+        ("min", lambda: min_identity(dtype), reduce_window_min_p),
+    ]
+    for name, identity, prim in table:
+        if computation is getattr(lax, name, None):
+            return prim if np.equal(value, identity()) else None
+    return None
+
+
+def window_params(
+    shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
+):
+    """Defaults filled in and string padding turned into pairs."""
+    ndim = len(window_dimensions)
+    window_dimensions = _ints(window_dimensions)
+    window_strides = (1,) * ndim if window_strides is None else _ints(window_strides)
+    if isinstance(padding, str):
+        from lamina.lax._conv_numbers import padtype_to_pads
+
+        padding = padtype_to_pads(shape, window_dimensions, window_strides, padding)
+    padding = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+    return dict(
+        window_dimensions=window_dimensions,
+        window_strides=window_strides,
+        padding=padding,
+        base_dilation=(1,) * ndim if base_dilation is None else _ints(base_dilation),
+        window_dilation=(1,) * ndim if window_dilation is None else _ints(window_dilation),
+    )
+
+
+def reduce_window(
+    operand,
+    init_value,
+    computation,
+    window_dimensions,
+    window_strides=None,
+    padding="VALID",
+    base_dilation=None,
+    window_dilation=None,
+):
+    """Folds each window of ``operand`` (an array or a pytree of them) with
+    ``computation`` from ``init_value``; windows of ``window_dimensions`` move by
+    ``window_strides`` over the padded (``padding``: pairs, or ``'SAME'``/``'VALID'``)
+    and dilated operand."""
+    flat_operands, operand_tree = tree_util.tree_flatten(operand)
+    flat_inits, init_tree = tree_util.tree_flatten(init_value)
+    if operand_tree != init_tree:
+        raise ValueError(
+            "Cannot reduce a list of operands with init values of a different structure: "
+            f"{operand_tree} vs. {init_tree}"
+        )
+    if not flat_operands:
+        raise ValueError("reduce_window must have at least one operand.")
+    shape = aval_of(flat_operands[0]).shape
+    params = window_params(
+        shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
+    )
+    monoid = _monoid_window(computation, flat_inits)
+    if monoid is not None:
+        out = monoid.bind(flat_operands[0], **params)
+        return tree_util.tree_unflatten(operand_tree, [out])
+    from lamina.lax._reduce_general import scalar_jaxpr
+
+    scalars = [ShapedArray((), aval_of(x).dtype) for x in flat_inits]
+    closed = scalar_jaxpr(computation, init_tree, scalars, "reduce_window")
+    outs = reduce_window_p.bind(
+        *flat_operands, *flat_inits, jaxpr=closed.jaxpr, consts=tuple(closed.consts), **params
+    )
+    return tree_util.tree_unflatten(operand_tree, outs)
+
+
+# ------------------------------------------------------------------ differentiation
+
+ad.deflinear(reduce_window_sum_p)
+
+
+def _reduce_window_sum_transpose(
+    ct, operand, *, window_dimensions, window_strides, padding, base_dilation, window_dilation
+):
+    """Input element ``i`` sits at ``lo + i * base_dilation`` of the padded operand and
+    output ``o`` sums positions ``o * stride + k * window_dilation``; so the cotangent,
+    spread out by the strides and padded so that window ``k`` of input ``i`` lands on
+    it, summed over windows that move by ``base_dilation``, gives the input's."""
+    from lamina.lax import pad
+
+    in_shape = operand.aval.shape
+    out_shape = aval_of(ct).shape
+    config = []
+    for n_in, n_out, w, s, (lo, _), bd, wd in zip(
+        in_shape,
+        out_shape,
+        window_dimensions,
+        window_strides,
+        padding,
+        base_dilation,
+        window_dilation,
+        strict=True,
+    ):
+        before = (w - 1) * wd - lo
+        needed = (n_in - 1) * bd + (w - 1) * wd + 1
+        after = needed - before - _dilate(n_out, s)
+        config.append((before, after, s - 1))
+    padded = pad(ct, np.zeros((), aval_of(ct).dtype), config)
+    ndim = len(in_shape)
+    out = reduce_window_sum_p.bind(
+        padded,
+        window_dimensions=window_dimensions,
+        window_strides=base_dilation,
+        padding=((0, 0),) * ndim,
+        base_dilation=(1,) * ndim,
+        window_dilation=window_dilation,
+    )
+    return [out]
+
+
+reduce_window_sum_p.def_transpose(_reduce_window_sum_transpose)
+
+
+def _chooser_jvp(prim, select_name):
+    def jvp(primals, tangents, **params):
+        from lamina.lax._select_and import select_and_gather_add
+
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, **params)
+        return ans, select_and_gather_add(ad.instantiate_zeros(t), x, select_name, **params)
+
+    prim.def_jvp(jvp)
+
+
+_chooser_jvp(reduce_window_max_p, "ge")
+_chooser_jvp(reduce_window_min_p, "le")
+
+from lamina.lax._cumulative import *  # noqa: E402, F403
+from lamina.lax._cumulative import __all__ as _cumulative_names  # noqa: E402
+from lamina.lax._select_and import *  # noqa: E402, F403
+from lamina.lax._select_and import __all__ as _select_names  # noqa: E402
+
+__all__ += [*_cumulative_names, *_select_names]

@@ -1,0 +1,155 @@
+"""Products built from ``dot_general``: ``ragged_dot`` / ``ragged_dot_general``, where
+consecutive rows of ``lhs`` belong to groups (``group_sizes`` long each) and each group
+uses its own slice of ``rhs`` (rows past the last group give zeros), and
+``scaled_dot``, a product of block-scaled operands.
+
+Differentiation and vmap come from the primitives they are built from (JAX has
+``ragged_dot_general`` and ``scaled_dot`` primitives; the Jaxprs differ).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from lamina.ir import dtypes
+from lamina.lax._common import aval_of
+
+__all__ = ["RaggedDotDimensionNumbers", "ragged_dot", "ragged_dot_general", "scaled_dot"]
+
+
+@dataclass(frozen=True)
+class RaggedDotDimensionNumbers:
+    """The dot dimension numbers ``((lhs_contracting, rhs_contracting), (lhs_batch,
+    rhs_batch))``, the ragged axis of ``lhs`` and the group axis of ``rhs``."""
+
+    dot_dimension_numbers: Any
+    lhs_ragged_dimensions: Any
+    rhs_group_dimensions: Any
+
+
+def _group_mask(group_sizes, rows: int, dtype):
+    """``mask[g, m]`` = 1 where row ``m`` lies in group ``g``."""
+    from lamina.lax.conversion import convert_element_type
+    from lamina.lax.dot import dot_general
+    from lamina.lax.elementwise import ge, lt, mul, sub
+    from lamina.lax.shapes import broadcast_in_dim, broadcasted_iota
+
+    groups = aval_of(group_sizes).shape[0]
+    size_dtype = aval_of(group_sizes).dtype
+    upper = np.triu(np.ones((groups, groups), size_dtype))  # ends[j] = sum_{i<=j} sizes[i]
+    ends = dot_general(group_sizes, upper, (((0,), (0,)), ((), ())))
+    starts = sub(ends, group_sizes)
+    row = broadcasted_iota(size_dtype, (groups, rows), 1)
+    inside = mul(
+        convert_element_type(ge(row, broadcast_in_dim(starts, (groups, rows), (0,))), dtype),
+        convert_element_type(lt(row, broadcast_in_dim(ends, (groups, rows), (0,))), dtype),
+    )
+    return inside
+
+
+def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, precision=None,
+                       preferred_element_type=None, group_offset=None,
+                       out_sharding=None):  # fmt: skip
+    """``dot_general`` of ``lhs`` and ``rhs`` where ``lhs``'s ragged (free) axis is split
+    into consecutive groups and group ``g`` is contracted with ``rhs`` at index ``g`` of
+    its group axis. Only a ragged non-contracting axis is supported."""
+    from lamina.lax.dot import dot_general
+    from lamina.lax.elementwise import mul
+    from lamina.lax.reductions import reduce_sum
+    from lamina.lax.shapes import broadcast_in_dim
+
+    if group_offset is not None:
+        raise NotImplementedError("ragged_dot_general: group_offset is not supported")
+    numbers = ragged_dot_dimension_numbers
+    (lc, rc), (lb, rb) = numbers.dot_dimension_numbers
+    (ragged,), (group,) = numbers.lhs_ragged_dimensions, numbers.rhs_group_dimensions
+    lhs_aval, rhs_aval, sizes_aval = aval_of(lhs), aval_of(rhs), aval_of(group_sizes)
+    if not dtypes.issubdtype(sizes_aval.dtype, np.integer):
+        raise TypeError(
+            "ragged_dot_general requires that group_sizes.dtype is subtype of np.integer."
+        )
+    if ragged in lc or ragged in lb:
+        raise NotImplementedError(
+            "ragged_dot_general: only a ragged non-contracting lhs dimension is supported"
+        )
+    if sizes_aval.ndim != 1:
+        raise NotImplementedError("ragged_dot_general: group_sizes must be one-dimensional")
+    groups = sizes_aval.shape[0]
+    if rhs_aval.shape[group] != groups:
+        raise TypeError(
+            f"expected rhs group dimension size to be {groups}, got {rhs_aval.shape[group]}."
+        )
+    dtype = dtypes.promote_types(lhs_aval.dtype, rhs_aval.dtype)
+    mask = _group_mask(group_sizes, lhs_aval.shape[ragged], dtype)
+    shape = (groups, *lhs_aval.shape)
+    grouped = mul(
+        broadcast_in_dim(mask, shape, (0, ragged + 1)),
+        broadcast_in_dim(lhs, shape, tuple(range(1, len(shape)))),
+    )
+    shifted = (tuple(d + 1 for d in lc), (0, *(d + 1 for d in lb)))
+    out = dot_general(
+        grouped,
+        rhs,
+        ((shifted[0], tuple(rc)), (shifted[1], (group, *rb))),
+        precision=precision,
+        preferred_element_type=preferred_element_type,
+    )
+    # The group axis is the first batch axis: move it out of the way and sum it.
+    return reduce_sum(out, (0,))
+
+
+def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None,
+               group_offset=None, out_sharding=None):  # fmt: skip
+    """``lhs[m, k]`` times ``rhs[g, k, n]``: row ``m`` uses ``rhs[g]`` for the group
+    ``g`` holding it (groups are consecutive runs of ``group_sizes[g]`` rows)."""
+    numbers = RaggedDotDimensionNumbers(
+        dot_dimension_numbers=(((1,), (1,)), ((), ())),
+        lhs_ragged_dimensions=(0,),
+        rhs_group_dimensions=(0,),
+    )
+    return ragged_dot_general(lhs, rhs, group_sizes, numbers, precision=precision,
+                              preferred_element_type=preferred_element_type,
+                              group_offset=group_offset, out_sharding=out_sharding)  # fmt: skip
+
+
+def _scaled(x, scale, contracting: int):
+    """``x * scale`` in bfloat16, each scale covering a block of consecutive elements
+    along the contracting axis."""
+    from lamina.lax.conversion import convert_element_type
+    from lamina.lax.elementwise import mul
+    from lamina.lax.shapes import broadcast_in_dim, reshape
+
+    bf16 = np.dtype(dtypes.bfloat16)
+    x = convert_element_type(x, bf16)
+    if scale is None:
+        return x
+    shape, scale_shape = aval_of(x).shape, aval_of(scale).shape
+    block = shape[contracting] // scale_shape[contracting]
+    split = (*scale_shape[: contracting + 1], block, *scale_shape[contracting + 1 :])
+    dims = tuple(i if i <= contracting else i + 1 for i in range(len(scale_shape)))
+    scale = reshape(broadcast_in_dim(scale, split, dims), shape)
+    return mul(x, convert_element_type(scale, bf16))
+
+
+def scaled_dot(lhs, rhs, *, lhs_scale=None, rhs_scale=None, dimension_numbers=None,
+               preferred_element_type=None):  # fmt: skip
+    """``(lhs * lhs_scale) @ (rhs * rhs_scale)`` as ``dot_general``, each scale element
+    covering a block of the contracting axis; operands are rounded to bfloat16 and the
+    result is ``preferred_element_type`` (bfloat16 by default)."""
+    from lamina.lax.dot import dot_general
+
+    if dimension_numbers is None:
+        ndim = aval_of(lhs).ndim
+        dimension_numbers = (((1,), (0,)), ((), ())) if ndim == 2 else (((2,), (1,)), ((0,), (0,)))
+    (lc, rc), _ = dimension_numbers
+    if preferred_element_type is None:
+        preferred_element_type = dtypes.bfloat16
+    return dot_general(
+        _scaled(lhs, lhs_scale, lc[0]),
+        _scaled(rhs, rhs_scale, rc[0]),
+        dimension_numbers,
+        preferred_element_type=preferred_element_type,
+    )

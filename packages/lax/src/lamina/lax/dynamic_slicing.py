@@ -1,0 +1,266 @@
+"""Slicing at run-time positions: ``dynamic_slice[slice_sizes]`` and
+``dynamic_update_slice``, whose start indices are operands. As in XLA, starts are
+clamped so the slice fits in the operand; the functions first wrap negative starts
+(``allow_negative_indices``), as JAX does. Re-exported by :mod:`lamina.lax.slicing`."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from lamina.interpreters import ad, batching, reverse
+from lamina.interpreters.mlir import hlo
+from lamina.interpreters.tracing import Tracer
+from lamina.ir import dtypes
+from lamina.ir.core import ShapedArray
+from lamina.lax._common import aval_of, check_same_dtypes, standard_primitive
+
+__all__ = [
+    "dynamic_slice",
+    "dynamic_slice_p",
+    "dynamic_update_slice",
+    "dynamic_update_slice_p",
+]
+
+
+def check_index_dtypes(name: str, index_avals) -> None:
+    """Start indices are integers, all of one dtype (Python ints count as int32)."""
+    kinds = list(dict.fromkeys(a.dtype for a in index_avals))
+    if len(kinds) > 1 or (kinds and not dtypes.issubdtype(kinds[0], np.integer)):
+        got = ", ".join(k.name for k in kinds)
+        raise TypeError(f"index arguments to {name} must be integers of the same type, got: {got}")
+
+
+def _check_slice_sizes(x, sizes):
+    if len(sizes) != x.ndim:
+        raise ValueError(
+            "dynamic_slice slice_sizes must have length equal to the number of dimensions "
+            f"of the operand, got slice_sizes {sizes} for operand shape {x.shape}."
+        )
+    if any(s > d for s, d in zip(sizes, x.shape, strict=True)):
+        raise TypeError(
+            "slice slice_sizes must be less than or equal to operand shape, got "
+            f"slice_sizes {sizes} for operand shape {x.shape}."
+        )
+    if any(s < 0 for s in sizes):
+        raise TypeError(
+            f"slice slice_sizes must be greater than or equal to zero, got slice_sizes of {sizes}."
+        )
+
+
+# ------------------------------------------------------------------ dynamic_slice
+
+
+def _dynamic_slice_abstract_eval(x, *indices, slice_sizes):
+    check_index_dtypes("dynamic_slice", indices)
+    _check_slice_sizes(x, slice_sizes)
+    return ShapedArray(slice_sizes, x.dtype, weak_type=x.weak_type)
+
+
+def _dynamic_slice_lowering(ctx, x, *indices, slice_sizes):
+    return [hlo.dynamic_slice(x, list(indices), list(slice_sizes))]
+
+
+dynamic_slice_p = standard_primitive(
+    "dynamic_slice", _dynamic_slice_abstract_eval, _dynamic_slice_lowering
+)
+
+
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    """Linear in the operand; the indices are not differentiated."""
+    x, *indices = primals
+    ans = dynamic_slice_p.bind(x, *indices, slice_sizes=slice_sizes)
+    if ad.is_zero(tangents[0]):
+        return ans, ad.Zero(ad.tangent_aval(aval_of(ans)))
+    return ans, dynamic_slice_p.bind(tangents[0], *indices, slice_sizes=slice_sizes)
+
+
+def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):
+    if any(reverse.is_undefined_primal(i) for i in indices):
+        raise ValueError("dynamic_slice is not linear in its start indices")
+    zeros = ad.zeros_like_aval(x.aval)
+    return [dynamic_update_slice_p.bind(zeros, ct, *indices), *(None for _ in indices)]
+
+
+def _zero_index(indices):
+    """A start index of 0 for an inserted batch axis, of the other indices' dtype."""
+    dtype = aval_of(indices[0]).dtype if indices else np.dtype(np.int32)
+    return np.zeros((), dtype)
+
+
+def _dynamic_slice_batching(axis_data, vals, dims, *, slice_sizes):
+    x, *indices = vals
+    xd, *index_dims = dims
+    if any(d is not batching.not_mapped for d in index_dims):
+        from lamina.lax._batched_slicing import batched_index_dynamic_slice
+
+        return batched_index_dynamic_slice(axis_data, vals, dims, slice_sizes), 0
+    indices = list(indices)
+    indices.insert(xd, _zero_index(indices))
+    sizes = (*slice_sizes[:xd], axis_data.size, *slice_sizes[xd:])
+    return dynamic_slice_p.bind(x, *indices, slice_sizes=sizes), xd
+
+
+dynamic_slice_p.def_jvp(_dynamic_slice_jvp)
+dynamic_slice_p.def_transpose(_dynamic_slice_transpose)
+dynamic_slice_p.def_batching(_dynamic_slice_batching)
+
+
+# ------------------------------------------------------------------ dynamic_update_slice
+
+
+def _dynamic_update_slice_abstract_eval(x, update, *indices):
+    check_same_dtypes("dynamic_update_slice", (x, update))
+    if update.ndim != x.ndim:
+        raise TypeError(
+            "dynamic_update_slice update must have the same rank as operand, got update "
+            f"shape {update.shape} for operand shape {x.shape}."
+        )
+    if any(u > d for u, d in zip(update.shape, x.shape, strict=True)):
+        raise TypeError(
+            "dynamic_update_slice update shape must be smaller than operand shape, got "
+            f"update shape {update.shape} for operand shape {x.shape}."
+        )
+    check_index_dtypes("dynamic_update_slice", indices)
+    if len(indices) != x.ndim:
+        raise TypeError(
+            "dynamic_update_slice start_indices must have length equal to the operand's "
+            f"number of dimensions, got {len(indices)} for operand shape {x.shape}."
+        )
+    return ShapedArray(x.shape, x.dtype, weak_type=x.weak_type)
+
+
+def _dynamic_update_slice_lowering(ctx, x, update, *indices):
+    return [hlo.dynamic_update_slice(x, update, list(indices))]
+
+
+dynamic_update_slice_p = standard_primitive(
+    "dynamic_update_slice", _dynamic_update_slice_abstract_eval, _dynamic_update_slice_lowering
+)
+
+
+def _dynamic_update_slice_jvp(primals, tangents, **params):
+    """Linear in the operand and the update together."""
+    x, update, *indices = primals
+    ans = dynamic_update_slice_p.bind(x, update, *indices)
+    t_x, t_update = tangents[0], tangents[1]
+    if ad.is_zero(t_x) and ad.is_zero(t_update):
+        return ans, ad.Zero(ad.tangent_aval(aval_of(ans)))
+    t_x, t_update = ad.instantiate_zeros(t_x), ad.instantiate_zeros(t_update)
+    return ans, dynamic_update_slice_p.bind(t_x, t_update, *indices)
+
+
+def _dynamic_update_slice_transpose(ct, x, update, *indices):
+    """The operand's cotangent is ``ct`` with the updated window zeroed; the update's
+    is that window of ``ct``."""
+    if any(reverse.is_undefined_primal(i) for i in indices):
+        raise ValueError("dynamic_update_slice is not linear in its start indices")
+    update_aval = update.aval if reverse.is_undefined_primal(update) else aval_of(update)
+    t_x = t_update = None
+    if reverse.is_undefined_primal(x):
+        zeros = ad.zeros_like_aval(update_aval)
+        t_x = dynamic_update_slice_p.bind(ct, zeros, *indices)
+    if reverse.is_undefined_primal(update):
+        t_update = dynamic_slice_p.bind(ct, *indices, slice_sizes=tuple(update_aval.shape))
+    return [t_x, t_update, *(None for _ in indices)]
+
+
+def _dynamic_update_slice_batching(axis_data, vals, dims):
+    x, update, *indices = vals
+    xd, ud, *index_dims = dims
+    if any(d is not batching.not_mapped for d in index_dims):
+        from lamina.lax._batched_slicing import batched_index_dynamic_update_slice
+
+        return batched_index_dynamic_update_slice(axis_data, vals, dims), 0
+    x = batching.bdim_at_front(x, xd, axis_data.size)
+    update = batching.bdim_at_front(update, ud, axis_data.size)
+    out = dynamic_update_slice_p.bind(x, update, _zero_index(indices), *indices)
+    return out, 0
+
+
+dynamic_update_slice_p.def_jvp(_dynamic_update_slice_jvp)
+dynamic_update_slice_p.def_transpose(_dynamic_update_slice_transpose)
+dynamic_update_slice_p.def_batching(_dynamic_update_slice_batching)
+
+
+# ------------------------------------------------------------------ the functions
+
+
+def _is_static_int(i) -> bool:
+    """A Python or NumPy integer: wrapped on the host, not in the program."""
+    if isinstance(i, np.ndarray):
+        return i.ndim == 0 and dtypes.issubdtype(i.dtype, np.integer)
+    return isinstance(i, (int, np.integer)) and not isinstance(i, bool)
+
+
+def _split_index_array(indices):
+    """An array of start indices as a list of scalars (a traced one by slicing)."""
+    from lamina.lax.reshaping import squeeze
+    from lamina.lax.slicing import slice as slice_
+
+    if isinstance(indices, np.ndarray):
+        return list(indices)
+    if isinstance(indices, Tracer) or hasattr(indices, "aval"):
+        n = aval_of(indices).shape[0] if aval_of(indices).ndim == 1 else 0
+        return [squeeze(slice_(indices, (k,), (k + 1,), (1,)), (0,)) for k in range(n)]
+    return list(indices)
+
+
+def start_indices_for(name: str, shape, start_indices, allow_negative_indices):
+    """The start indices as operands: negative ones wrapped (statically for Python and
+    NumPy integers, with ``select_n`` for traced signed ones) where allowed."""
+    from lamina.lax.conversion import _convert_element_type
+    from lamina.lax.elementwise import add, lt, select_n
+
+    indices = _split_index_array(start_indices)
+    if len(indices) != len(shape):
+        raise ValueError(
+            "Length of slice indices must match number of operand dimensions "
+            f"({len(indices)} vs {shape})"
+        )
+    if isinstance(allow_negative_indices, bool):
+        allow = [allow_negative_indices] * len(indices)
+    else:
+        allow = [bool(a) for a in allow_negative_indices]
+    check_index_dtypes(name, [aval_of(i) for i in indices])
+    out = []
+    for i, d, wrap in zip(indices, shape, allow, strict=True):
+        if _is_static_int(i):
+            dtype = aval_of(i).dtype
+            value = operator.index(i)
+            if value < 0 and not wrap:
+                raise ValueError(
+                    f"Index {value} is out of bounds for dimension {d} if "
+                    "allow_negative_indices=False"
+                )
+            out.append(np.array(value + d if value < 0 else value, dtype))
+            continue
+        aval = aval_of(i)
+        if not wrap or dtypes.issubdtype(aval.dtype, np.unsignedinteger):
+            out.append(i)
+            continue
+        negative = lt(i, np.zeros((), aval.dtype))
+        strong = _convert_element_type(i, aval.dtype, False) if aval.weak_type else i
+        out.append(select_n(negative, i, add(strong, np.array(d, aval.dtype))))
+    return out
+
+
+def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices=True):
+    """The ``slice_sizes`` window of ``operand`` starting at ``start_indices`` (run-time
+    values; each is clamped so the window fits, negative ones first count from the end
+    where ``allow_negative_indices``)."""
+    shape = aval_of(operand).shape
+    indices = start_indices_for("dynamic_slice", shape, start_indices, allow_negative_indices)
+    sizes = tuple(operator.index(s) for s in slice_sizes)
+    return dynamic_slice_p.bind(operand, *indices, slice_sizes=sizes)
+
+
+def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indices=True):
+    """``operand`` with the window at ``start_indices`` replaced by ``update`` (starts
+    clamped so it fits; negative ones count from the end where allowed)."""
+    shape = aval_of(operand).shape
+    indices = start_indices_for(
+        "dynamic_update_slice", shape, start_indices, allow_negative_indices
+    )
+    return dynamic_update_slice_p.bind(operand, update, *indices)

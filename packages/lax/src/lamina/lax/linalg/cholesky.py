@@ -1,0 +1,87 @@
+"""``cholesky``: A = L·Lᴴ for Hermitian positive-definite A (LAPACK ``potrf``).
+
+``cholesky_p`` returns LAPACK's factor with the strict upper triangle as it came in;
+the function ``cholesky`` symmetrizes its input first (unless told not to) and keeps
+the lower triangle, as JAX traces it. Matrices that are not positive definite give NaN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lamina.interpreters import ad
+from lamina.ir.core import ShapedArray
+from lamina.lax._common import aval_of, standard_primitive
+from lamina.lax.linalg import _lapack, _ops
+
+__all__ = ["cholesky", "cholesky_p"]
+
+
+def _abstract_eval(x):
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"The input to cholesky must have shape [..., n, n], got shape {x.shape}")
+    return ShapedArray(x.shape, x.dtype)
+
+
+def _lowering(ctx, x):
+    _lapack.check_platform(ctx, "cholesky")
+    aval = ctx.avals_in[0]
+    nb = aval.ndim - 2
+    batch = aval.shape[:nb]
+    info_aval = ShapedArray(batch, np.dtype(np.int32))
+    factor, info = _lapack.custom_call(
+        _lapack.lapack_target("potrf", aval.dtype),
+        [x],
+        [aval],
+        [aval, info_aval],
+        num_batch_dims=nb,
+        config={"uplo": _lapack.u8("L")},
+        aliases={0: 0},
+        matrix_results=[True, False],
+    )
+    ok = _lapack.info_ok(info, batch)
+    return [_lapack.nan_where_failed(ok, factor, aval, nb)]
+
+
+cholesky_p = standard_primitive("cholesky", _abstract_eval, _lowering)
+
+
+def _jvp(primals, tangents):
+    """L̇ = L·Φ(L⁻¹·Ȧ·L⁻ᴴ), Φ keeping the strict lower triangle and half the diagonal."""
+    from lamina.lax.linalg.triangular_solve import triangular_solve
+
+    (x,), (x_dot,) = primals, tangents
+    lx = _ops.lax()
+    factor = _ops.tril(cholesky_p.bind(x))
+    if ad.is_zero(x_dot):
+        return factor, ad.Zero(ad.tangent_aval(aval_of(factor)))
+    x_dot = ad.instantiate_zeros(x_dot)
+    right = triangular_solve(
+        factor, x_dot, left_side=False, lower=True, transpose_a=True, conjugate_a=True
+    )
+    middle = triangular_solve(factor, right, left_side=True, lower=True)
+    dtype = aval_of(x).dtype
+    half_diag = lx.add(_ops.eye_like(middle), _ops.full(aval_of(middle).shape, 1, dtype))
+    phi = lx.div(_ops.tril(middle), half_diag)
+    return factor, _ops.matmul(factor, phi)
+
+
+cholesky_p.def_jvp(_jvp)
+
+
+def _batching(axis_data, vals, dims):
+    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    return cholesky_p.bind(x), 0
+
+
+cholesky_p.def_batching(_batching)
+
+
+def cholesky(x, *, symmetrize_input=True):
+    """The lower Cholesky factor L of each matrix in ``x`` (``x = L·Lᴴ``); NaN where
+    ``x`` is not positive definite. With ``symmetrize_input``, ``(x + xᴴ)/2`` is
+    factored, which makes gradients symmetric."""
+    x = _ops.as_inexact(x, "cholesky")
+    if symmetrize_input:
+        x = _ops.symmetrize(x)
+    return _ops.tril(cholesky_p.bind(x))

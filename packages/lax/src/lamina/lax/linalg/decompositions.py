@@ -1,0 +1,305 @@
+"""``eig`` (LAPACK ``geev``), ``schur`` (``gees``), ``hessenberg`` (``gehrd``) and
+``tridiagonal`` (``sytrd``/``hetrd``). Of these only ``eig`` has a derivative rule,
+for its eigenvalues (as in JAX)."""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from lamina.ir import dtypes
+from lamina.ir.core import ShapedArray
+from lamina.lax._common import standard_primitive
+from lamina.lax.linalg import _lapack, _ops
+
+__all__ = [
+    "EigImplementation",
+    "eig",
+    "eig_p",
+    "hessenberg",
+    "hessenberg_p",
+    "schur",
+    "schur_p",
+    "tridiagonal",
+    "tridiagonal_p",
+]
+
+_I32 = np.dtype(np.int32)
+
+
+class EigImplementation(enum.Enum):
+    """Which library ``eig`` uses (CPU always uses LAPACK)."""
+
+    CUSOLVER = "cusolver"
+    MAGMA = "magma"
+    LAPACK = "lapack"
+
+
+def _complex_dtype(dtype):
+    return np.dtype(np.complex128 if _real_dtype(dtype) == np.float64 else np.complex64)
+
+
+def _real_dtype(dtype):
+    return np.dtype(dtypes.finfo(dtype).dtype)
+
+
+def _square(name, x):
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"Argument to {name} must have shape [..., n, n], got shape {x.shape}")
+    return x.shape[:-2], x.shape[-1]
+
+
+def _batching_rule(prim):
+    def rule(axis_data, vals, dims, **params):
+        moved = _ops.move_batch_front(axis_data, vals, dims)
+        outs = prim.bind(*moved, **params)
+        return outs, [0] * len(outs)
+
+    prim.def_batching(rule)
+
+
+def _masked(ok, values, avals, nb):
+    return [_lapack.nan_where_failed(ok, v, a, nb) for v, a in zip(values, avals, strict=True)]
+
+
+# --- eig -------------------------------------------------------------------------------
+
+
+def _eig_abstract_eval(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
+                       enable_eigvec_derivs, implementation):  # fmt: skip
+    batch, n = _square("eig", x)
+    c = _complex_dtype(x.dtype)
+    outs = [ShapedArray((*batch, n), c)]
+    outs += [ShapedArray((*batch, n, n), c)] * (
+        int(compute_left_eigenvectors) + int(compute_right_eigenvectors)
+    )
+    return outs
+
+
+def _eig_lowering(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors,
+                  enable_eigvec_derivs, implementation):  # fmt: skip
+    from lamina.interpreters.mlir import hlo
+
+    _lapack.check_platform(ctx, "eig")
+    aval = ctx.avals_in[0]
+    batch, n = aval.shape[:-2], aval.shape[-1]
+    nb = len(batch)
+    c = _complex_dtype(aval.dtype)
+    vec = ShapedArray((*batch, n, n), c)
+    w_aval = ShapedArray((*batch, n), c)
+    info_aval = ShapedArray(batch, _I32)
+    config = {
+        "compute_left": _lapack.u8("V" if compute_left_eigenvectors else "N"),
+        "compute_right": _lapack.u8("V" if compute_right_eigenvectors else "N"),
+    }
+    target = _lapack.lapack_target("geev", aval.dtype)
+    if np.dtype(aval.dtype).kind == "c":
+        w, vl, vr, info = _lapack.custom_call(
+            target, [x], [aval], [w_aval, vec, vec, info_aval], num_batch_dims=nb,
+            config=config, matrix_results=[False, True, True, False],
+        )  # fmt: skip
+    else:
+        part = ShapedArray((*batch, n), aval.dtype)
+        wr, wi, vl, vr, info = _lapack.custom_call(
+            target, [x], [aval], [part, part, vec, vec, info_aval], num_batch_dims=nb,
+            config=config, matrix_results=[False, False, True, True, False],
+        )  # fmt: skip
+        w = hlo.complex(wr, wi)
+    ok = _lapack.info_ok(info, batch)
+    outs, avals = [w], [w_aval]
+    if compute_left_eigenvectors:
+        outs, avals = [*outs, vl], [*avals, vec]
+    if compute_right_eigenvectors:
+        outs, avals = [*outs, vr], [*avals, vec]
+    return _masked(ok, outs, avals, nb)
+
+
+eig_p = standard_primitive("eig", _eig_abstract_eval, _eig_lowering)
+eig_p.multiple_results = True
+_batching_rule(eig_p)
+
+
+def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
+        enable_eigvec_derivs=False, implementation=None, use_magma=None):  # fmt: skip
+    """Eigenvalues ``w`` of each square matrix in ``x`` and, as asked, its left
+    eigenvectors ``vl`` (``vlᴴ·x = w·vlᴴ``) and right eigenvectors ``vr``
+    (``x·vr = vr·w``), all complex: returns ``[w, vl, vr]`` (those computed)."""
+    x = _ops.as_inexact(x, "eig")
+    return list(
+        eig_p.bind(
+            x,
+            compute_left_eigenvectors=bool(compute_left_eigenvectors),
+            compute_right_eigenvectors=bool(compute_right_eigenvectors),
+            enable_eigvec_derivs=bool(enable_eigvec_derivs),
+            implementation=implementation,
+        )
+    )
+
+
+# --- schur ------------------------------------------------------------------------------
+
+
+def _schur_abstract_eval(x, *, compute_schur_vectors, sort_eig_vals, select_callable):
+    _square("schur", x)
+    if sort_eig_vals or select_callable is not None:
+        raise NotImplementedError("lamina: schur with sorted eigenvalues is not built yet")
+    t = ShapedArray(x.shape, x.dtype)
+    return [t, t] if compute_schur_vectors else [t]
+
+
+def _schur_lowering(ctx, x, *, compute_schur_vectors, sort_eig_vals, select_callable):
+    _lapack.check_platform(ctx, "schur")
+    aval = ctx.avals_in[0]
+    batch, n = aval.shape[:-2], aval.shape[-1]
+    nb = len(batch)
+    info_aval = ShapedArray(batch, _I32)
+    config = {"mode": _lapack.u8("V" if compute_schur_vectors else "N"), "sort": _lapack.u8("N")}
+    if np.dtype(aval.dtype).kind == "c":
+        eig_avals = [ShapedArray((*batch, n), aval.dtype)]
+    else:
+        eig_avals = [ShapedArray((*batch, n), aval.dtype)] * 2
+    results = [aval, aval, *eig_avals, info_aval, info_aval]
+    outs = _lapack.custom_call(
+        _lapack.lapack_target("gees", aval.dtype), [x], [aval], results, num_batch_dims=nb,
+        config=config, aliases={0: 0},
+        matrix_results=[True, True] + [False] * (len(results) - 2),
+    )  # fmt: skip
+    t, vs, info = outs[0], outs[1], outs[-1]
+    ok = _lapack.info_ok(info, batch)
+    if compute_schur_vectors:
+        return _masked(ok, [t, vs], [aval, aval], nb)
+    return _masked(ok, [t], [aval], nb)
+
+
+schur_p = standard_primitive("schur", _schur_abstract_eval, _schur_lowering)
+schur_p.multiple_results = True
+_batching_rule(schur_p)
+
+
+def schur(x, *, compute_schur_vectors=True, sort_eig_vals=False, select_callable=None):
+    """The Schur form T of each square matrix in ``x`` and the unitary Schur vectors Z
+    with ``x = Z·T·Zᴴ`` (T quasi-upper-triangular for real ``x``): returns ``(T, Z)``."""
+    outs = schur_p.bind(
+        x,
+        compute_schur_vectors=bool(compute_schur_vectors),
+        sort_eig_vals=bool(sort_eig_vals),
+        select_callable=select_callable,
+    )
+    return tuple(outs) if compute_schur_vectors else outs[0]
+
+
+# --- hessenberg -------------------------------------------------------------------------
+
+
+def _hessenberg_abstract_eval(a):
+    batch, n = _square("hessenberg", a)
+    return [ShapedArray(a.shape, a.dtype), ShapedArray((*batch, max(n - 1, 0)), a.dtype)]
+
+
+def _hessenberg_lowering(ctx, a):
+    from lamina.interpreters.mlir import ir
+
+    _lapack.check_platform(ctx, "hessenberg")
+    aval = ctx.avals_in[0]
+    taus_aval = ctx.avals_out[1]
+    batch, n = aval.shape[:-2], aval.shape[-1]
+    i32 = ir.IntegerType.get_signless(32)
+    config = {"high": ir.IntegerAttr.get(i32, n), "low": ir.IntegerAttr.get(i32, 1)}
+    h, taus, info = _lapack.custom_call(
+        _lapack.lapack_target("gehrd", aval.dtype), [a], [aval],
+        [aval, taus_aval, ShapedArray(batch, _I32)], num_batch_dims=len(batch),
+        config=config, aliases={0: 0}, matrix_results=[True, False, False],
+    )  # fmt: skip
+    ok = _lapack.info_ok(info, batch)
+    return _masked(ok, [h, taus], [aval, taus_aval], len(batch))
+
+
+hessenberg_p = standard_primitive("hessenberg", _hessenberg_abstract_eval, _hessenberg_lowering)
+hessenberg_p.multiple_results = True
+_batching_rule(hessenberg_p)
+
+
+def hessenberg(a):
+    """The Hessenberg reduction of each square matrix in ``a``, as LAPACK's ``gehrd``
+    leaves it: ``(a, taus)``, the upper Hessenberg H on and above the first
+    subdiagonal and Householder reflectors (scaled by ``taus``) below it."""
+    return tuple(hessenberg_p.bind(a))
+
+
+# --- tridiagonal ------------------------------------------------------------------------
+
+
+def _tridiagonal_abstract_eval(a, *, lower):
+    batch, n = _square("tridiagonal", a)
+    real = _real_dtype(a.dtype)
+    return [
+        ShapedArray(a.shape, a.dtype),
+        ShapedArray((*batch, n), real),
+        ShapedArray((*batch, max(n - 1, 0)), real),
+        ShapedArray((*batch, max(n - 1, 0)), a.dtype),
+    ]
+
+
+def _tridiagonal_lowering(ctx, a, *, lower):
+    _lapack.check_platform(ctx, "tridiagonal")
+    aval = ctx.avals_in[0]
+    batch = aval.shape[:-2]
+    routine = "hetrd" if np.dtype(aval.dtype).kind == "c" else "sytrd"
+    avals = list(ctx.avals_out)
+    *outs, info = _lapack.custom_call(
+        _lapack.lapack_target(routine, aval.dtype), [a], [aval],
+        [*avals, ShapedArray(batch, _I32)], num_batch_dims=len(batch),
+        config={"uplo": _lapack.u8("L" if lower else "U")}, aliases={0: 0},
+        matrix_results=[True, False, False, False, False],
+    )  # fmt: skip
+    ok = _lapack.info_ok(info, batch)
+    return _masked(ok, outs, avals, len(batch))
+
+
+tridiagonal_p = standard_primitive("tridiagonal", _tridiagonal_abstract_eval, _tridiagonal_lowering)
+tridiagonal_p.multiple_results = True
+_batching_rule(tridiagonal_p)
+
+
+def tridiagonal(a, *, lower=True):
+    """The reduction of each Hermitian matrix in ``a`` to real symmetric tridiagonal
+    form, as LAPACK's ``sytrd``/``hetrd`` leaves it: ``(a, d, e, taus)`` with the
+    diagonal ``d``, off-diagonal ``e`` and the reflectors in ``a`` (scaled by ``taus``)."""
+    return tuple(tridiagonal_p.bind(a, lower=bool(lower)))
+
+
+def _solve(a, b):
+    """a⁻¹·b through LU with partial pivoting."""
+    from lamina.lax.linalg.lu import lu_p, permutation_matrix
+    from lamina.lax.linalg.triangular_solve import triangular_solve
+
+    factors, _, perm = lu_p.bind(a)
+    permuted = _ops.matmul(permutation_matrix(perm, factors.aval.dtype), b)
+    y = triangular_solve(factors, permuted, left_side=True, lower=True, unit_diagonal=True)
+    return triangular_solve(factors, y, left_side=True, lower=False)
+
+
+def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors,
+             enable_eigvec_derivs, implementation):  # fmt: skip
+    """Eigenvalues only: dw = diag(v⁻¹·ȧ·v) with v the right eigenvectors."""
+    from lamina.interpreters import ad
+
+    if compute_left_eigenvectors or compute_right_eigenvectors:
+        raise NotImplementedError(
+            "The derivatives of eigenvectors are not implemented, only eigenvalues. See "
+            "https://github.com/jax-ml/jax/issues/2748 for discussion."
+        )
+    (a,), (a_dot,) = primals, tangents
+    w, v = eig_p.bind(
+        a, compute_left_eigenvectors=False, compute_right_eigenvectors=True,
+        enable_eigvec_derivs=enable_eigvec_derivs, implementation=implementation,
+    )  # fmt: skip
+    if ad.is_zero(a_dot):
+        return [w], [ad.Zero(ad.tangent_aval(w.aval))]
+    lx = _ops.lax()
+    a_dot = lx.convert_element_type(ad.instantiate_zeros(a_dot), v.aval.dtype)
+    return [w], [_ops.diagonal(_ops.matmul(_solve(v, a_dot), v))]
+
+
+eig_p.def_jvp(_eig_jvp)

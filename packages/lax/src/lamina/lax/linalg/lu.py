@@ -1,0 +1,159 @@
+"""``lu``: P·A = L·U with partial pivoting (LAPACK ``getrf``), and
+``lu_pivots_to_permutation``.
+
+``lu_p`` returns the packed factors (L below the diagonal with an implied unit diagonal,
+U on and above it), the 0-based pivots (row ``i`` was swapped with row ``pivots[i]``)
+and the permutation those swaps make. Matrices LAPACK rejects give NaN; singular
+matrices are factored (U has a zero on its diagonal).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from lamina.interpreters import ad
+from lamina.ir import dtypes
+from lamina.ir.core import ShapedArray
+from lamina.lax._common import aval_of, standard_primitive
+from lamina.lax.linalg import _lapack, _ops
+from lamina.lax.linalg._permutation import pivots_to_permutation
+
+__all__ = ["lu", "lu_p", "lu_pivots_to_permutation", "lu_pivots_to_permutation_p"]
+
+_I32 = np.dtype(np.int32)
+
+
+def _lu_abstract_eval(x):
+    if x.ndim < 2:
+        raise TypeError(f"Input 0 to lu must have rank at least 2, but got shape={x.shape}")
+    *batch, m, n = x.shape
+    return [
+        ShapedArray(x.shape, x.dtype),
+        ShapedArray((*batch, min(m, n)), _I32),
+        ShapedArray((*batch, m), _I32),
+    ]
+
+
+def _lu_lowering(ctx, x):
+    from lamina.interpreters.mlir import hlo
+
+    _lapack.check_platform(ctx, "lu")
+    aval = ctx.avals_in[0]
+    piv_aval = ctx.avals_out[1]
+    *batch, m, n = aval.shape
+    nb = len(batch)
+    factors, pivots, info = _lapack.custom_call(
+        _lapack.lapack_target("getrf", aval.dtype),
+        [x],
+        [aval],
+        [aval, piv_aval, ShapedArray(tuple(batch), _I32)],
+        num_batch_dims=nb,
+        aliases={0: 0},
+        matrix_results=[True, False, False],
+    )
+    pivots = hlo.subtract(pivots, _lapack.constant(1, _I32, piv_aval.shape))
+    ok = _lapack.info_ok(info, tuple(batch), equal=False)
+    factors = _lapack.nan_where_failed(ok, factors, aval, nb)
+    perm = pivots_to_permutation(pivots, batch, min(m, n), m)
+    return [factors, pivots, perm]
+
+
+lu_p = standard_primitive("lu", _lu_abstract_eval, _lu_lowering)
+lu_p.multiple_results = True
+
+
+def permutation_matrix(perm, dtype):
+    """P with P[..., i, j] = 1 where perm[..., i] == j, so (P·A)[i] = A[perm[i]]."""
+    lx = _ops.lax()
+    shape = (*aval_of(perm).shape, aval_of(perm).shape[-1])
+    nd = len(shape)
+    rows = lx.broadcast_in_dim(perm, shape, tuple(range(nd - 1)))
+    cols = lx.broadcasted_iota(np.int32, shape, nd - 1)
+    return lx.convert_element_type(lx.eq(rows, cols), dtype)
+
+
+def _lu_jvp(primals, tangents):
+    (a,), (a_dot,) = primals, tangents
+    factors, pivots, perm = lu_p.bind(a)
+    int_zeros = [ad.Zero(ad.tangent_aval(aval_of(v))) for v in (pivots, perm)]
+    if ad.is_zero(a_dot):
+        return [factors, pivots, perm], [ad.Zero(ad.tangent_aval(aval_of(factors))), *int_zeros]
+    from lamina.lax.linalg.triangular_solve import triangular_solve
+
+    *_, m, n = aval_of(a).shape
+    if m != n:
+        raise NotImplementedError("lamina: the derivative of lu is built for square matrices")
+    lx = _ops.lax()
+    dtype = aval_of(a).dtype
+    permuted = _ops.matmul(permutation_matrix(perm, dtype), ad.instantiate_zeros(a_dot))
+    lower = lx.add(_ops.tril(factors, -1), _ops.eye_like(factors))
+    upper = _ops.triu(factors)
+    la = triangular_solve(lower, permuted, left_side=True, lower=True, unit_diagonal=True)
+    lau = triangular_solve(upper, la, left_side=False, lower=False)
+    factors_dot = lx.add(_ops.matmul(lower, _ops.tril(lau, -1)), _ops.matmul(_ops.triu(lau), upper))
+    return [factors, pivots, perm], [factors_dot, *int_zeros]
+
+
+lu_p.def_jvp(_lu_jvp)
+
+
+def _lu_batching(axis_data, vals, dims):
+    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    return lu_p.bind(x), [0, 0, 0]
+
+
+lu_p.def_batching(_lu_batching)
+
+
+def lu(x):
+    """The LU decomposition with partial pivoting of each matrix in ``x``: returns
+    ``(lu, pivots, permutation)`` with ``x[permutation] = L·U`` (L unit lower
+    triangular, packed below ``lu``'s diagonal; U on and above it)."""
+    check = _ops.check_rank("lu", x)
+    del check
+    return tuple(lu_p.bind(x))
+
+
+def _perm_abstract_eval(pivots, *, permutation_size):
+    if pivots.ndim < 1 or not dtypes.issubdtype(pivots.dtype, np.integer):
+        raise ValueError(
+            "Argument to lu_pivots_to_permutation must have rank >= 1 and an integer "
+            f"dtype, got shape={pivots.shape} and dtype={pivots.dtype}"
+        )
+    if permutation_size < pivots.shape[-1]:
+        raise ValueError(
+            f"Output permutation size {permutation_size} has to exceed the trailing "
+            f"dimension of the pivots. Got pivots size {pivots.shape[-1]}"
+        )
+    return ShapedArray((*pivots.shape[:-1], permutation_size), _I32)
+
+
+def _perm_lowering(ctx, pivots, *, permutation_size):
+    from lamina.interpreters import mlir_builders as mb
+
+    aval = ctx.avals_in[0]
+    pivots = mb.convert(pivots, aval, aval.update(dtype=_I32))
+    return [pivots_to_permutation(pivots, aval.shape[:-1], aval.shape[-1], permutation_size)]
+
+
+lu_pivots_to_permutation_p = standard_primitive(
+    "lu_pivots_to_permutation", _perm_abstract_eval, _perm_lowering
+)
+
+
+def _perm_batching(axis_data, vals, dims, *, permutation_size):
+    (pivots,) = _ops.move_batch_front(axis_data, vals, dims)
+    return lu_pivots_to_permutation_p.bind(pivots, permutation_size=permutation_size), 0
+
+
+lu_pivots_to_permutation_p.def_batching(_perm_batching)
+
+
+def lu_pivots_to_permutation(pivots, permutation_size):
+    """The permutation of ``0..permutation_size-1`` that LAPACK-style ``pivots`` (row
+    ``i`` swapped with row ``pivots[i]``, in order) make."""
+    return lu_pivots_to_permutation_p.bind(
+        pivots, permutation_size=operator.index(permutation_size)
+    )

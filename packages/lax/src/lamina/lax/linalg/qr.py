@@ -1,0 +1,208 @@
+"""``qr``: A = Q·R (LAPACK ``geqrf`` then ``orgqr``/``ungqr``), and
+``householder_product`` (Q from Householder reflectors and their scales).
+
+``qr_p`` has JAX's params ``full_matrices``, ``pivoting`` and ``use_magma``. Q is
+m×m (``full_matrices``) or m×min(m, n); R is m×n or min(m, n)×n.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lamina.interpreters import ad
+from lamina.ir.core import ShapedArray
+from lamina.lax._common import aval_of, standard_primitive
+from lamina.lax.linalg import _lapack, _ops
+
+__all__ = ["householder_product", "householder_product_p", "qr", "qr_p"]
+
+
+def _qr_abstract_eval(x, *, pivoting, full_matrices, use_magma):
+    if x.ndim < 2:
+        raise TypeError(f"Input 0 to qr must have rank at least 2, but got shape={x.shape}")
+    *batch, m, n = x.shape
+    k = m if full_matrices else min(m, n)
+    outs = [ShapedArray((*batch, m, k), x.dtype), ShapedArray((*batch, k, n), x.dtype)]
+    if pivoting:
+        outs.append(ShapedArray((*batch, n), np.dtype(np.int32)))
+    return outs
+
+
+def _geqp3(x, aval):
+    """``geqp3``: QR with column pivoting; the pivots come back 0-based."""
+    from lamina.interpreters.mlir import hlo
+
+    *batch, m, n = aval.shape
+    taus_aval = ShapedArray((*batch, min(m, n)), aval.dtype)
+    jpvt_aval = ShapedArray((*batch, n), np.dtype(np.int32))
+    start = _lapack.constant(0, np.int32, jpvt_aval.shape)  # 0: every column is free
+    factors, jpvt, taus = _lapack.custom_call(
+        _lapack.lapack_target("geqp3", aval.dtype), [x, start], [aval, jpvt_aval],
+        [aval, jpvt_aval, taus_aval], num_batch_dims=len(batch), aliases={0: 0, 1: 1},
+        matrix_operands=[True, False], matrix_results=[True, False, False],
+    )  # fmt: skip
+    jpvt = hlo.subtract(jpvt, _lapack.constant(1, np.int32, jpvt_aval.shape))
+    return factors, taus, taus_aval, jpvt
+
+
+def _geqrf(x, aval):
+    *batch, m, n = aval.shape
+    taus_aval = ShapedArray((*batch, min(m, n)), aval.dtype)
+    factors, taus = _lapack.custom_call(
+        _lapack.lapack_target("geqrf", aval.dtype),
+        [x],
+        [aval],
+        [aval, taus_aval],
+        num_batch_dims=len(batch),
+        aliases={0: 0},
+        matrix_results=[True, False],
+    )
+    return factors, taus, taus_aval
+
+
+def _orgqr(a, a_aval, taus, taus_aval):
+    routine = "ungqr" if np.dtype(a_aval.dtype).kind == "c" else "orgqr"
+    (q,) = _lapack.custom_call(
+        _lapack.lapack_target(routine, a_aval.dtype),
+        [a, taus],
+        [a_aval, taus_aval],
+        [a_aval],
+        num_batch_dims=a_aval.ndim - 2,
+        aliases={0: 0},
+        matrix_operands=[True, False],
+    )
+    return q
+
+
+def _resize_columns(x, aval, cols):
+    """The first ``cols`` columns of ``x``, or ``x`` padded with zero columns."""
+    from lamina.interpreters.mlir import hlo
+
+    *batch, m, n = aval.shape
+    out_aval = aval.update(shape=(*batch, m, cols))
+    nd = aval.ndim
+    if cols < n:
+        return hlo.slice(x, [0] * nd, [*batch, m, cols], [1] * nd), out_aval
+    if cols > n:
+        zero = _lapack.constant(0, aval.dtype)
+        high = [0] * (nd - 1) + [cols - n]
+        return hlo.pad(x, zero, [0] * nd, high, [0] * nd), out_aval
+    return x, out_aval
+
+
+def _qr_lowering(ctx, x, *, pivoting, full_matrices, use_magma):
+    from lamina.interpreters.mlir import hlo
+
+    _lapack.check_platform(ctx, "qr")
+    aval = ctx.avals_in[0]
+    q_aval, r_aval = ctx.avals_out[:2]
+    *batch, m, n = aval.shape
+    if pivoting:
+        factors, taus, taus_aval, jpvt = _geqp3(x, aval)
+    else:
+        factors, taus, taus_aval = _geqrf(x, aval)
+    k = q_aval.shape[-1]
+    q_in, q_in_aval = _resize_columns(factors, aval, k)
+    q = _orgqr(q_in, q_in_aval, taus, taus_aval)
+    r_rows = r_aval.shape[-2]
+    nd = aval.ndim
+    r = factors
+    if r_rows < m:
+        r = hlo.slice(factors, [0] * nd, [*batch, r_rows, n], [1] * nd)
+    r = _lapack.keep_triangle(r, r_aval, lower=False)
+    return [q, r, jpvt] if pivoting else [q, r]
+
+
+qr_p = standard_primitive("qr", _qr_abstract_eval, _qr_lowering)
+qr_p.multiple_results = True
+
+
+def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
+    from lamina.lax.linalg.triangular_solve import triangular_solve
+
+    if pivoting:
+        raise NotImplementedError("lamina: the derivative of qr(pivoting=True) is not built")
+    (x,), (x_dot,) = primals, tangents
+    q, r = qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+    *_, m, n = aval_of(x).shape
+    if ad.is_zero(x_dot):
+        return [q, r], [ad.Zero(ad.tangent_aval(aval_of(v))) for v in (q, r)]
+    if m < n or (full_matrices and m != n):
+        raise NotImplementedError("Unimplemented case of QR decomposition derivative")
+    lx = _ops.lax()
+    x_dot = ad.instantiate_zeros(x_dot)
+    dx_rinv = triangular_solve(r, x_dot)  # dx · R⁻¹
+    qt_dx_rinv = _ops.matmul(_ops.adjoint(q), dx_rinv)
+    lower = _ops.tril(qt_dx_rinv, -1)
+    omega = lx.sub(lower, _ops.adjoint(lower))  # skew-Hermitian part of Qᴴ·dQ
+    if _ops.is_complex(x):
+        imag_diag = lx.sub(qt_dx_rinv, _ops.real_part(qt_dx_rinv))
+        omega = lx.add(omega, lx.mul(_ops.eye_like(omega), imag_diag))
+    q_dot = lx.add(_ops.matmul(q, lx.sub(omega, qt_dx_rinv)), dx_rinv)
+    r_dot = _ops.matmul(lx.sub(qt_dx_rinv, omega), r)
+    return [q, r], [q_dot, r_dot]
+
+
+qr_p.def_jvp(_qr_jvp)
+
+
+def _qr_batching(axis_data, vals, dims, **params):
+    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    outs = qr_p.bind(x, **params)
+    return outs, [0] * len(outs)
+
+
+qr_p.def_batching(_qr_batching)
+
+
+def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
+    """The QR decomposition of each matrix in ``x``: ``(q, r)`` with ``x = q·r``, q with
+    orthonormal columns and r upper triangular; with ``pivoting``, ``(q, r, p)`` with
+    ``x[..., p] = q·r`` (columns chosen by LAPACK's ``geqp3``)."""
+    _ops.check_rank("qr", x)
+    x = _ops.as_inexact(x, "qr")
+    outs = qr_p.bind(
+        x, pivoting=bool(pivoting), full_matrices=bool(full_matrices), use_magma=use_magma
+    )
+    return tuple(outs)
+
+
+def _hh_abstract_eval(a, taus):
+    if a.ndim < 2 or taus.ndim != a.ndim - 1:
+        raise ValueError(
+            "Argument to Householder product must have ndims >= 2 and taus one fewer, got "
+            f"a.shape={a.shape} and taus.shape={taus.shape}"
+        )
+    *batch, m, n = a.shape
+    if m < n or taus.shape[:-1] != tuple(batch) or taus.shape[-1] > n:
+        raise ValueError(
+            "Type mismatch for Householder product: a must be m×n with m >= n and taus "
+            f"of length at most n with a's batch shape, got a.shape={a.shape} and "
+            f"taus.shape={taus.shape}"
+        )
+    if a.dtype != taus.dtype:
+        raise ValueError(f"Type mismatch for Householder product: {a.dtype} and {taus.dtype}")
+    return ShapedArray(a.shape, a.dtype)
+
+
+def _hh_lowering(ctx, a, taus):
+    _lapack.check_platform(ctx, "householder_product")
+    a_aval, taus_aval = ctx.avals_in
+    return [_orgqr(a, a_aval, taus, taus_aval)]
+
+
+householder_product_p = standard_primitive("householder_product", _hh_abstract_eval, _hh_lowering)
+
+
+def _hh_batching(axis_data, vals, dims):
+    a, taus = _ops.move_batch_front(axis_data, vals, dims)
+    return householder_product_p.bind(a, taus), 0
+
+
+householder_product_p.def_batching(_hh_batching)
+
+
+def householder_product(a, taus):
+    """The product of the Householder reflectors stored below the diagonal of ``a``
+    (scaled by ``taus``), as LAPACK's ``geqrf`` leaves them: the m×n matrix Q."""
+    return householder_product_p.bind(a, taus)

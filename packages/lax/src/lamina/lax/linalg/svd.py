@@ -1,0 +1,174 @@
+"""``svd``: A = U·diag(s)·Vᴴ (LAPACK ``gesdd``). ``svd_p`` returns ``s`` (descending)
+and, with ``compute_uv``, ``u`` and ``vh``; matrices LAPACK fails on give NaN."""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from lamina.interpreters import ad
+from lamina.ir import dtypes
+from lamina.ir.core import ShapedArray
+from lamina.lax._common import aval_of, standard_primitive
+from lamina.lax.linalg import _lapack, _ops
+
+__all__ = ["SvdAlgorithm", "svd", "svd_p"]
+
+
+class SvdAlgorithm(enum.Enum):
+    """Which algorithm ``svd`` uses (CPU uses LAPACK's divide and conquer)."""
+
+    DEFAULT = "default"
+    QR = "QR"
+    JACOBI = "Jacobi"
+    POLAR = "polar"
+    DIVIDE_AND_CONQUER = "divide_and_conquer"
+
+
+def _shapes(shape, full_matrices):
+    *batch, m, n = shape
+    k = min(m, n)
+    u = (*batch, m, m if full_matrices else k)
+    vh = (*batch, n if full_matrices else k, n)
+    return tuple(batch), k, u, vh
+
+
+def _abstract_eval(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
+    if x.ndim < 2:
+        raise TypeError(f"Input 0 to svd must have rank at least 2, but got shape={x.shape}")
+    if subset_by_index is not None and tuple(subset_by_index) != (0, min(x.shape[-2:])):
+        raise NotImplementedError("lamina: svd(subset_by_index=...) is not built yet")
+    batch, k, u, vh = _shapes(x.shape, full_matrices)
+    s = ShapedArray((*batch, k), np.dtype(dtypes.finfo(x.dtype).dtype))
+    if not compute_uv:
+        return [s]
+    return [s, ShapedArray(u, x.dtype), ShapedArray(vh, x.dtype)]
+
+
+def _lowering(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm):
+    _lapack.check_platform(ctx, "svd")
+    aval = ctx.avals_in[0]
+    s_aval = ctx.avals_out[0]
+    *_, m, n = aval.shape
+    batch, _, u_shape, vh_shape = _shapes(aval.shape, full_matrices)
+    mode = ("A" if full_matrices else "S") if compute_uv else "N"
+    if not compute_uv:  # gesdd still wants buffers for u and vh
+        u_shape, vh_shape = (*batch, m, m), (*batch, n, n)
+    u_aval, vh_aval = ShapedArray(u_shape, aval.dtype), ShapedArray(vh_shape, aval.dtype)
+    nb = len(batch)
+    _, s, u, vh, info = _lapack.custom_call(
+        _lapack.lapack_target("gesdd", aval.dtype),
+        [x],
+        [aval],
+        [aval, s_aval, u_aval, vh_aval, ShapedArray(batch, np.dtype(np.int32))],
+        num_batch_dims=nb,
+        config={"mode": _lapack.u8(mode)},
+        aliases={0: 0},
+        matrix_results=[True, False, True, True, False],
+    )
+    ok = _lapack.info_ok(info, batch)
+    s = _lapack.nan_where_failed(ok, s, s_aval, nb)
+    if not compute_uv:
+        return [s]
+    u = _lapack.nan_where_failed(ok, u, u_aval, nb)
+    vh = _lapack.nan_where_failed(ok, vh, vh_aval, nb)
+    return [s, u, vh]
+
+
+svd_p = standard_primitive("svd", _abstract_eval, _lowering)
+svd_p.multiple_results = True
+
+
+def _jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, algorithm):
+    (x,), (x_dot,) = primals, tangents
+    params = dict(subset_by_index=subset_by_index, algorithm=algorithm)
+    if compute_uv and full_matrices:
+        raise NotImplementedError(
+            "Singular value decomposition JVP not implemented for full matrices"
+        )
+    s, u, vh = svd_p.bind(x, full_matrices=False, compute_uv=True, **params)
+    outs = [s, u, vh] if compute_uv else [s]
+    if ad.is_zero(x_dot):
+        return outs, [ad.Zero(ad.tangent_aval(aval_of(o))) for o in outs]
+    lx = _ops.lax()
+    x_dot = ad.instantiate_zeros(x_dot)
+    dtype = aval_of(x).dtype
+    v = _ops.adjoint(vh)
+    ds_mat = _ops.matmul(_ops.matmul(_ops.adjoint(u), x_dot), v)
+    s_dot = _ops.real_diagonal(ds_mat)
+    if not compute_uv:
+        return [s], [s_dot]
+    k = aval_of(s).shape[-1]
+    shape = (*aval_of(s).shape, k)
+    nd = len(shape)
+    s_row = lx.broadcast_in_dim(s, shape, (*range(nd - 2), nd - 1))  # s[j]
+    s_col = lx.broadcast_in_dim(s, shape, tuple(range(nd - 1)))  # s[i]
+    eye = _ops.eye_like(s_row)
+    diffs = lx.mul(lx.add(s_row, s_col), lx.sub(s_row, s_col))  # s[j]² - s[i]²
+    f_mat = lx.sub(lx.div(_ops.full(shape, 1, eye.dtype), lx.add(diffs, eye)), eye)
+    f_mat = lx.convert_element_type(f_mat, dtype)
+    s_row_c = lx.convert_element_type(s_row, dtype)
+    s_col_c = lx.convert_element_type(s_col, dtype)
+    dss = lx.mul(s_row_c, ds_mat)
+    sds = lx.mul(s_col_c, ds_mat)
+    zero_s = lx.convert_element_type(lx.eq(s, np.zeros((), s.dtype)), s.dtype)
+    s_inv = lx.sub(lx.div(np.ones((), s.dtype), lx.add(s, zero_s)), zero_s)
+    s_inv_mat = lx.mul(lx.broadcast_in_dim(s_inv, shape, tuple(range(nd - 1))), eye)
+    half = np.asarray(0.5, dtype)
+    diag_part = lx.mul(
+        lx.mul(half, lx.sub(ds_mat, _ops.adjoint(ds_mat))),
+        lx.convert_element_type(s_inv_mat, dtype),
+    )
+    u_dot = _ops.matmul(u, lx.add(lx.mul(f_mat, lx.add(dss, _ops.adjoint(dss))), diag_part))
+    v_dot = _ops.matmul(v, lx.mul(f_mat, lx.add(sds, _ops.adjoint(sds))))
+    *_, m, n = aval_of(x).shape
+    if m > n:
+        xv = _ops.matmul(x_dot, v)
+        extra = lx.sub(xv, _ops.matmul(u, _ops.matmul(_ops.adjoint(u), xv)))
+        u_dot = lx.add(u_dot, lx.div(extra, _bcast_s(s, x, m)))
+    if n > m:
+        xu = _ops.matmul(_ops.adjoint(x_dot), u)
+        extra = lx.sub(xu, _ops.matmul(v, _ops.matmul(vh, xu)))
+        v_dot = lx.add(v_dot, lx.div(extra, _bcast_s(s, x, n)))
+    return outs, [s_dot, u_dot, _ops.adjoint(v_dot)]
+
+
+def _bcast_s(s, x, rows):
+    """``s`` as a row, repeated over ``rows`` rows, in ``x``'s dtype."""
+    lx = _ops.lax()
+    s_aval = aval_of(s)
+    shape = (*s_aval.shape[:-1], rows, s_aval.shape[-1])
+    nd = len(shape)
+    row = lx.broadcast_in_dim(s, shape, (*range(nd - 2), nd - 1))
+    return lx.convert_element_type(row, aval_of(x).dtype)
+
+
+svd_p.def_jvp(_jvp)
+
+
+def _batching(axis_data, vals, dims, **params):
+    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    outs = svd_p.bind(x, **params)
+    return outs, [0] * len(outs)
+
+
+svd_p.def_batching(_batching)
+
+
+def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorithm=None):
+    """The singular value decomposition of each matrix in ``x``: ``(u, s, vh)`` with
+    ``x = u·diag(s)·vh`` and ``s`` descending, or only ``s`` without ``compute_uv``."""
+    _ops.check_rank("svd", x)
+    x = _ops.as_inexact(x, "svd")
+    outs = svd_p.bind(
+        x,
+        full_matrices=bool(full_matrices),
+        compute_uv=bool(compute_uv),
+        subset_by_index=None if subset_by_index is None else tuple(subset_by_index),
+        algorithm=algorithm,
+    )
+    if not compute_uv:
+        return outs[0]
+    s, u, vh = outs
+    return u, s, vh

@@ -1,0 +1,145 @@
+"""``triangular_solve``: op(A)·X = B or X·op(A) = B for triangular A (LAPACK ``trsm``).
+
+op(A) is A, Aᵀ, conj(A) or Aᴴ (``transpose_a``, ``conjugate_a``). Linear in B: its
+transpose solves with op(A)ᵀ.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lamina.interpreters import ad, reverse
+from lamina.ir import dtypes
+from lamina.ir.core import ShapedArray
+from lamina.lax._common import aval_of, standard_primitive
+from lamina.lax.linalg import _lapack, _ops
+
+__all__ = ["triangular_solve", "triangular_solve_p"]
+
+_PARAMS = ("left_side", "lower", "transpose_a", "conjugate_a", "unit_diagonal")
+
+
+def _abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    if a.ndim < 2 or b.ndim != a.ndim:
+        raise TypeError(
+            f"triangular_solve requires a and b to have the same rank of at least 2, got "
+            f"a of shape {a.shape} and b of shape {b.shape}"
+        )
+    if a.shape[-1] != a.shape[-2]:
+        raise ValueError(f"triangular_solve requires square matrices for a, got shape {a.shape}")
+    if a.shape[:-2] != b.shape[:-2]:
+        raise ValueError(
+            "triangular_solve requires both arguments to have the same number of "
+            f"dimensions and equal batch dimensions, got {a.shape} and {b.shape}."
+        )
+    common = b.shape[-2] if left_side else b.shape[-1]
+    if a.shape[-1] != common:
+        raise ValueError(
+            f"Incompatible shapes for arguments to triangular_solve: {a.shape} and {b.shape}."
+        )
+    if a.dtype != b.dtype:
+        raise TypeError(
+            f"triangular_solve requires a and b of the same dtype, got {a.dtype.name} and "
+            f"{b.dtype.name}"
+        )
+    return ShapedArray(b.shape, b.dtype)
+
+
+def _lowering(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    _lapack.check_platform(ctx, "triangular_solve")
+    a_aval, b_aval = ctx.avals_in
+    if conjugate_a and not transpose_a:  # LAPACK has no conj-without-transpose mode
+        a = _conj_ir(a, a_aval)
+        conjugate_a = False
+    trans = "C" if (transpose_a and conjugate_a) else ("T" if transpose_a else "N")
+    nb = a_aval.ndim - 2
+    config = {
+        "diag": _lapack.u8("U" if unit_diagonal else "N"),
+        "side": _lapack.u8("L" if left_side else "R"),
+        "trans_x": _lapack.u8(trans),
+        "uplo": _lapack.u8("L" if lower else "U"),
+    }
+    (out,) = _lapack.custom_call(
+        _lapack.lapack_target("trsm", a_aval.dtype),
+        [a, b],
+        [a_aval, b_aval],
+        [b_aval],
+        num_batch_dims=nb,
+        config=config,
+        aliases={0: 1},
+    )
+    return [out]
+
+
+def _conj_ir(a, aval):
+    from lamina.interpreters.mlir import hlo
+
+    if not dtypes.issubdtype(aval.dtype, np.complexfloating):
+        return a
+    real = hlo.real(a)
+    imag = hlo.negate(hlo.imag(a))
+    return hlo.complex(real, imag)
+
+
+triangular_solve_p = standard_primitive("triangular_solve", _abstract_eval, _lowering)
+
+
+def _jvp(primals, tangents, **params):
+    a, b = primals
+    a_dot, b_dot = tangents
+    out = triangular_solve_p.bind(a, b, **params)
+    tangent = ad.Zero(ad.tangent_aval(aval_of(out)))
+    if not ad.is_zero(b_dot):
+        tangent = ad.add_tangents(tangent, triangular_solve_p.bind(a, b_dot, **params))
+    if not ad.is_zero(a_dot):
+        k = 1 if params["unit_diagonal"] else 0
+        g = _ops.tril(a_dot, -k) if params["lower"] else _ops.triu(a_dot, k)
+        g = _ops.lax().neg(g)
+        if params["transpose_a"]:
+            g = _ops.swap_last(g)
+        if params["conjugate_a"]:
+            g = _ops.conj(g)
+        # X = op(A)⁻¹B: dX = -op(A)⁻¹·op(dA)·X; X = B·op(A)⁻¹: dX = -X·op(dA)·op(A)⁻¹
+        rhs = _ops.matmul(g, out) if params["left_side"] else _ops.matmul(out, g)
+        tangent = ad.add_tangents(tangent, triangular_solve_p.bind(a, rhs, **params))
+    return out, tangent
+
+
+triangular_solve_p.def_jvp(_jvp)
+
+
+def _transpose(ct, a, b, **params):
+    if reverse.is_undefined_primal(a):
+        raise NotImplementedError("triangular_solve is linear only in b")
+    params = dict(params, transpose_a=not params["transpose_a"])
+    return [None, triangular_solve_p.bind(a, ct, **params)]
+
+
+triangular_solve_p.def_transpose(_transpose)
+
+
+def _batching(axis_data, vals, dims, **params):
+    a, b = _ops.move_batch_front(axis_data, vals, dims)
+    return triangular_solve_p.bind(a, b, **params), 0
+
+
+triangular_solve_p.def_batching(_batching)
+
+
+def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
+                     conjugate_a=False, unit_diagonal=False):  # fmt: skip
+    """X with op(A)·X = B (``left_side``) or X·op(A) = B, for triangular A (only the
+    ``lower`` or upper triangle of A is read; its diagonal is taken as ones with
+    ``unit_diagonal``). op(A) is A, transposed and/or conjugated as asked."""
+    a_aval, b_aval = aval_of(a), aval_of(b)
+    if b_aval.dtype != a_aval.dtype:
+        b = _ops.lax().convert_element_type(b, a_aval.dtype)
+    return triangular_solve_p.bind(
+        a,
+        b,
+        left_side=bool(left_side),
+        lower=bool(lower),
+        transpose_a=bool(transpose_a),
+        conjugate_a=bool(conjugate_a),
+        unit_diagonal=bool(unit_diagonal),
+    )
