@@ -32,10 +32,11 @@ def check_index_dtypes(name: str, index_avals) -> None:
         raise TypeError(f"index arguments to {name} must be integers of the same type, got: {got}")
 
 
-def _check_slice_sizes(x, sizes):
+def check_slice_sizes(x, sizes, prefix: str = "dynamic_slice "):
+    """JAX's checks of the window sizes of ``slice`` and ``dynamic_slice``."""
     if len(sizes) != x.ndim:
         raise ValueError(
-            "dynamic_slice slice_sizes must have length equal to the number of dimensions "
+            f"{prefix}slice_sizes must have length equal to the number of dimensions "
             f"of the operand, got slice_sizes {sizes} for operand shape {x.shape}."
         )
     if any(s > d for s, d in zip(sizes, x.shape, strict=True)):
@@ -54,7 +55,7 @@ def _check_slice_sizes(x, sizes):
 
 def _dynamic_slice_abstract_eval(x, *indices, slice_sizes):
     check_index_dtypes("dynamic_slice", indices)
-    _check_slice_sizes(x, slice_sizes)
+    check_slice_sizes(x, slice_sizes)
     return ShapedArray(slice_sizes, x.dtype, weak_type=x.weak_type)
 
 

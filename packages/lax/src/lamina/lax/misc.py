@@ -1,7 +1,6 @@
-"""Small public helpers of ``lax`` (``select``, ``reciprocal``, ``dtype``,
-``broadcast_shapes``, ``broadcast_like``, ``index_take``), ``optimization_barrier``, and
-XLA's own random number generators: ``rng_uniform``
-and ``rng_bit_generator`` (with :class:`RandomAlgorithm`).
+"""Small public helpers of ``lax`` (``select``, ``dtype``, ``index_take``,
+``shape_as_value``, ``stage``), ``optimization_barrier``, and XLA's own random number
+generators: ``rng_uniform`` and ``rng_bit_generator`` (with :class:`RandomAlgorithm`).
 
 ``rng_bit_generator`` takes a ``uint32[4]`` key, which the lowering reinterprets as the
 ``uint64[2]`` state XLA's generators use (as JAX does), so bits match JAX's for the same
@@ -15,23 +14,26 @@ import enum
 import numpy as np
 
 from lamina.interpreters import ad, batching
-from lamina.interpreters.batching import moveaxis
+from lamina.interpreters.batching import moveaxis, not_mapped
 from lamina.interpreters.mlir import hlo, ir
+from lamina.interpreters.tokens import Token
 from lamina.ir import dtypes, tree_util
-from lamina.ir.core import ShapedArray
+from lamina.ir.core import AbstractToken, ShapedArray, abstract_token
+from lamina.ir.primitives import Primitive
 from lamina.lax._common import aval_of, check_dtype, standard_primitive
 from lamina.lax.elementwise import eq, select_n
 from lamina.lax.shapes import broadcast_in_dim, iota
 
 __all__ = [
     "RandomAlgorithm",
-    "broadcast_like",
-    "broadcast_shapes",
+    "after_all",
+    "after_all_p",
+    "create_token",
+    "create_token_p",
     "dtype",
     "index_take",
     "optimization_barrier",
     "optimization_barrier_p",
-    "reciprocal",
     "rng_bit_generator",
     "rng_bit_generator_p",
     "rng_uniform",
@@ -218,37 +220,9 @@ def select(pred, on_true, on_false):
     return select_n(pred, on_false, on_true)
 
 
-def reciprocal(x):
-    """``1 / x``, staged as ``integer_pow`` with exponent -1 (as JAX stages it)."""
-    from lamina import lax
-
-    return lax.integer_pow(x, -1)
-
-
 def dtype(x):
     """The canonical dtype of a value or a type (``lax.dtype(1.0)`` is float32)."""
     return dtypes.canonicalize_dtype(dtypes.dtype(x))
-
-
-def broadcast_shapes(*shapes):
-    """The shape NumPy broadcasting gives ``shapes``; ``ValueError`` when they clash."""
-    shapes = [tuple(int(d) for d in s) for s in shapes]
-    rank = max((len(s) for s in shapes), default=0)
-    result = []
-    for sizes in zip(*[(1,) * (rank - len(s)) + s for s in shapes], strict=True):
-        bigger = {d for d in sizes if d != 1}
-        if len(bigger) > 1:
-            raise ValueError(f"Incompatible shapes for broadcasting: shapes={shapes}")
-        result.append(bigger.pop() if bigger else 1)
-    return tuple(result)
-
-
-def broadcast_like(arr, like_arr):
-    """``arr`` broadcast (NumPy-style, leading axes added) to ``like_arr``'s shape."""
-    shape, target = aval_of(arr).shape, aval_of(like_arr).shape
-    broadcast_shapes(shape, target)
-    lead = len(target) - len(shape)
-    return broadcast_in_dim(arr, target, tuple(range(lead, len(target))))
 
 
 def index_take(src, idxs, axes):
@@ -292,3 +266,49 @@ def stage(x, /):
     from lamina.interpreters.transfer import device_put
 
     return x if isinstance(x, Tracer) else device_put(x)
+
+
+# ---------------------------------------------------------------- tokens
+
+
+def _create_token_lowering(ctx, *operands):
+    return [hlo.create_token()]
+
+
+def _after_all_abstract_eval(*operands):
+    if any(not isinstance(a, AbstractToken) for a in operands):
+        raise TypeError("Arguments to after_all must be tokens")
+    return abstract_token
+
+
+def _after_all_lowering(ctx, *operands):
+    return [hlo.AfterAllOp(list(operands)).result] if operands else [hlo.create_token()]
+
+
+create_token_p = Primitive("create_token")
+create_token_p.def_abstract_eval(lambda *operands: abstract_token)
+create_token_p.def_lowering(_create_token_lowering)
+create_token_p.def_impl(lambda *operands: Token())
+create_token_p.def_batching(lambda axis_data, vals, dims: (create_token_p.bind(), not_mapped))
+
+
+def _after_all_impl(*operands):
+    _after_all_abstract_eval(*(getattr(x, "aval", None) for x in operands))
+    return Token()
+
+
+after_all_p = Primitive("after_all")
+after_all_p.def_abstract_eval(_after_all_abstract_eval)
+after_all_p.def_lowering(_after_all_lowering)
+after_all_p.def_impl(_after_all_impl)
+after_all_p.def_batching(lambda axis_data, vals, dims: (after_all_p.bind(*vals), not_mapped))
+
+
+def create_token(_=None):
+    """A new token, which orders effectful operations (its argument is ignored)."""
+    return create_token_p.bind()
+
+
+def after_all(*operands):
+    """A token that comes after every token in ``operands``."""
+    return after_all_p.bind(*operands)

@@ -14,6 +14,7 @@ from lamina.interpreters.mlir import hlo
 from lamina.ir.core import ShapedArray
 from lamina.lax._common import aval_of, standard_primitive
 from lamina.lax.dynamic_slicing import (
+    check_slice_sizes,
     dynamic_slice,
     dynamic_slice_p,
     dynamic_update_slice,
@@ -47,25 +48,8 @@ def _check_static_slice(x, start_indices, limit_indices):
     """JAX checks an unstrided slice as a dynamic slice with static starts: by its sizes
     alone (a start out of range is clamped, as XLA clamps dynamic slices)."""
     sizes = tuple(lim - s for s, lim in zip(start_indices, limit_indices, strict=True))
-    _check_slice_sizes(x, sizes)
+    check_slice_sizes(x, sizes, prefix="")
     return sizes
-
-
-def _check_slice_sizes(x, sizes):
-    if len(sizes) != x.ndim:
-        raise ValueError(
-            "slice_sizes must have length equal to the number of dimensions of the operand, "
-            f"got slice_sizes {sizes} for operand shape {x.shape}."
-        )
-    if any(s > d for s, d in zip(sizes, x.shape, strict=True)):
-        raise TypeError(
-            "slice slice_sizes must be less than or equal to operand shape, got "
-            f"slice_sizes {sizes} for operand shape {x.shape}."
-        )
-    if any(s < 0 for s in sizes):
-        raise TypeError(
-            f"slice slice_sizes must be greater than or equal to zero, got slice_sizes of {sizes}."
-        )
 
 
 def _check_strided_slice(x, start_indices, limit_indices, strides):
