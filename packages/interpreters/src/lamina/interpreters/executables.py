@@ -23,6 +23,7 @@ from lamina.interpreters.calls import jit_p
 from lamina.interpreters.config import config
 from lamina.interpreters.execute import CompiledModule
 from lamina.interpreters.lowering import lower_jaxpr
+from lamina.interpreters.tokens import split_tokens
 from lamina.ir.core import ClosedJaxpr, Literal
 
 __all__ = ["Executable", "check_nans", "compiled_call", "lower", "module_name"]
@@ -115,6 +116,20 @@ def compiled_call(
 ) -> list:
     """Run ``closed`` on ``args`` (flat) as one compiled executable, compiled once per
     (Jaxpr object, donation, keep_unused, device)."""
+    split = split_tokens(closed)
+    if split is not None:
+        donated = [donated_invars[i] for i in split.in_kept] if donated_invars else ()
+        outs = compiled_call(
+            split.closed,
+            split.inputs(args),
+            name=name,
+            donated_invars=donated,
+            keep_unused=keep_unused,
+            device=device,
+            arg_names=None if arg_names is None else split.inputs(arg_names),
+            result_names=None,
+        )
+        return split.outputs(outs)
     device = _device_of(args, device)
     donated = tuple(donated_invars) or (False,) * len(args)
     key = (id(closed), donated, keep_unused, device)

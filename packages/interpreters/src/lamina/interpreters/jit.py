@@ -300,6 +300,9 @@ def clear_caches() -> None:
     _all_jitted[:] = [r for r in _all_jitted if r() is not None]
     _executables.clear()
     clear_jaxpr_caches()
+    from lamina.interpreters import tokens
+
+    tokens.clear_cache()
     execute.clear_cache()
     from lamina.interpreters.fastpath import clear_cpp_caches
 

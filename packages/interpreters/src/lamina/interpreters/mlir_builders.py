@@ -139,9 +139,9 @@ def constant(value, aval: ShapedArray | None = None) -> ir.Value:
     Arrays with zero strides (``np.broadcast_to``, say) are emitted as their smaller
     distinct part broadcast with ``stablehlo.broadcast_in_dim``.
     """
-    dtype = None if aval is None else aval.dtype
     if isinstance(aval, AbstractToken):
         return stablehlo.create_token()
+    dtype = None if aval is None else aval.dtype
     if _is_float0(dtype):
         dtype = np.dtype(np.bool_)
     x = np.asarray(value, dtype=dtype)

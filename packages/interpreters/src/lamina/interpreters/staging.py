@@ -22,7 +22,16 @@ import numpy as np
 from lamina.interpreters.errors import user_frame
 from lamina.interpreters.tracing import Trace, Tracer, leaked_tracer_error, set_current_trace
 from lamina.ir import dtypes
-from lamina.ir.core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, SourceInfo, Var, new_jaxpr_eqn
+from lamina.ir.core import (
+    AbstractToken,
+    ClosedJaxpr,
+    Jaxpr,
+    Literal,
+    ShapedArray,
+    SourceInfo,
+    Var,
+    new_jaxpr_eqn,
+)
 from lamina.ir.effects import no_effects
 from lamina.ir.primitives import abstract_eval_rules
 
@@ -39,7 +48,7 @@ def shaped_abstractify(x) -> ShapedArray:
     if isinstance(x, Tracer):
         return x.aval
     aval = getattr(x, "aval", None)
-    if isinstance(aval, ShapedArray):
+    if isinstance(aval, ShapedArray | AbstractToken):
         return aval
     if dtypes.is_python_scalar(x):
         return ShapedArray((), dtypes.dtype(x), weak_type=dtypes.is_weakly_typed(x))

@@ -8,7 +8,7 @@ from lamina.lax.control_flow_cond import cond, cond_p, switch
 from lamina.lax.control_flow_loops import fori_loop, while_loop, while_p
 from lamina.lax.control_flow_map import map
 from lamina.lax.control_flow_scan import scan, scan_p
-from lamina.lax.control_flow_solve import custom_linear_solve, custom_root
+from lamina.lax.control_flow_solve import custom_linear_solve, custom_root, linear_solve_p
 
 __all__: list[str] = [
     "associative_scan",
@@ -17,6 +17,7 @@ __all__: list[str] = [
     "custom_linear_solve",
     "custom_root",
     "fori_loop",
+    "linear_solve_p",
     "map",
     "scan",
     "scan_p",

@@ -251,16 +251,23 @@ def _scan_partial_eval(trace, args, *, jaxpr, num_consts, num_carry, length, **p
     k_consts = [x for x, u in zip(consts, c_uk, strict=True) if not u]
     k_carry = [x for x, u in zip(carry, carry_uk, strict=True) if not u]
     k_xs = [x for x, u in zip(xs, x_uk, strict=True) if not u]
-    with set_current_trace(trace.parent):
-        k_outs = _bind_scan(k_consts, k_carry, k_xs, known, length=length, **params)
     n_k_carry = len(k_carry)
     n_k_ys = sum(1 for u in out_uk[num_carry:] if not u)
+    n_res = len(res_avals)
+    res_c, stacked, res_x = _forwarded_residuals(known, len(k_consts), n_k_carry, n_k_ys)
+    if len(stacked) < n_res:
+        kept = list(range(n_k_carry + n_k_ys)) + [n_k_carry + n_k_ys + j for j in stacked]
+        known = _permuted(known, range(len(known.in_avals)), kept)
+    with set_current_trace(trace.parent):
+        k_outs = _bind_scan(k_consts, k_carry, k_xs, known, length=length, **params)
     k_carry_out = k_outs[:n_k_carry]
     k_ys = k_outs[n_k_carry : n_k_carry + n_k_ys]
     residuals = k_outs[n_k_carry + n_k_ys :]
+    res_c_vals = [k_consts[p] for _, p in res_c]
+    res_x_vals = [k_xs[p] for _, p in res_x]
     # staged takes [residuals, unknown consts, unknown carry, unknown xs]; the scan
-    # wants [consts, carry, xs] with the stacked residuals as leading xs.
-    n_res = len(res_avals)
+    # wants [consts, carry, xs]: loop-invariant residuals join the consts, residuals
+    # that are slices of known xs read those xs, the others are stacked by the known scan.
     u_c = [x for x, u in zip(consts, c_uk, strict=True) if u]
     u_carry = [
         x if u_in else ad.instantiate_zeros(x) if False else x
@@ -268,24 +275,25 @@ def _scan_partial_eval(trace, args, *, jaxpr, num_consts, num_carry, length, **p
         if u_in
     ]
     u_xs = [x for x, u in zip(xs, x_uk, strict=True) if u]
-    res_idx = list(range(n_res))
     rest = list(range(n_res, n_res + len(u_c) + len(u_carry) + len(u_xs)))
     in_order = (
-        rest[: len(u_c)] + rest[len(u_c) : len(u_c) + len(u_carry)] + res_idx
-        + rest[len(u_c) + len(u_carry) :]
+        rest[: len(u_c)] + [j for j, _ in res_c]
+        + rest[len(u_c) : len(u_c) + len(u_carry)]
+        + stacked + [j for j, _ in res_x] + rest[len(u_c) + len(u_carry) :]
     )  # fmt: skip
     staged = _permuted(staged, in_order, list(range(len(staged.out_avals))))
     # Known values of an unknown carry enter the staged scan as constants.
+    staged_consts = [*u_c, *res_c_vals]
     u_outs = trace.staging.process_primitive(
         scan_p,
-        [*u_c, *u_carry, *residuals, *u_xs],
+        [*staged_consts, *u_carry, *residuals, *res_x_vals, *u_xs],
         dict(
             params,
             jaxpr=staged,
             length=length,
-            num_consts=len(u_c),
+            num_consts=len(staged_consts),
             num_carry=len(u_carry),
-            linear=(False,) * (len(u_c) + len(u_carry) + n_res + len(u_xs)),
+            linear=(False,) * len(in_order),
         ),
     )
     k_it = iter(k_carry_out + k_ys)
@@ -294,6 +302,24 @@ def _scan_partial_eval(trace, args, *, jaxpr, num_consts, num_carry, length, **p
 
 
 partial_eval_rules[scan_p] = _scan_partial_eval
+
+
+def _forwarded_residuals(known: ClosedJaxpr, n_consts, n_carry, n_ys):
+    """Sorts the residual outputs of ``known`` (inputs: consts, carry, xs): those that
+    are a const input, as ``(index, const position)``; the indices of those that must
+    be stacked; those that are an xs input, as ``(index, xs position)``."""
+    j = known.jaxpr
+    position = {id(v): i for i, v in enumerate(j.invars)}
+    res_c, stacked, res_x = [], [], []
+    for index, v in enumerate(j.outvars[n_carry + n_ys :]):
+        p = position.get(id(v))
+        if p is not None and p < n_consts:
+            res_c.append((index, p))
+        elif p is not None and p >= n_consts + n_carry:
+            res_x.append((index, p - n_consts - n_carry))
+        else:
+            stacked.append(index)
+    return res_c, stacked, res_x
 
 
 def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, **params):

@@ -2,11 +2,12 @@
 linear algebra of the problem rather than from differentiating the solver's
 iterations.
 
-Both are built on ``custom_vjp``: the solve runs as written in the forward pass, and
-the backward pass solves the transposed problem (``transpose_solve`` with the
-transpose of ``matvec``; for roots, ``tangent_solve`` with the transposed Jacobian of
-``f`` at the root, by the implicit function theorem). Values ``matvec`` or ``f`` close
-over get their cotangents through the same linear solve.
+``custom_linear_solve`` binds the ``custom_linear_solve`` primitive
+(:mod:`.control_flow_linear_solve`), which has JVP, transpose and batching rules of its
+own. ``custom_root`` is built on ``custom_vjp``: the solve runs as written in the
+forward pass, and the backward pass solves the transposed problem (``tangent_solve``
+with the transposed Jacobian of ``f`` at the root, by the implicit function theorem).
+Values ``matvec`` or ``f`` close over get their derivatives through the linear problem.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from __future__ import annotations
 from lamina.interpreters import closure_convert, custom_vjp, linear_transpose, vjp
 from lamina.interpreters.stop_gradient import stop_gradient
 from lamina.ir import tree_util
+from lamina.lax import control_flow_common as cfc
+from lamina.lax.control_flow_linear_solve import _bind, _LinearSolveTuple, linear_solve_p
 
-__all__ = ["custom_linear_solve", "custom_root"]
+__all__ = ["custom_linear_solve", "custom_root", "linear_solve_p"]
 
 
 def _neg(tree):
@@ -45,58 +48,68 @@ def _split_aux(out, has_aux):
     return sol, aux
 
 
+def _shapes(avals) -> list:
+    return [tuple(a.shape) for a in avals]
+
+
+def _check_matches_b(name: str, out_tree, out_avals, b_tree, b_avals):
+    if out_tree != b_tree or _shapes(out_avals) != _shapes(b_avals):
+        raise ValueError(
+            f"{name}() output shapes must match b, got {_shapes(out_avals)} and {_shapes(b_avals)}"
+        )
+
+
 def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False, has_aux=False):
     """``x`` with ``matvec(x) == b``, computed by ``solve(matvec, b)``; differentiated
-    through ``transpose_solve(vecmat, ct)`` (``solve`` itself when ``symmetric``)."""
-    if transpose_solve is None and symmetric:
-        transpose_solve = solve
-    matvec_conv, consts = closure_convert(matvec, b)
-    n = len(consts)
-    box = {}
-    # Values `solve` closes over are passed in too; like JAX, they get no cotangent.
-    solve_conv, solve_consts = closure_convert(
-        lambda b, *c: solve(lambda x: matvec_conv(x, *c), b), b, *consts
-    )
+    through the linear problem (``transpose_solve(vecmat, ct)`` for reverse mode, or
+    ``solve`` itself when ``symmetric``), never through ``solve``'s own operations."""
+    b_flat, b_tree = tree_util.tree_flatten(b)
+    b_avals = [cfc.abstractify(x) for x in b_flat]
+    n_b = len(b_flat)
+    leaves_tree = tree_util.tree_flatten(tuple(b_flat))[1]
 
-    n_solve = len(solve_consts)
-    tsolve_consts = []
-    if transpose_solve is not None:
+    def traced(fun, name, with_aux):
+        box = {}
 
-        def transposed(ct, *c):
-            vecmat = linear_transpose(lambda v: matvec_conv(v, *c), b)
-            return transpose_solve(lambda y: vecmat(y)[0], ct)
+        def flat_fun(*vector):
+            out = fun(tree_util.tree_unflatten(b_tree, vector))
+            aux_flat = []
+            if with_aux:
+                out, aux = out
+                aux_flat, box["aux_tree"] = tree_util.tree_flatten(aux)
+            out_flat, out_tree = tree_util.tree_flatten(out)
+            out_avals = [cfc.abstractify(x) for x in out_flat]
+            _check_matches_b(name, out_tree, out_avals, b_tree, b_avals)
+            return [*out_flat, *aux_flat]
 
-        tsolve_conv, tsolve_consts = closure_convert(transposed, b, *consts)
+        jaxpr, consts, _ = cfc.trace_function(flat_fun, leaves_tree, b_avals, name)
+        return jaxpr, consts, box.get("aux_tree")
 
-    @custom_vjp
-    def run(b, *args):
-        out = solve_conv(b, *args[: n + n_solve])
-        sol, box["aux"] = _split_aux(out, has_aux)
-        return sol
+    matvec_jaxpr, matvec_consts, _ = traced(matvec, "matvec", False)
+    solve_jaxpr, solve_consts, aux_tree = traced(lambda v: solve(matvec, v), "solve", has_aux)
+    if symmetric:
+        vecmat_jaxpr, vecmat_consts = matvec_jaxpr, matvec_consts
+        tsolve_jaxpr, tsolve_consts = solve_jaxpr, solve_consts
+    elif transpose_solve is not None:
 
-    def fwd(b, *args):
-        x = run(b, *args)
-        return x, (x, args)
+        def vecmat(ct):
+            return linear_transpose(matvec, b)(ct)[0]
 
-    def bwd(res, ct_x):
-        x, args = res
-        consts, extra = args[:n], args[n:]
-        if transpose_solve is None:
-            raise TypeError("transpose_solve required for backpropagation")
-
-        out = tsolve_conv(ct_x, *consts, *extra[n_solve:])
-        ct_b, _ = _split_aux(out, has_aux)
-        ct_extra = tuple(_zeros_like(e) for e in extra)
-        if not consts:
-            return (ct_b, *ct_extra)
-        _, pull = vjp(lambda *c: matvec_conv(x, *c), *consts)
-        return (ct_b, *_neg(pull(ct_b)), *ct_extra)
-
-    run.defvjp(fwd, bwd)
-    sol = run(b, *consts, *solve_consts, *tsolve_consts)
+        vecmat_jaxpr, vecmat_consts, _ = traced(vecmat, "vecmat", False)
+        tsolve_jaxpr, tsolve_consts, _ = traced(
+            lambda v: transpose_solve(vecmat, v), "transpose_solve", has_aux
+        )
+    else:
+        vecmat_jaxpr = tsolve_jaxpr = None
+        vecmat_consts = tsolve_consts = []
+    jaxprs = _LinearSolveTuple(matvec_jaxpr, vecmat_jaxpr, solve_jaxpr, tsolve_jaxpr)
+    consts = _LinearSolveTuple(matvec_consts, vecmat_consts, solve_consts, tsolve_consts)
+    outs = _bind(consts, b_flat, jaxprs)
+    x = tree_util.tree_unflatten(b_tree, outs[:n_b])
     if has_aux:
-        return sol, tree_util.tree_map(stop_gradient, box["aux"])
-    return sol
+        aux = tree_util.tree_unflatten(aux_tree, [stop_gradient(a) for a in outs[n_b:]])
+        return x, aux
+    return x
 
 
 def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
