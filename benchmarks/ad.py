@@ -24,17 +24,11 @@ operations of the two StableHLO modules by kind, side by side.
 
 from __future__ import annotations
 
-import argparse
-import collections
 import itertools
-import json
-import os
-import re
-import subprocess
-import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import harness
+
 SIZES = (784, 512, 512, 10)
 BATCH = 256
 PER_EXAMPLE_BATCH = 128
@@ -89,15 +83,6 @@ def inputs(jax, sizes=SIZES, batch=BATCH):
     return params, x, y
 
 
-def _best_per_call(jax, fn, calls: int) -> float:
-    best = float("inf")
-    for _ in range(calls):
-        start = time.perf_counter()
-        jax.block_until_ready(fn())
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 def _programs(jax):
     """``jit(grad(loss))`` and ``jit(vmap(grad(loss), in_axes=(None, 0, 0)))``."""
 
@@ -127,7 +112,7 @@ def probe_stages(jax) -> dict[str, float]:
         "grad: trace": traced_at - start,
         "grad: lower": lowered_at - traced_at,
         "grad: compile": compiled_at - lowered_at,
-        "grad: step": _best_per_call(jax, lambda: compiled(*args), 50),
+        "grad: step": harness.best_per_call(jax, lambda: compiled(*args), 50),
     }
 
 
@@ -147,7 +132,7 @@ def probe_per_example(jax) -> dict[str, float]:
     first = time.perf_counter() - start
     return {
         "per-example: first": first,
-        "per-example: step": _best_per_call(jax, lambda: per_example(*args), 8),
+        "per-example: step": harness.best_per_call(jax, lambda: per_example(*args), 8),
     }
 
 
@@ -155,105 +140,18 @@ def probe_grad_of_jit(jax) -> dict[str, float]:
     grad_step = jax.grad(jax.jit(lambda params, x, y: loss(jax.lax, params, x, y)))
     args = inputs(jax)
     jax.block_until_ready(grad_step(*args))
-    return {"grad(jit): step": _best_per_call(jax, lambda: grad_step(*args), 20)}
-
-
-_OP = re.compile(r"^\s*(?:%[^=]*= )?\"?([a-z_]+\.[a-z_]+)")
-_NOT_COUNTED = {"func.return", "stablehlo.return"}
-
-
-def count_ops(text: str) -> dict[str, int]:
-    """Operations of an MLIR module by name (one per line; returns not counted)."""
-    counts = collections.Counter()
-    for line in text.splitlines():
-        match = _OP.match(line)
-        if match and match.group(1) not in _NOT_COUNTED:
-            counts[match.group(1)] += 1
-    return dict(counts)
+    return {"grad(jit): step": harness.best_per_call(jax, lambda: grad_step(*args), 20)}
 
 
 def probe_ops(jax) -> dict[str, dict[str, int]]:
     grad_step, per_example = _programs(jax)
     return {
-        "jit(grad(loss))": count_ops(grad_step.trace(*inputs(jax)).lower().as_text()),
-        "per-example": count_ops(
+        "jit(grad(loss))": harness.count_ops(grad_step.trace(*inputs(jax)).lower().as_text()),
+        "per-example": harness.count_ops(
             per_example.trace(*inputs(jax, batch=PER_EXAMPLE_BATCH)).lower().as_text()
         ),
     }
 
 
-def measure(probe: str, module_name: str):
-    jax = __import__(module_name)
-    return globals()[f"probe_{probe}"](jax)
-
-
-# --------------------------------------------------------------------------- driver
-
-
-def _run(python: str, probe: str, module_name: str):
-    out = subprocess.run(
-        [python, __file__, "--measure", probe, module_name],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _fmt(seconds: float) -> str:
-    return f"{seconds * 1e6:9.1f} µs" if seconds < 1e-3 else f"{seconds * 1e3:9.1f} ms"
-
-
-def _keep_best(best: dict, figures: dict) -> None:
-    for name, value in figures.items():
-        best[name] = min(best.get(name, value), value)
-
-
-def _print_ops(jax_python):
-    ours = _run(sys.executable, "ops", "lamina")
-    theirs = _run(jax_python, "ops", "jax") if jax_python else None
-    for program, counts in ours.items():
-        other = theirs[program] if theirs else {}
-        print(f"\nStableHLO operations of {program}:")
-        print(f"  {'op':<30}{'lamina':>8}{'JAX':>8}" if theirs else f"  {'op':<30}{'lamina':>8}")
-        for op in sorted(set(counts) | set(other)):
-            row = f"  {op:<30}{counts.get(op, 0):>8}"
-            if theirs:
-                row += f"{other.get(op, 0):>8}"
-            print(row)
-        total = f"  {'total':<30}{sum(counts.values()):>8}"
-        print(total + (f"{sum(other.values()):>8}" if theirs else ""))
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jax-python", help="a Python interpreter with JAX 0.10.2")
-    parser.add_argument("--repeats", type=int, default=1, help="runs per probe (best shown)")
-    parser.add_argument("--ops", action="store_true", help="also compare the modules' ops")
-    parser.add_argument("--measure", nargs=2, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.measure:
-        print(json.dumps(measure(*args.measure)))
-        return
-    ours, theirs = {}, {}
-    for probe in PROBES:
-        for _ in range(args.repeats):  # alternate, so that load on the machine hits both
-            _keep_best(ours, _run(sys.executable, probe, "lamina"))
-            if args.jax_python:
-                _keep_best(theirs, _run(args.jax_python, probe, "jax"))
-    print(f"{'benchmark':<22}{'lamina':>13}{'JAX':>13}{'ratio':>8}{'target':>8}")
-    targets = {name: t for figures in PROBES.values() for name, t in figures.items()}
-    for name, value in ours.items():
-        row = f"{name:<22}{_fmt(value):>13}"
-        if theirs:
-            target = targets[name]
-            row += f"{_fmt(theirs[name]):>13}{value / theirs[name]:>8.2f}"
-            row += f"{'≤ ' + str(target) if target else '':>8}"
-        print(row)
-    if args.ops:
-        _print_ops(args.jax_python)
-
-
 if __name__ == "__main__":
-    main()
+    harness.main(__file__, __doc__, PROBES, globals(), width=22)

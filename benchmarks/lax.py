@@ -25,17 +25,11 @@ operations of the StableHLO modules by kind, side by side.
 
 from __future__ import annotations
 
-import argparse
-import collections
 import importlib
-import json
-import os
-import re
-import subprocess
-import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+import harness
+
 STEPS, BATCH, FEATURES, HIDDEN = 200, 16, 64, 128
 IMAGES, SIDE, CLASSES = 32, 28, 10
 MATRIX = 512
@@ -140,15 +134,6 @@ def _programs(jax):
     }
 
 
-def _best_per_call(jax, fn, calls: int) -> float:
-    best = float("inf")
-    for _ in range(calls):
-        start = time.perf_counter()
-        jax.block_until_ready(fn())
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
 # --------------------------------------------------------------------------- probes
 
 
@@ -169,7 +154,7 @@ def probe_rnn(jax) -> dict[str, float]:
         "rnn: lower": lowered_at - traced_at,
         "rnn: compile": compiled_at - lowered_at,
         "rnn: trace+lower+compile": compiled_at - start,
-        "rnn: step": _best_per_call(jax, lambda: compiled(*args), 20),
+        "rnn: step": harness.best_per_call(jax, lambda: compiled(*args), 20),
     }
 
 
@@ -184,8 +169,8 @@ def probe_cnn(jax) -> dict[str, float]:
     compile_time = time.perf_counter() - start
     jax.block_until_ready(forward(*args))
     return {
-        "cnn: forward step": _best_per_call(jax, lambda: forward(*args), 20),
-        "cnn: grad step": _best_per_call(jax, lambda: compiled(*args), 20),
+        "cnn: forward step": harness.best_per_call(jax, lambda: forward(*args), 20),
+        "cnn: grad step": harness.best_per_call(jax, lambda: compiled(*args), 20),
         "cnn: grad compile": compile_time,
     }
 
@@ -194,21 +179,7 @@ def probe_linalg(jax) -> dict[str, float]:
     solve = _programs(jax)["cholesky+solve"]
     args = linalg_inputs(jax)
     jax.block_until_ready(solve(*args))
-    return {"cholesky+solve: step": _best_per_call(jax, lambda: solve(*args), 30)}
-
-
-_OP = re.compile(r"^\s*(?:%[^=]*= )?\"?([a-z_]+\.[a-z_]+)")
-_NOT_COUNTED = {"func.return", "stablehlo.return"}
-
-
-def count_ops(text: str) -> dict[str, int]:
-    """Operations of an MLIR module by name (one per line; returns not counted)."""
-    counts = collections.Counter()
-    for line in text.splitlines():
-        match = _OP.match(line)
-        if match and match.group(1) not in _NOT_COUNTED:
-            counts[match.group(1)] += 1
-    return dict(counts)
+    return {"cholesky+solve: step": harness.best_per_call(jax, lambda: solve(*args), 30)}
 
 
 def probe_ops(jax) -> dict[str, dict[str, int]]:
@@ -220,83 +191,10 @@ def probe_ops(jax) -> dict[str, dict[str, int]]:
         "cholesky+solve": linalg_inputs(jax),
     }
     return {
-        name: count_ops(program.trace(*args[name]).lower().as_text())
+        name: harness.count_ops(program.trace(*args[name]).lower().as_text())
         for name, program in programs.items()
     }
 
 
-def measure(probe: str, module_name: str):
-    jax = __import__(module_name)
-    return globals()[f"probe_{probe}"](jax)
-
-
-# --------------------------------------------------------------------------- driver
-
-
-def _run(python: str, probe: str, module_name: str):
-    out = subprocess.run(
-        [python, __file__, "--measure", probe, module_name],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _fmt(seconds: float) -> str:
-    return f"{seconds * 1e6:9.1f} µs" if seconds < 1e-3 else f"{seconds * 1e3:9.1f} ms"
-
-
-def _keep_best(best: dict, figures: dict) -> None:
-    for name, value in figures.items():
-        best[name] = min(best.get(name, value), value)
-
-
-def _print_ops(jax_python):
-    ours = _run(sys.executable, "ops", "lamina")
-    theirs = _run(jax_python, "ops", "jax") if jax_python else None
-    for program, counts in ours.items():
-        other = theirs[program] if theirs else {}
-        print(f"\nStableHLO operations of {program}:")
-        print(f"  {'op':<30}{'lamina':>8}{'JAX':>8}" if theirs else f"  {'op':<30}{'lamina':>8}")
-        for op in sorted(set(counts) | set(other)):
-            row = f"  {op:<30}{counts.get(op, 0):>8}"
-            if theirs:
-                row += f"{other.get(op, 0):>8}"
-            print(row)
-        total = f"  {'total':<30}{sum(counts.values()):>8}"
-        print(total + (f"{sum(other.values()):>8}" if theirs else ""))
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jax-python", help="a Python interpreter with JAX 0.10.2")
-    parser.add_argument("--repeats", type=int, default=1, help="runs per probe (best shown)")
-    parser.add_argument("--ops", action="store_true", help="also compare the modules' ops")
-    parser.add_argument("--measure", nargs=2, help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.measure:
-        print(json.dumps(measure(*args.measure)))
-        return
-    ours, theirs = {}, {}
-    for probe in PROBES:
-        for _ in range(args.repeats):  # alternate, so that load on the machine hits both
-            _keep_best(ours, _run(sys.executable, probe, "lamina"))
-            if args.jax_python:
-                _keep_best(theirs, _run(args.jax_python, probe, "jax"))
-    print(f"{'benchmark':<26}{'lamina':>13}{'JAX':>13}{'ratio':>8}{'target':>8}")
-    targets = {name: t for figures in PROBES.values() for name, t in figures.items()}
-    for name, value in ours.items():
-        row = f"{name:<26}{_fmt(value):>13}"
-        if theirs:
-            target = targets[name]
-            row += f"{_fmt(theirs[name]):>13}{value / theirs[name]:>8.2f}"
-            row += f"{'≤ ' + str(target) if target else '':>8}"
-        print(row)
-    if args.ops:
-        _print_ops(args.jax_python)
-
-
 if __name__ == "__main__":
-    main()
+    harness.main(__file__, __doc__, PROBES, globals(), width=26)

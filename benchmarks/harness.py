@@ -1,0 +1,107 @@
+"""The driver the probe-based benchmarks share (ad.py, lax.py): each probe runs in a
+fresh subprocess of the benchmark script, against lamina and, given a Python with JAX
+0.10.2, against JAX; the best of the repeats is shown beside JAX's with the ratio."""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+_OP = re.compile(r"^\s*(?:%[^=]*= )?\"?([a-z_]+\.[a-z_]+)")
+_NOT_COUNTED = {"func.return", "stablehlo.return"}
+
+
+def best_per_call(jax, fn, calls: int) -> float:
+    """The fastest of ``calls`` calls of ``fn``, each waited for."""
+    best = float("inf")
+    for _ in range(calls):
+        start = time.perf_counter()
+        jax.block_until_ready(fn())
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def count_ops(text: str) -> dict[str, int]:
+    """Operations of an MLIR module by name (one per line; returns not counted)."""
+    counts = collections.Counter()
+    for line in text.splitlines():
+        match = _OP.match(line)
+        if match and match.group(1) not in _NOT_COUNTED:
+            counts[match.group(1)] += 1
+    return dict(counts)
+
+
+def _run(script: str, python: str, probe: str, module_name: str):
+    out = subprocess.run(
+        [python, script, "--measure", probe, module_name],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _fmt(seconds: float) -> str:
+    return f"{seconds * 1e6:9.1f} µs" if seconds < 1e-3 else f"{seconds * 1e3:9.1f} ms"
+
+
+def _keep_best(best: dict, figures: dict) -> None:
+    for name, value in figures.items():
+        best[name] = min(best.get(name, value), value)
+
+
+def _print_ops(script: str, jax_python):
+    ours = _run(script, sys.executable, "ops", "lamina")
+    theirs = _run(script, jax_python, "ops", "jax") if jax_python else None
+    for program, counts in ours.items():
+        other = theirs[program] if theirs else {}
+        print(f"\nStableHLO operations of {program}:")
+        print(f"  {'op':<30}{'lamina':>8}{'JAX':>8}" if theirs else f"  {'op':<30}{'lamina':>8}")
+        for op in sorted(set(counts) | set(other)):
+            row = f"  {op:<30}{counts.get(op, 0):>8}"
+            if theirs:
+                row += f"{other.get(op, 0):>8}"
+            print(row)
+        total = f"  {'total':<30}{sum(counts.values()):>8}"
+        print(total + (f"{sum(other.values()):>8}" if theirs else ""))
+
+
+def main(script: str, doc: str, probes: dict, namespace: dict, width: int = 26) -> None:
+    """Runs the benchmark ``script``: ``probes`` maps each probe to its figures and their
+    targets; ``namespace`` (the script's globals) holds ``probe_<name>(jax)``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--jax-python", help="a Python interpreter with JAX 0.10.2")
+    parser.add_argument("--repeats", type=int, default=1, help="runs per probe (best shown)")
+    parser.add_argument("--ops", action="store_true", help="also compare the modules' ops")
+    parser.add_argument("--measure", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        probe, module_name = args.measure
+        print(json.dumps(namespace[f"probe_{probe}"](__import__(module_name))))
+        return
+    ours, theirs = {}, {}
+    for probe in probes:
+        for _ in range(args.repeats):  # alternate, so that load on the machine hits both
+            _keep_best(ours, _run(script, sys.executable, probe, "lamina"))
+            if args.jax_python:
+                _keep_best(theirs, _run(script, args.jax_python, probe, "jax"))
+    print(f"{'benchmark':<{width}}{'lamina':>13}{'JAX':>13}{'ratio':>8}{'target':>8}")
+    targets = {name: t for figures in probes.values() for name, t in figures.items()}
+    for name, value in ours.items():
+        row = f"{name:<{width}}{_fmt(value):>13}"
+        if theirs:
+            target = targets[name]
+            row += f"{_fmt(theirs[name]):>13}{value / theirs[name]:>8.2f}"
+            row += f"{'≤ ' + str(target) if target else '':>8}"
+        print(row)
+    if args.ops:
+        _print_ops(script, args.jax_python)
