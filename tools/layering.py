@@ -51,6 +51,9 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "profiler": ("interpreters",),
 }
 LAYERS = tuple(ALLOWED)
+# Public modules shipped by a layer under a name of their own: lamina.random lives with
+# the primitives it is built on (DESIGN.md), in lamina-lax.
+PORTIONS = {"random": "lax"}
 META = "lamina"  # the root meta-package; it may declare and import every layer
 
 # Folders of the root package that are scanned; "benchmarks" may import jax, because
@@ -413,6 +416,8 @@ def classify(module: str) -> str | None:
         return None
     if len(parts) > 1 and parts[1] in LAYERS:
         return parts[1]
+    if len(parts) > 1 and parts[1] in PORTIONS:
+        return PORTIONS[parts[1]]
     return META
 
 

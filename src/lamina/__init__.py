@@ -19,12 +19,16 @@ _SUBMODULES = (
     "dtypes",
     "errors",
     "lax",
+    "nn",
+    "numpy",
+    "random",
     "test_util",
     "tree",
     "tree_util",
 )
-# Public names and the module that defines each. Runtime names load lamina.lax as well,
-# which installs the array operators (x * 2 must work on any array a user can make).
+# Public names and the module that defines each. Runtime names load lamina.numpy as
+# well, which installs the array operators and methods (x * 2 and x.sum() must work on
+# any array a user can make).
 _RUNTIME = "lamina.interpreters"
 _REVERSE = "lamina.interpreters.reverse"
 _NAMES = {
@@ -80,7 +84,7 @@ def __getattr__(name: str):
         value = importlib.import_module(f"lamina.{name}")
     elif name in _NAMES:
         if _NAMES[name].startswith(_RUNTIME):
-            importlib.import_module("lamina.lax")
+            importlib.import_module("lamina.numpy")
         value = getattr(importlib.import_module(_NAMES[name]), name)
     else:
         raise AttributeError(f"module 'lamina' has no attribute {name!r}")

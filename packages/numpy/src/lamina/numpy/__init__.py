@@ -1,4 +1,48 @@
-"""lamina.numpy: see this package's README.md for what the layer holds.
+"""lamina.numpy: the NumPy API (``jax.numpy``) written on lax.
 
-Not built yet: an importable placeholder with its declared dependencies.
+Each module below lists its public names in ``__all__``; the package exports their
+union, plus the submodules ``linalg`` and ``fft``. Importing the package installs the
+methods of ``jax.Array`` (``x.sum()``, ``x[i]``, ``x.at[i].set(v)``, ...) on arrays and
+tracers (:mod:`.array_methods`).
 """
+
+import importlib as _importlib
+
+_MODULES = (
+    "scalar_types",
+    "creation",
+    "index_tricks",
+    "printing",
+    "ufuncs",
+    "ufunc_objects",
+    "comparisons",
+    "reductions",
+    "statistics",
+    "histograms",
+    "signal",
+    "manipulation",
+    "stacking",
+    "padding",
+    "sorting",
+    "setops",
+    "selection",
+    "index_helpers",
+    "contractions",
+    "einsum",
+    "polynomial",
+    "functional",
+    "indexing",
+)
+
+__all__ = ["fft", "linalg"]
+for _name in _MODULES:
+    _module = _importlib.import_module(f"{__name__}.{_name}")
+    globals().update({n: getattr(_module, n) for n in _module.__all__})
+    __all__ += _module.__all__
+__all__ = sorted(set(__all__))
+
+from lamina.numpy import fft, linalg  # noqa: E402
+from lamina.numpy.array_methods import install_array_methods as _install  # noqa: E402
+
+_install()
+del _name, _module, _install

@@ -1,0 +1,3 @@
+"""Not written yet: ``x[idx]`` and ``x.at[idx]``."""
+
+__all__: list[str] = []

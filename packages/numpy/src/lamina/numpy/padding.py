@@ -1,0 +1,3 @@
+"""Not written yet."""
+
+__all__: list[str] = []
