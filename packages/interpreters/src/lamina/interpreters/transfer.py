@@ -21,6 +21,7 @@ from jaxlib import xla_client
 
 from lamina.interpreters import backend
 from lamina.interpreters.sharding import Sharding, sharding_for_device
+from lamina.interpreters.tracing import Tracer
 from lamina.ir import dtypes, tree_util
 from lamina.ir.core import ShapedArray
 
@@ -113,6 +114,11 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
     sharding, the results are *committed* to it.
     """
     del src, donate, may_alias  # accepted for JAX compatibility; copies are cheap here
+    leaves, tree = tree_util.tree_flatten(x)
+    if any(isinstance(leaf, Tracer) for leaf in leaves):
+        from lamina.interpreters.device_put_primitive import traced_device_put
+
+        return tree_util.tree_unflatten(tree, traced_device_put(leaves, device))
     sharding, committed = _placement(device)
 
     def put(leaf):

@@ -9,6 +9,7 @@ primitives, ``select_n``, ``convert_element_type``, the shape primitives
 
 import sys as _sys
 
+from lamina.interpreters.device_put_primitive import device_put_p  # noqa: F401
 from lamina.interpreters.stop_gradient import stop_gradient, stop_gradient_p  # noqa: F401
 from lamina.lax import linalg  # noqa: F401  (jax.lax.linalg is a public submodule)
 from lamina.lax.binary import *  # noqa: F403
@@ -24,13 +25,17 @@ from lamina.lax.misc import *  # noqa: F403
 from lamina.lax.operators import install_operators as _install_operators
 from lamina.lax.parallel import *  # noqa: F403
 from lamina.lax.parallel_exchange import *  # noqa: F403
+from lamina.lax.parallel_p2p import *  # noqa: F403
+from lamina.lax.parallel_ragged import *  # noqa: F403
 from lamina.lax.reductions import *  # noqa: F403
 from lamina.lax.reshaping import *  # noqa: F403
 from lamina.lax.shapes import *  # noqa: F403
+from lamina.lax.sharding_constraint import *  # noqa: F403
 from lamina.lax.slicing import *  # noqa: F403
 from lamina.lax.sorting import *  # noqa: F403
 from lamina.lax.special import *  # noqa: F403
 from lamina.lax.special_gamma import *  # noqa: F403
+from lamina.lax.total_order import *  # noqa: F403
 from lamina.lax.unary import *  # noqa: F403
 from lamina.lax.windowed import *  # noqa: F403
 
@@ -50,18 +55,23 @@ _MODULES = (
     "misc",
     "parallel",
     "parallel_exchange",
+    "parallel_p2p",
+    "parallel_ragged",
     "reductions",
     "reshaping",
     "shapes",
+    "sharding_constraint",
     "slicing",
     "sorting",
     "special",
     "special_gamma",
+    "total_order",
     "unary",
     "windowed",
 )
 __all__ = sorted(
     {
+        "device_put_p",
         "stop_gradient",
         "stop_gradient_p",
         *(n for m in _MODULES for n in _sys.modules[f"{__name__}.{m}"].__all__),

@@ -37,13 +37,13 @@ def _physical_axis(logical: int, bdim: int) -> int:
 def _collective_primitive(name: str, abstract_eval, collective, names_of):
     prim = Primitive(name)
 
-    def impl(x, **params):
+    def impl(*args, **params):
         _check_bound(_names(names_of(params)), name, staged=False)
         raise AssertionError("unreachable: a bound axis is handled by its vmap")
 
-    def abstract(aval, **params):
+    def abstract(*avals, **params):
         _check_bound(_names(names_of(params)), name, staged=True)
-        return abstract_eval(aval, **params)
+        return abstract_eval(*avals, **params)
 
     prim.def_impl(impl)
     prim.def_abstract_eval(abstract)

@@ -5,6 +5,7 @@ from lamina.lax.linalg.cholesky import *  # noqa: F403
 from lamina.lax.linalg.decompositions import *  # noqa: F403
 from lamina.lax.linalg.eigh import *  # noqa: F403
 from lamina.lax.linalg.lu import *  # noqa: F403
+from lamina.lax.linalg.qdwh import *  # noqa: F403
 from lamina.lax.linalg.qr import *  # noqa: F403
 from lamina.lax.linalg.solves import *  # noqa: F403
 from lamina.lax.linalg.svd import *  # noqa: F403

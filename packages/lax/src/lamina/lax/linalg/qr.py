@@ -206,3 +206,35 @@ def householder_product(a, taus):
     """The product of the Householder reflectors stored below the diagonal of ``a``
     (scaled by ``taus``), as LAPACK's ``geqrf`` leaves them: the m×n matrix Q."""
     return householder_product_p.bind(a, taus)
+
+
+def _geqrf_abstract_eval(x):
+    if x.ndim < 2:
+        raise TypeError(f"Input 0 to geqrf must have rank at least 2, but got shape={x.shape}")
+    *batch, m, n = x.shape
+    return [x, ShapedArray((*batch, min(m, n)), x.dtype)]
+
+
+def _geqrf_lowering(ctx, x):
+    _lapack.check_platform(ctx, "geqrf")
+    factors, taus, _ = _geqrf(x, ctx.avals_in[0])
+    return [factors, taus]
+
+
+geqrf_p = standard_primitive("geqrf", _geqrf_abstract_eval, _geqrf_lowering)
+geqrf_p.multiple_results = True
+
+
+def _geqrf_batching(axis_data, vals, dims):
+    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    return geqrf_p.bind(x), [0, 0]
+
+
+geqrf_p.def_batching(_geqrf_batching)
+
+
+def geqrf(x):
+    """LAPACK's packed QR of each matrix in ``x``: R on and above the diagonal,
+    Householder reflectors below it, and their scales ``taus`` (what
+    ``numpy.linalg.qr(mode='raw')`` returns, untransposed). Not differentiable."""
+    return tuple(geqrf_p.bind(_ops.as_inexact(x, "geqrf")))
