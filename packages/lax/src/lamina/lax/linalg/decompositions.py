@@ -282,10 +282,12 @@ def _solve(a, b):
 
 def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors,
              enable_eigvec_derivs, implementation):  # fmt: skip
-    """Eigenvalues only: dw = diag(v⁻¹·ȧ·v) with v the right eigenvectors."""
+    """dw = diag(v⁻¹·ȧ·v) with v the right eigenvectors; with ``enable_eigvec_derivs``,
+    also dv = v·(F ∘ v⁻¹·ȧ·v) with F_ij = 1/(w_j − w_i) off the diagonal, projected so
+    the eigenvectors keep unit norm (their phase stays fixed, as LAPACK's is)."""
     from lamina.interpreters import ad
 
-    if compute_left_eigenvectors or compute_right_eigenvectors:
+    if compute_left_eigenvectors or (compute_right_eigenvectors and not enable_eigvec_derivs):
         raise NotImplementedError(
             "The derivatives of eigenvectors are not implemented, only eigenvalues. See "
             "https://github.com/jax-ml/jax/issues/2748 for discussion."
@@ -295,11 +297,24 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
         a, compute_left_eigenvectors=False, compute_right_eigenvectors=True,
         enable_eigvec_derivs=enable_eigvec_derivs, implementation=implementation,
     )  # fmt: skip
+    primal_out = [w, v] if compute_right_eigenvectors else [w]
     if ad.is_zero(a_dot):
-        return [w], [ad.Zero(ad.tangent_aval(w.aval))]
+        return primal_out, [ad.Zero(ad.tangent_aval(x.aval)) for x in primal_out]
     lx = _ops.lax()
     a_dot = lx.convert_element_type(ad.instantiate_zeros(a_dot), v.aval.dtype)
-    return [w], [_ops.diagonal(_ops.matmul(_solve(v, a_dot), v))]
+    projected = _ops.matmul(_solve(v, a_dot), v)
+    w_dot = _ops.diagonal(projected)
+    if not compute_right_eigenvectors:
+        return primal_out, [w_dot]
+    nd = v.aval.ndim
+    gaps = lx.sub(lx.expand_dims(w, (nd - 2,)), lx.expand_dims(w, (nd - 1,)))  # w_j - w_i
+    eye = _ops.eye_like(projected)
+    weights = lx.sub(lx.div(lx.full_like(gaps, 1), lx.add(gaps, eye)), eye)
+    v_dot = _ops.matmul(v, lx.mul(weights, projected))
+    # keep ‖v_k‖ = 1: remove the component of dv_k along v_k's real direction
+    along = _ops.real_part(lx.reduce_sum(lx.mul(_ops.conj(v), v_dot), (nd - 2,)))
+    v_dot = lx.sub(v_dot, lx.mul(v, lx.expand_dims(along, (nd - 2,))))
+    return primal_out, [w_dot, v_dot]
 
 
 eig_p.def_jvp(_eig_jvp)

@@ -74,7 +74,35 @@ def permutation_matrix(perm, dtype):
     return lx.convert_element_type(lx.eq(rows, cols), dtype)
 
 
+def _square_block(x, rows: int, cols: int):
+    """``x`` (..., m, n) cut or zero-padded to (..., rows, cols)."""
+    lx = _ops.lax()
+    nd = aval_of(x).ndim
+    for axis, size in ((nd - 2, rows), (nd - 1, cols)):
+        have = aval_of(x).shape[axis]
+        if have > size:
+            x = lx.slice_in_dim(x, 0, size, axis=axis)
+        elif have < size:
+            config = [(0, 0, 0)] * nd
+            config[axis] = (0, size - have, 0)
+            x = lx.pad(x, np.zeros((), aval_of(x).dtype), config)
+    return x
+
+
+def _unit_tail(shape, k: int, dtype):
+    """The identity on the trailing diagonal entries from index ``k`` on, zero elsewhere."""
+    lx = _ops.lax()
+    nd = len(shape)
+    rows = lx.broadcasted_iota(np.int32, shape, nd - 2)
+    cols = lx.broadcasted_iota(np.int32, shape, nd - 1)
+    on = lx.bitwise_and(lx.eq(rows, cols), lx.ge(rows, np.int32(k)))
+    return lx.convert_element_type(on, dtype)
+
+
 def _lu_jvp(primals, tangents):
+    """With P·A = L·U (L m×k unit lower, U k×n upper, k = min(m, n)), extend L and U to
+    square invertible L̃ (m×m) and Ũ (n×n) with identity blocks; then
+    X = L̃⁻¹·P·dA·Ũ⁻¹ holds L̃⁻¹·dL below its diagonal and dU·Ũ⁻¹ on and above it."""
     (a,), (a_dot,) = primals, tangents
     factors, pivots, perm = lu_p.bind(a)
     int_zeros = [ad.Zero(ad.tangent_aval(aval_of(v))) for v in (pivots, perm)]
@@ -82,17 +110,22 @@ def _lu_jvp(primals, tangents):
         return [factors, pivots, perm], [ad.Zero(ad.tangent_aval(aval_of(factors))), *int_zeros]
     from lamina.lax.linalg.triangular_solve import triangular_solve
 
-    *_, m, n = aval_of(a).shape
-    if m != n:
-        raise NotImplementedError("lamina: the derivative of lu is built for square matrices")
+    *batch, m, n = aval_of(a).shape
+    k = min(m, n)
     lx = _ops.lax()
     dtype = aval_of(a).dtype
     permuted = _ops.matmul(permutation_matrix(perm, dtype), ad.instantiate_zeros(a_dot))
-    lower = lx.add(_ops.tril(factors, -1), _ops.eye_like(factors))
-    upper = _ops.triu(factors)
-    la = triangular_solve(lower, permuted, left_side=True, lower=True, unit_diagonal=True)
-    lau = triangular_solve(upper, la, left_side=False, lower=False)
-    factors_dot = lx.add(_ops.matmul(lower, _ops.tril(lau, -1)), _ops.matmul(_ops.triu(lau), upper))
+    lower = lx.add(
+        _ops.tril(_square_block(factors, m, m), -1), _unit_tail((*batch, m, m), 0, dtype)
+    )
+    upper = lx.add(_ops.triu(_square_block(factors, n, n)), _unit_tail((*batch, n, n), k, dtype))
+    x = triangular_solve(lower, permuted, left_side=True, lower=True, unit_diagonal=True)
+    x = triangular_solve(upper, x, left_side=False, lower=False)
+    l_dot = _ops.matmul(lower, _square_block(_ops.tril(x, -1), m, m))
+    u_dot = _ops.matmul(_square_block(_ops.triu(x), n, n), upper)
+    factors_dot = lx.add(
+        _ops.tril(_square_block(l_dot, m, n), -1), _ops.triu(_square_block(u_dot, m, n))
+    )
     return [factors, pivots, perm], [factors_dot, *int_zeros]
 
 
