@@ -183,3 +183,16 @@ def test_errors(i):
     with pytest.raises(TypeError) as info:
         fn()
     assert str(info.value) == message
+
+
+def test_boolean_plus_and_times_are_logical_or_and_and():
+    import lamina
+
+    a = lamina.device_put(np.array([True, False, False]))
+    b = lamina.device_put(np.array([True, True, False]))
+    np.testing.assert_array_equal(np.asarray(a * b), [True, False, False])
+    np.testing.assert_array_equal(np.asarray(a + b), [True, True, False])
+    assert (a * b).dtype == np.bool_ and (a + True).dtype == np.bool_
+    assert (a * 2).dtype == np.int32  # a Python int promotes booleans to integers
+    with pytest.raises(TypeError, match="sub does not accept dtype bool"):
+        a - b

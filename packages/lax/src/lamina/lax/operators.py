@@ -140,9 +140,19 @@ def _binary(fun_name, op):
     return apply
 
 
-add = _binary("add", ew.add)
+def _logical_on_bool(arithmetic, logical):
+    """On booleans, ``+`` is a logical or and ``*`` a logical and, as in JAX (XLA's
+    add and multiply reject booleans)."""
+
+    def op(x, y):
+        return (logical if aval_of(x).dtype == np.bool_ else arithmetic)(x, y)
+
+    return op
+
+
+add = _binary("add", _logical_on_bool(ew.add, binary.bitwise_or))
 subtract = _binary("subtract", ew.sub)
-multiply = _binary("multiply", ew.mul)
+multiply = _binary("multiply", _logical_on_bool(ew.mul, binary.bitwise_and))
 maximum = _binary("maximum", ew.max)
 minimum = _binary("minimum", ew.min)
 equal = _binary("equal", ew.eq)
