@@ -6,8 +6,8 @@ matrices."""
 import numpy as np
 import pytest
 
-import lamina
 import lamina.lax as lax
+from lamina.interpreters import enable_x64, jvp
 
 RNG = np.random.default_rng(0)
 EPS = 1e-7
@@ -31,13 +31,13 @@ def central_difference(f, a, da):
     ],
 )
 def test_qr_jvp(shape, full_matrices, pivoting):
-    with lamina.enable_x64(True):
+    with enable_x64(True):
         a, da = RNG.standard_normal(shape), RNG.standard_normal(shape)
 
         def f(x):
             return lax.linalg.qr(x, full_matrices=full_matrices, pivoting=pivoting)
 
-        outs, tangents = lamina.jvp(f, (a,), (da,))
+        outs, tangents = jvp(f, (a,), (da,))
         q, r, q_dot, r_dot = (np.asarray(v) for v in (*outs[:2], *tangents[:2]))
         numeric_q, numeric_r = central_difference(f, a, da)[:2]
         np.testing.assert_allclose(q_dot, numeric_q, atol=1e-6)
@@ -49,16 +49,16 @@ def test_qr_jvp(shape, full_matrices, pivoting):
 
 @pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 5, 3)])
 def test_lu_jvp_of_rectangular_matrices(shape):
-    with lamina.enable_x64(True):
+    with enable_x64(True):
         a, da = RNG.standard_normal(shape), RNG.standard_normal(shape)
-        factors_dot = lamina.jvp(lambda x: lax.linalg.lu(x)[0], (a,), (da,))[1]
+        factors_dot = jvp(lambda x: lax.linalg.lu(x)[0], (a,), (da,))[1]
         numeric = central_difference(lambda x: [lax.linalg.lu(x)[0]], a, da)[0]
         np.testing.assert_allclose(np.asarray(factors_dot), numeric, atol=1e-6)
 
 
 def test_eig_eigenvector_jvp():
     rng = np.random.default_rng(7)
-    with lamina.enable_x64(True):
+    with enable_x64(True):
         basis = rng.standard_normal((4, 4))
         a = basis @ np.diag([1.0, 2.0, 3.0, 5.0]) @ np.linalg.inv(basis)  # real spectrum
         da = rng.standard_normal((4, 4))
@@ -66,7 +66,7 @@ def test_eig_eigenvector_jvp():
         def f(x):
             return lax.linalg.eig(x, compute_left_eigenvectors=False, enable_eigvec_derivs=True)
 
-        (w, v), (w_dot, v_dot) = lamina.jvp(f, (a,), (da,))
+        (w, v), (w_dot, v_dot) = jvp(f, (a,), (da,))
         w, v, w_dot, v_dot = map(np.asarray, (w, v, w_dot, v_dot))
         # the differentiated eigen-equation, whatever the eigenvectors' normalisation
         np.testing.assert_allclose(a @ v_dot + da @ v, v_dot * w + v * w_dot, atol=1e-12)
@@ -82,4 +82,4 @@ def test_eig_eigenvector_jvp():
         np.testing.assert_allclose((w_plus - w_minus) / (2 * EPS), w_dot, atol=1e-6)
         np.testing.assert_allclose((v_plus - v_minus) / (2 * EPS), v_dot, atol=1e-6)
         with pytest.raises(NotImplementedError, match="derivatives of eigenvectors"):
-            lamina.jvp(lambda x: lax.linalg.eig(x, compute_left_eigenvectors=False), (a,), (da,))
+            jvp(lambda x: lax.linalg.eig(x, compute_left_eigenvectors=False), (a,), (da,))

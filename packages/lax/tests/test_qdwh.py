@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-import lamina
 import lamina.lax as lax
+from lamina.interpreters import enable_x64, jit
 
 RNG = np.random.default_rng(0)
 
@@ -17,7 +17,7 @@ RNG = np.random.default_rng(0)
     [((5, 3), np.float32, 1e-4), ((4, 4), np.float64, 1e-10), ((6, 2), np.complex64, 1e-4)],
 )
 def test_polar_decomposition_matches_scipy(shape, dtype, tol):
-    with lamina.enable_x64(dtype == np.float64):
+    with enable_x64(dtype == np.float64):
         x = RNG.standard_normal(shape)
         if np.dtype(dtype).kind == "c":
             x = x + 1j * RNG.standard_normal(shape)
@@ -32,7 +32,7 @@ def test_polar_decomposition_matches_scipy(shape, dtype, tol):
 
 
 def test_ill_conditioned_input_converges():
-    with lamina.enable_x64(True):
+    with enable_x64(True):
         x = np.diag([1.0, 1e-6, 1e3])
         u, h, num_iters, converged = lax.linalg.qdwh(x)
         np.testing.assert_allclose(np.asarray(u), np.eye(3), atol=1e-12)
@@ -41,7 +41,7 @@ def test_ill_conditioned_input_converges():
 
 
 def test_jit_and_errors():
-    u = lamina.jit(lambda x: lax.linalg.qdwh(x)[0])(2 * np.eye(3, dtype=np.float32))
+    u = jit(lambda x: lax.linalg.qdwh(x)[0])(2 * np.eye(3, dtype=np.float32))
     np.testing.assert_allclose(np.asarray(u), np.eye(3), atol=1e-6)
     with pytest.raises(ValueError, match="at least as many rows as columns"):
         lax.linalg.qdwh(np.ones((2, 3), np.float32))

@@ -8,10 +8,10 @@ from functools import partial
 import numpy as np
 import pytest
 
-import lamina
 import lamina.lax as lax
+from lamina.interpreters import ShapeDtypeStruct, grad, jit, jvp, vmap
 
-ragged = lamina.vmap(partial(lax.ragged_all_to_all, axis_name="i"), axis_name="i")
+ragged = vmap(partial(lax.ragged_all_to_all, axis_name="i"), axis_name="i")
 
 
 def reference(operand, output, input_offsets, send_sizes, output_offsets):
@@ -59,7 +59,7 @@ def test_jax_documented_example():
 @pytest.mark.parametrize("seed", [0, 1])
 def test_matches_reference(seed):
     operand, output, starts, sizes, at = random_problem(seed=seed)
-    got = lamina.jit(ragged)(operand, output, starts, sizes, at, np.zeros_like(sizes))
+    got = jit(ragged)(operand, output, starts, sizes, at, np.zeros_like(sizes))
     np.testing.assert_allclose(np.asarray(got), reference(operand, output, starts, sizes, at))
 
 
@@ -71,7 +71,7 @@ def test_reverse_mode_is_the_transposed_exchange():
     def loss(a, b):
         return lax.reduce_sum(ragged(a, b, starts, sizes, at, recv) * weights, (0, 1, 2))
 
-    grad_operand, grad_output = lamina.grad(loss, argnums=(0, 1))(operand, output)
+    grad_operand, grad_output = grad(loss, argnums=(0, 1))(operand, output)
     want_operand, want_output = np.zeros_like(operand), np.zeros_like(output)
     zeros_in, zeros_out = np.zeros_like(operand), np.zeros_like(output)
     for index in np.ndindex(operand.shape):
@@ -84,9 +84,7 @@ def test_reverse_mode_is_the_transposed_exchange():
         want_output[index] = (reference(zeros_in, unit, starts, sizes, at) * weights).sum()
     np.testing.assert_allclose(np.asarray(grad_operand), want_operand, atol=1e-6)
     np.testing.assert_allclose(np.asarray(grad_output), want_output, atol=1e-6)
-    tangent = lamina.jvp(
-        lambda a: ragged(a, output, starts, sizes, at, recv), (operand,), (operand,)
-    )[1]
+    tangent = jvp(lambda a: ragged(a, output, starts, sizes, at, recv), (operand,), (operand,))[1]
     np.testing.assert_allclose(
         np.asarray(tangent), reference(operand, np.zeros_like(output), starts, sizes, at)
     )
@@ -106,6 +104,6 @@ def test_errors():
 def test_psend_precv_refuse_cpu_like_jax():
     with pytest.raises(NameError, match="call psend under"):
         lax.psend(np.float32(1), "i", [(0, 1)])
-    token_out = lamina.ShapeDtypeStruct((2,), np.float32)
+    token_out = ShapeDtypeStruct((2,), np.float32)
     with pytest.raises(NameError, match="call precv under"):
         lax.precv(lax.create_token(), token_out, "i", [(0, 1)])

@@ -5,8 +5,9 @@ vmap and errors."""
 import numpy as np
 import pytest
 
-import lamina
 import lamina.numpy as jnp
+from lamina import lax
+from lamina.interpreters import enable_x64, jit, vmap
 from lamina.test_util import check_grads
 
 RNG = np.random.default_rng(0)
@@ -56,7 +57,7 @@ def test_input_dtypes_become_complex64(dtype):
 
 
 def test_x64_keeps_double_precision():
-    with lamina.enable_x64(True):
+    with enable_x64(True):
         x = RNG.standard_normal(8)
         got = jnp.fft.rfft(x)
         assert got.dtype == np.complex128
@@ -69,7 +70,7 @@ def test_frequencies_and_shifts():
         np.testing.assert_allclose(jnp.fft.rfftfreq(n, d), np.fft.rfftfreq(n, d), rtol=1e-6)
     assert jnp.fft.fftfreq(4).dtype == np.float32
     assert jnp.fft.fftfreq(4, dtype=np.float16).dtype == np.float16
-    np.testing.assert_allclose(lamina.jit(lambda d: jnp.fft.fftfreq(4, d))(0.5), [0, 0.5, -1, -0.5])
+    np.testing.assert_allclose(jit(lambda d: jnp.fft.fftfreq(4, d))(0.5), [0, 0.5, -1, -0.5])
     x = np.arange(30).reshape(5, 6)
     for axes in [None, 0, (1,), (0, 1), -1]:
         np.testing.assert_array_equal(jnp.fft.fftshift(x, axes), np.fft.fftshift(x, axes))
@@ -82,7 +83,7 @@ def test_frequencies_and_shifts():
         lambda x: jnp.fft.fft(x, n=6),
         lambda x: jnp.fft.rfft(x, norm="ortho"),
         lambda x: jnp.fft.irfft(jnp.fft.rfft(x), n=5),
-        lambda x: jnp.fft.fft2(lamina.lax.reshape(x, (1, 5)), s=(2, 4), norm="forward"),
+        lambda x: jnp.fft.fft2(lax.reshape(x, (1, 5)), s=(2, 4), norm="forward"),
         lambda x: jnp.fft.hfft(x),
     ],
 )
@@ -93,10 +94,10 @@ def test_gradients(f):
 
 def test_vmap_and_jit_agree_with_a_loop():
     batch = COMPLEX[:, 0]
-    got = lamina.vmap(lambda x: jnp.fft.fftn(x, axes=(0, 2), norm="ortho"))(batch)
+    got = vmap(lambda x: jnp.fft.fftn(x, axes=(0, 2), norm="ortho"))(batch)
     want = np.stack([np.fft.fftn(b, axes=(0, 2), norm="ortho") for b in batch])
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-4, atol=1e-4)
-    jitted = lamina.jit(lambda x: jnp.fft.irfftn(x, s=(4, 6)))(batch[0, :2])
+    jitted = jit(lambda x: jnp.fft.irfftn(x, s=(4, 6)))(batch[0, :2])
     np.testing.assert_allclose(np.asarray(jitted), np.fft.irfftn(batch[0, :2], s=(4, 6)), atol=1e-4)
 
 
