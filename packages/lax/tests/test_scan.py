@@ -198,3 +198,21 @@ def test_scan_errors():
         lax.scan(lambda c, x: (c, x), 1.0, [ones, np.ones(4)])
     with pytest.raises(ValueError, match="no values to scan over and `length` not provided"):
         lax.scan(lambda c, x: (c, x), 1.0, None)
+
+
+@pytest.mark.parametrize("unroll", [2, 3, 10, 11, True])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_unrolled_scan_runs_several_steps_per_trip(unroll, reverse):
+    def step(c, x):
+        return c * 0.9 + x, c + x
+
+    xs = np.arange(10, dtype=np.float32)
+    got = jit(lambda xs: lax.scan(step, np.float32(1), xs, unroll=unroll, reverse=reverse))(xs)
+    want = jit(lambda xs: lax.scan(step, np.float32(1), xs, reverse=reverse))(xs)
+    np.testing.assert_allclose(np.asarray(got[0]), np.asarray(want[0]), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(got[1]), np.asarray(want[1]), rtol=1e-6)
+    text = jit(lambda xs: lax.scan(step, np.float32(1), xs, unroll=unroll)).lower(xs).as_text()
+    per_trip = 10 if unroll is True else min(unroll, 10)
+    loops = 1 if 10 // per_trip else 0
+    assert text.count("stablehlo.while") == loops
+    assert text.count("dynamic_update_slice") == per_trip * loops + 10 % per_trip

@@ -1,6 +1,11 @@
 """The lowering of ``scan``: a ``stablehlo.while`` over an int32 counter whose body reads
 one slice of each ``xs`` with ``dynamic_slice`` and writes one slice of each ``ys`` with
-``dynamic_update_slice`` (from the end when ``reverse``)."""
+``dynamic_update_slice`` (from the end when ``reverse``).
+
+With ``unroll=u`` each trip of the loop runs ``u`` steps (XLA then sees, and can fuse
+across, ``u`` consecutive bodies); the ``length % u`` steps left over run after the
+loop, as straight-line code.
+"""
 
 from __future__ import annotations
 
@@ -13,68 +18,97 @@ from lamina.ir.core import ShapedArray
 
 __all__ = ["scan_lowering"]
 
+_I32 = ShapedArray((), np.dtype(np.int32))
+
 
 def _unstacked(aval: ShapedArray) -> ShapedArray:
     return aval.update(shape=aval.shape[1:])
 
 
-def scan_lowering(ctx, *args, jaxpr, length, reverse, num_consts, num_carry, **_):
+def _i32(value: int):
+    return mb.constant(np.int32(value), _I32)
+
+
+class _Steps:
+    """Emits scan steps: step ``i`` (an int32 value) reads xs[i], runs the body on
+    (consts, carry, x) and writes ys[i] (index ``length - 1 - i`` when reversed)."""
+
+    def __init__(self, ctx, jaxpr, length, reverse, num_consts, num_carry):
+        self.ctx, self.jaxpr, self.length, self.reverse = ctx, jaxpr, length, reverse
+        self.num_consts, self.num_carry = num_consts, num_carry
+        self.xs_avals = ctx.avals_in[num_consts + num_carry :]
+        self.ys_avals = ctx.avals_out[num_carry:]
+
+    def run(self, i, consts, carry, xs, ys):
+        idx = hlo.subtract(_i32(self.length - 1), i) if self.reverse else i
+        x_slices = [_index(x, a, idx) for x, a in zip(xs, self.xs_avals, strict=True)]
+        outs = lower_jaxpr_body(self.ctx.module_context, self.jaxpr.jaxpr, self.jaxpr.consts,
+                                [*consts, *carry, *x_slices])  # fmt: skip
+        new_ys = [
+            _update(y, a, idx, out)
+            for y, a, out in zip(ys, self.ys_avals, outs[self.num_carry :], strict=True)
+        ]
+        return outs[: self.num_carry], new_ys
+
+
+def scan_lowering(ctx, *args, jaxpr, length, reverse, num_consts, num_carry, unroll=1, **_):
     consts = list(args[:num_consts])
     carry = list(args[num_consts : num_consts + num_carry])
     xs = list(args[num_consts + num_carry :])
-    xs_avals = ctx.avals_in[num_consts + num_carry :]
-    ys_avals = ctx.avals_out[num_carry:]
-    i32 = ShapedArray((), np.dtype(np.int32))
-    ys_init = [mb.broadcast_to(mb.constant(np.zeros((), a.dtype), a.update(shape=())),
-                               a.update(shape=()), a.shape) for a in ys_avals]  # fmt: skip
-    state = [mb.constant(np.int32(0), i32), *consts, *carry, *xs, *ys_init]
-    state_avals = [i32, *ctx.avals_in, *ys_avals]
+    steps = _Steps(ctx, jaxpr, length, reverse, num_consts, num_carry)
+    ys = [mb.broadcast_to(mb.constant(np.zeros((), a.dtype), a.update(shape=())),
+                          a.update(shape=()), a.shape) for a in steps.ys_avals]  # fmt: skip
+    unroll = max(1, min(int(unroll), length)) if length else 1
+    trips = length // unroll
+    if trips:
+        carry, ys = _loop(ctx, steps, trips, unroll, consts, carry, xs, ys)
+    for i in range(trips * unroll, length):
+        carry, ys = steps.run(_i32(i), consts, carry, xs, ys)
+    return list(carry) + list(ys)
+
+
+def _loop(ctx, steps, trips, unroll, consts, carry, xs, ys):
+    """``trips`` trips of a while loop, each running ``unroll`` steps."""
+    n_consts, n_carry, n_xs = len(consts), len(carry), len(xs)
+    state = [_i32(0), *consts, *carry, *xs, *ys]
+    state_avals = [_I32, *ctx.avals_in, *steps.ys_avals]
     types = ctx.ir_types(state_avals)
     loop = hlo.WhileOp(types, state)
     cond_block = loop.cond.blocks.append(*types)
     with ir.InsertionPoint(cond_block):
         direction = hlo.ComparisonDirectionAttr.get("LT")
         kind = hlo.ComparisonTypeAttr.get("SIGNED")
-        pred = hlo.compare(cond_block.arguments[0], mb.constant(np.int32(length), i32),
-                           direction, compare_type=kind)  # fmt: skip
+        pred = hlo.compare(cond_block.arguments[0], _i32(trips * unroll), direction,
+                           compare_type=kind)  # fmt: skip
         hlo.return_([pred])
     body_block = loop.body.blocks.append(*types)
     with ir.InsertionPoint(body_block):
         vals = list(body_block.arguments)
         i = vals[0]
-        c_v = vals[1 : 1 + num_consts]
-        carry_v = vals[1 + num_consts : 1 + num_consts + num_carry]
-        xs_v = vals[1 + num_consts + num_carry : 1 + len(args)]
-        ys_v = vals[1 + len(args) :]
-        idx = i
-        if reverse:
-            idx = hlo.subtract(mb.constant(np.int32(length - 1), i32), i)
-        x_slices = [_index(ctx, x, a, idx) for x, a in zip(xs_v, xs_avals, strict=True)]
-        outs = lower_jaxpr_body(ctx.module_context, jaxpr.jaxpr, jaxpr.consts,
-                                [*c_v, *carry_v, *x_slices])  # fmt: skip
-        new_carry = outs[:num_carry]
-        new_ys = [
-            _update(ctx, y, a, idx, out)
-            for y, a, out in zip(ys_v, ys_avals, outs[num_carry:], strict=True)
-        ]
-        one = mb.constant(np.int32(1), i32)
-        hlo.return_([hlo.add(i, one), *c_v, *new_carry, *xs_v, *new_ys])
+        c_v = vals[1 : 1 + n_consts]
+        carry_v = vals[1 + n_consts : 1 + n_consts + n_carry]
+        xs_v = vals[1 + n_consts + n_carry : 1 + n_consts + n_carry + n_xs]
+        ys_v = vals[1 + n_consts + n_carry + n_xs :]
+        for j in range(unroll):
+            step = hlo.add(i, _i32(j)) if j else i
+            carry_v, ys_v = steps.run(step, c_v, carry_v, xs_v, ys_v)
+        hlo.return_([hlo.add(i, _i32(unroll)), *c_v, *carry_v, *xs_v, *ys_v])
     results = list(loop.results)
-    return results[1 + num_consts : 1 + num_consts + num_carry] + results[1 + len(args) :]
+    carry_out = results[1 + n_consts : 1 + n_consts + n_carry]
+    return carry_out, results[1 + n_consts + n_carry + n_xs :]
 
 
-def _starts(ctx, idx, rank):
-    zero = mb.constant(np.int32(0), ShapedArray((), np.dtype(np.int32)))
-    return [idx] + [zero] * (rank - 1)
+def _starts(idx, rank):
+    return [idx] + [_i32(0)] * (rank - 1)
 
 
-def _index(ctx, x, aval, idx):
+def _index(x, aval, idx):
     one = aval.update(shape=(1, *aval.shape[1:]))
-    sl = hlo.dynamic_slice(x, _starts(ctx, idx, len(aval.shape)), list(one.shape))
+    sl = hlo.dynamic_slice(x, _starts(idx, len(aval.shape)), list(one.shape))
     return hlo.reshape(mb.ir_type(_unstacked(aval)), sl)
 
 
-def _update(ctx, ys, aval, idx, y):
+def _update(ys, aval, idx, y):
     one = aval.update(shape=(1, *aval.shape[1:]))
     y1 = hlo.reshape(mb.ir_type(one), y)
-    return hlo.dynamic_update_slice(ys, y1, _starts(ctx, idx, len(aval.shape)))
+    return hlo.dynamic_update_slice(ys, y1, _starts(idx, len(aval.shape)))
