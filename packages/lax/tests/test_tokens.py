@@ -84,3 +84,14 @@ def test_after_all_rejects_arrays():
         lax.after_all(1.0)
     with pytest.raises(TypeError, match="Arguments to after_all must be tokens"):
         make_jaxpr(lambda t, x: lax.after_all(t, x))(lax.create_token(), 1.0)
+
+
+def test_ahead_of_time_compiled_function_takes_and_returns_tokens():
+    f = jit(lambda t, x: (lax.after_all(t), x * 2))
+    token = lax.create_token()
+    compiled = f.lower(token, 1.0).compile()
+    out_token, out = compiled(token, 3.0)
+    assert isinstance(out_token, type(token))
+    assert float(out) == 6.0
+    with pytest.raises(TypeError, match="pass a token"):
+        compiled(1.0, 3.0)

@@ -8,8 +8,10 @@ from typing import Any
 
 from lamina.interpreters import backend
 from lamina.interpreters.jit import Executable, _abstractify, _log_compile, lower
+from lamina.interpreters.tokens import split_tokens
 from lamina.interpreters.trace_api import ShapeDtypeStruct
 from lamina.ir import tree_util
+from lamina.ir.core import AbstractToken
 
 __all__ = ["Compiled", "Lowered", "Traced"]
 
@@ -72,11 +74,28 @@ class Lowered:
 
     def compile(self, compiler_options=None) -> Compiled:
         device = self._traced._jitted._device or backend.default_device()
-        _log_compile(self._traced.fun_name, self._traced.jaxpr.in_avals)
-        exe = Executable(
-            self._lowered, len(self._traced.jaxpr.in_avals), device, self._traced.fun_name
-        )
-        return Compiled(self._traced, exe)
+        closed, name = self._traced.jaxpr, self._traced.fun_name
+        _log_compile(name, closed.in_avals)
+        split = split_tokens(closed)
+        if split is None:
+            return Compiled(
+                self._traced, Executable(self._lowered, len(closed.in_avals), device, name)
+            )
+        # Tokens order effects at trace time; the executable runs without them.
+        lowered = lower(split.closed, name, None, self._traced._jitted._keep_unused)
+        exe = Executable(lowered, len(split.closed.in_avals), device, name)
+        return Compiled(self._traced, _WithoutTokens(exe, split))
+
+
+class _WithoutTokens:
+    """An executable of a token-free program, called with and returning tokens."""
+
+    def __init__(self, executable, split):
+        self.compiled = executable.compiled
+        self._executable, self._split = executable, split
+
+    def run(self, args):
+        return self._split.outputs(self._executable.run(self._split.inputs(args)))
 
 
 class Compiled:
@@ -119,6 +138,13 @@ class Compiled:
         avals = [_abstractify(x) for x in leaves]
         expected = list(self._traced.jaxpr.in_avals)
         for i, (got, want) in enumerate(zip(avals, expected, strict=True)):
+            if isinstance(want, AbstractToken) or isinstance(got, AbstractToken):
+                if type(got) is not type(want):
+                    raise TypeError(
+                        f"Argument {i} of this computation is {want}, but it was called "
+                        f"with {got}: pass a token (lax.create_token()) exactly there."
+                    )
+                continue
             if (got.shape, got.dtype) != (want.shape, want.dtype):
                 raise TypeError(
                     "Argument types differ from the types for which this computation was "
