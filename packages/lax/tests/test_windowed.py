@@ -359,3 +359,35 @@ def test_general_select_and_scatter_matches_select_and_scatter_add():
     for i, j in itertools.product(range(2), range(3)):
         k = int(np.argmax(blocks[i, j]))
         assert np.asarray(got)[2 * i + k // 2, 2 * j + k % 2] == source[i, j]
+
+
+@pytest.mark.parametrize(
+    "base_dilation, window", [((2, 1), (3, 2)), ((1, 3), (2, 3)), ((2, 2), (2, 3))]
+)
+def test_max_and_min_pooling_gradients_with_base_dilation(base_dilation, window):
+    from lamina.interpreters import enable_x64
+
+    x = np.random.default_rng(0).standard_normal((7, 6))
+    with enable_x64(True):
+
+        def max_pool(x):
+            return lax.reduce_window(x, -np.inf, lax.max, window, (1, 1), ((1, 1), (0, 1)),
+                                     base_dilation=base_dilation)  # fmt: skip
+
+        def min_pool(x):
+            return lax.reduce_window(x, np.inf, lax.min, window, (2, 1), "VALID",
+                                     base_dilation=base_dilation)  # fmt: skip
+
+        check_grads(max_pool, (x,), order=1, modes=("rev",), eps=1e-6)
+        check_grads(min_pool, (x,), order=1, modes=("rev",), eps=1e-6)
+
+
+def test_max_pooling_gradient_with_window_dilation_is_refused_like_jax():
+    def pooled_sum(x):
+        out = lax.reduce_window(
+            x, -np.inf, lax.max, (2, 2), (1, 1), "VALID", window_dilation=(2, 1)
+        )
+        return lax.reduce_sum(out, (0, 1))
+
+    with pytest.raises(NotImplementedError, match="with window dilation, got window_dilation"):
+        grad(pooled_sum)(np.ones((5, 5), np.float32))

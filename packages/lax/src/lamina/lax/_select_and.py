@@ -133,11 +133,22 @@ def _gather_transpose(
 ):
     if reverse.is_undefined_primal(operand):
         raise ValueError("select_and_gather_add is not linear in its operand")
-    if any(d != 1 for d in (*base_dilation, *window_dilation)):
+    if any(d != 1 for d in window_dilation):
         raise NotImplementedError(
-            "the transpose of select_and_gather_add (reverse-mode differentiation of "
-            "reduce_window_max/min) with base or window dilation is not implemented"
+            "VJP not implemented for select_and_gather (MaxPool) with window dilation, "
+            f"got window_dilation={window_dilation}."
         )
+    if type(ct) is ad.Zero:
+        return [ad.Zero(tangents.aval), None]
+    dilated = any(d != 1 for d in base_dilation)
+    if dilated:
+        # Windows see the operand with holes between its entries; filled with the
+        # identity of the selection, the holes are never chosen.
+        from lamina.lax.reshaping import pad
+
+        dtype = aval_of(operand).dtype
+        hole = (max_identity if select_prim.name == "ge" else min_identity)(dtype)
+        operand = pad(operand, hole, tuple((0, 0, d - 1) for d in base_dilation))
     out = select_and_scatter_add_p.bind(
         ad.instantiate_zeros(ct),
         operand,
@@ -146,6 +157,11 @@ def _gather_transpose(
         window_strides=window_strides,
         padding=padding,
     )
+    if dilated:
+        from lamina.lax.slicing import slice as slice_
+
+        shape = aval_of(out).shape
+        out = slice_(out, (0,) * len(shape), shape, base_dilation)
     return [out, None]
 
 
