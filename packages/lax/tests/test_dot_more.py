@@ -239,3 +239,40 @@ def test_scaled_dot_rounds_scaled_operands_to_bfloat16():
     np.testing.assert_allclose(np.asarray(out), a @ b, rtol=1e-4, atol=1e-4)
     plain = lax.scaled_dot(lhs[0], rhs[0])
     assert plain.dtype == bf16 and plain.shape == (3, 4)
+
+
+def _groups(sizes):
+    ends = np.cumsum(sizes)
+    return list(zip(ends - sizes, ends, strict=True))
+
+
+def test_ragged_dot_general_with_a_ragged_contracting_dimension():
+    rng = np.random.default_rng(0)
+    sizes = np.array([2, 0, 3], np.int32)
+    lhs = rng.standard_normal((4, 6)).astype(np.float32)
+    rhs = rng.standard_normal((6, 5)).astype(np.float32)
+    numbers = lax.RaggedDotDimensionNumbers(
+        dot_dimension_numbers=(((1,), (0,)), ((), ())),
+        lhs_ragged_dimensions=(1,),
+        rhs_group_dimensions=(),
+    )
+    out = lax.ragged_dot_general(lhs, rhs, sizes, numbers)
+    want = np.stack([lhs[:, s:e] @ rhs[s:e] for s, e in _groups(sizes)])
+    assert out.shape == (3, 4, 5)
+    np.testing.assert_allclose(np.asarray(out), want, atol=1e-5)  # columns past 5: dropped
+
+
+def test_ragged_dot_general_with_a_ragged_batch_dimension_is_a_dot_general():
+    rng = np.random.default_rng(1)
+    lhs = rng.standard_normal((3, 4, 6)).astype(np.float32)
+    rhs = rng.standard_normal((3, 6, 5)).astype(np.float32)
+    numbers = lax.RaggedDotDimensionNumbers(
+        dot_dimension_numbers=(((2,), (1,)), ((0,), (0,))),
+        lhs_ragged_dimensions=(0,),
+        rhs_group_dimensions=(),
+    )
+    out = lax.ragged_dot_general(lhs, rhs, np.array([1, 2], np.int32), numbers)
+    np.testing.assert_allclose(np.asarray(out), lhs @ rhs, atol=1e-5)
+    with pytest.raises(NotImplementedError, match="Unimplemented group_offset support"):
+        lax.ragged_dot_general(lhs, rhs, np.array([1, 2], np.int32), numbers,
+                               group_offset=np.zeros(1, np.int32))  # fmt: skip

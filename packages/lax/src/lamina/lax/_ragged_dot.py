@@ -10,6 +10,7 @@ Differentiation and vmap come from the primitives they are built from (JAX has
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -50,54 +51,72 @@ def _group_mask(group_sizes, rows: int, dtype):
     return inside
 
 
+def _expanded(x, mask, axis: int):
+    """``x`` repeated once per group along a new leading axis, zero outside the group's
+    stretch of ``axis`` (``mask[g, i]`` says whether index ``i`` is in group ``g``)."""
+    from lamina.lax.elementwise import mul
+    from lamina.lax.shapes import broadcast_in_dim
+
+    shape = (aval_of(mask).shape[0], *aval_of(x).shape)
+    return mul(
+        broadcast_in_dim(mask, shape, (0, axis + 1)),
+        broadcast_in_dim(x, shape, tuple(range(1, len(shape)))),
+    )
+
+
 def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, precision=None,
                        preferred_element_type=None, group_offset=None,
                        out_sharding=None):  # fmt: skip
-    """``dot_general`` of ``lhs`` and ``rhs`` where ``lhs``'s ragged (free) axis is split
-    into consecutive groups and group ``g`` is contracted with ``rhs`` at index ``g`` of
-    its group axis. Only a ragged non-contracting axis is supported."""
+    """``dot_general`` of ``lhs`` and ``rhs`` with ``lhs``'s ragged axis split into
+    consecutive groups of ``group_sizes`` each. By the kind of that axis (JAX's three
+    modes): a free axis — group ``g`` is contracted with ``rhs`` at index ``g`` of its
+    group axis; a contracting axis — the result gets a leading group axis, one partial
+    product per group; a batch axis — the plain ``dot_general``."""
     from lamina.lax.dot import dot_general
-    from lamina.lax.elementwise import mul
     from lamina.lax.reductions import reduce_sum
-    from lamina.lax.shapes import broadcast_in_dim
 
     if group_offset is not None:
-        raise NotImplementedError("ragged_dot_general: group_offset is not supported")
+        raise NotImplementedError("Unimplemented group_offset support.")
     numbers = ragged_dot_dimension_numbers
     (lc, rc), (lb, rb) = numbers.dot_dimension_numbers
-    (ragged,), (group,) = numbers.lhs_ragged_dimensions, numbers.rhs_group_dimensions
+    (ragged,) = numbers.lhs_ragged_dimensions
     lhs_aval, rhs_aval, sizes_aval = aval_of(lhs), aval_of(rhs), aval_of(group_sizes)
     if not dtypes.issubdtype(sizes_aval.dtype, np.integer):
         raise TypeError(
             "ragged_dot_general requires that group_sizes.dtype is subtype of np.integer."
         )
-    if ragged in lc or ragged in lb:
-        raise NotImplementedError(
-            "ragged_dot_general: only a ragged non-contracting lhs dimension is supported"
-        )
+    dot = partial(dot_general, precision=precision, preferred_element_type=preferred_element_type)
+    if ragged in lb:
+        return dot(lhs, rhs, numbers.dot_dimension_numbers)
     if sizes_aval.ndim != 1:
-        raise NotImplementedError("ragged_dot_general: group_sizes must be one-dimensional")
+        raise NotImplementedError(
+            "ragged_dot_general: group_sizes with leading dimensions are not supported; "
+            "vmap over them instead"
+        )
     groups = sizes_aval.shape[0]
+    dtype = dtypes.promote_types(lhs_aval.dtype, rhs_aval.dtype)
+    mask = _group_mask(group_sizes, lhs_aval.shape[ragged], dtype)
+    shift = lambda dims: tuple(d + 1 for d in dims)  # noqa: E731
+    if ragged in lc:
+        if tuple(numbers.rhs_group_dimensions):
+            raise TypeError("ragged_dot_general: rhs must have no group dimension when the "
+                            "lhs ragged dimension is contracting")  # fmt: skip
+        rhs_ragged = rc[list(lc).index(ragged)]
+        return dot(
+            _expanded(lhs, mask, ragged),
+            _expanded(rhs, mask, rhs_ragged),
+            ((shift(lc), shift(rc)), ((0, *shift(lb)), (0, *shift(rb)))),
+        )
+    (group,) = numbers.rhs_group_dimensions
     if rhs_aval.shape[group] != groups:
         raise TypeError(
             f"expected rhs group dimension size to be {groups}, got {rhs_aval.shape[group]}."
         )
-    dtype = dtypes.promote_types(lhs_aval.dtype, rhs_aval.dtype)
-    mask = _group_mask(group_sizes, lhs_aval.shape[ragged], dtype)
-    shape = (groups, *lhs_aval.shape)
-    grouped = mul(
-        broadcast_in_dim(mask, shape, (0, ragged + 1)),
-        broadcast_in_dim(lhs, shape, tuple(range(1, len(shape)))),
+    out = dot(
+        _expanded(lhs, mask, ragged), rhs, ((shift(lc), tuple(rc)), ((0, *shift(lb)), (group, *rb)))
     )
-    shifted = (tuple(d + 1 for d in lc), (0, *(d + 1 for d in lb)))
-    out = dot_general(
-        grouped,
-        rhs,
-        ((shifted[0], tuple(rc)), (shifted[1], (group, *rb))),
-        precision=precision,
-        preferred_element_type=preferred_element_type,
-    )
-    # The group axis is the first batch axis: move it out of the way and sum it.
+    # The group axis is the first batch axis: each row has one group, so summing it
+    # picks that group's product.
     return reduce_sum(out, (0,))
 
 
