@@ -13,6 +13,7 @@ __all__ = [
     "Frame",
     "JAXIndexError",
     "JAXTypeError",
+    "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
     "TracerIntegerConversionError",
@@ -143,3 +144,18 @@ class UnexpectedTracerError(JAXTypeError):
 
     def __init__(self, msg: str):
         super().__init__(self._with_link(msg))
+
+
+class NonConcreteBooleanIndexError(JAXIndexError):
+    """A boolean mask whose value is not known while tracing was used as an index: the
+    result's shape would depend on the mask's value."""
+
+    def __init__(self, tracer):
+        message = (
+            f"Array boolean indices must be concrete; got {tracer.aval.str_short()}\n"
+            "The shape of x[mask] depends on how many entries of the mask are true, which "
+            "is not known while tracing. Use jnp.where(mask, x, fill) to keep the shape, "
+            "x.at[mask].set(...) only with a concrete mask, or jnp.nonzero(mask, size=...) "
+            "to get a fixed number of indices."
+        )
+        super().__init__(self._with_link(message))

@@ -215,7 +215,12 @@ _OPERATORS = [
     "__rshift__",
     "__rrshift__",
     "__getitem__",
+    "__setitem__",
     "__round__",
+    "__contains__",
+    "__copy__",
+    "__deepcopy__",
+    "__array_namespace__",
 ]
 
 
