@@ -217,3 +217,20 @@ def test_linear_solve_shape_mismatch_errors():
         lax.custom_linear_solve(lambda x: (x, x), C, lambda mv, b: b)
     with pytest.raises(ValueError, match=r"solve\(\) output shapes must match b"):
         lax.custom_linear_solve(lambda x: x, C, lambda mv, b: (b, b))
+
+
+def test_custom_root_forward_mode_and_second_derivatives():
+    from lamina.interpreters import jvp
+
+    def sqrt_by_root(x):
+        return lax.custom_root(
+            lambda y: y * y - x,
+            1.0,
+            lambda g, y0: lax.sqrt(x),
+            lambda g, y: y / g(1.0),  # g is f linearized at the root: 2·root
+        )
+
+    value, tangent = jvp(sqrt_by_root, (4.0,), (1.0,))
+    assert float(value) == 2.0 and float(tangent) == 0.25
+    assert float(grad(grad(sqrt_by_root))(4.0)) == -0.03125  # -x^(-3/2) / 4
+    np.testing.assert_allclose(vmap(grad(sqrt_by_root))(np.array([4.0, 9.0])), [0.25, 1 / 6])

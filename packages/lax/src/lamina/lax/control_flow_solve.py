@@ -4,15 +4,15 @@ iterations.
 
 ``custom_linear_solve`` binds the ``custom_linear_solve`` primitive
 (:mod:`.control_flow_linear_solve`), which has JVP, transpose and batching rules of its
-own. ``custom_root`` is built on ``custom_vjp``: the solve runs as written in the
-forward pass, and the backward pass solves the transposed problem (``tangent_solve``
-with the transposed Jacobian of ``f`` at the root, by the implicit function theorem).
+own. ``custom_root`` is built on ``custom_jvp``: the solve runs as written, and its tangent
+comes from ``tangent_solve`` with the Jacobian of ``f`` at the root (the implicit
+function theorem); reverse mode transposes that tangent.
 Values ``matvec`` or ``f`` close over get their derivatives through the linear problem.
 """
 
 from __future__ import annotations
 
-from lamina.interpreters import closure_convert, custom_vjp, linear_transpose, vjp
+from lamina.interpreters import closure_convert, custom_jvp, jvp, linear_transpose, linearize
 from lamina.interpreters.stop_gradient import stop_gradient
 from lamina.ir import tree_util
 from lamina.lax import control_flow_common as cfc
@@ -114,8 +114,9 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
 
 def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
     """A root of ``f`` found by ``solve(f, initial_guess)``, differentiated by the
-    implicit function theorem with ``tangent_solve(g, y)`` solving the linear
-    ``g(x) == y``."""
+    implicit function theorem: f(x(c), c) = 0 gives ẋ = −J_x⁻¹·J_c·ċ, with J_x⁻¹
+    applied by ``tangent_solve(g, y)`` (``g``: ``f`` linearized at the root). Reverse
+    mode transposes that tangent, so ``tangent_solve`` must be linear in ``y``."""
     f_conv, consts = closure_convert(f, initial_guess)
     n = len(consts)
     box = {}
@@ -123,35 +124,34 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
         lambda g, *c: solve(lambda x: f_conv(x, *c), g), initial_guess, *consts
     )
 
-    @custom_vjp
-    def run(guess, *args):
-        out = solve_conv(guess, *args)
+    def linearize_and_solve(x, b, *c):
+        return tangent_solve(linearize(lambda y: f_conv(y, *c), x)[1], b)
+
+    # Traced now, while the values tangent_solve closes over are alive: the rule below
+    # runs later, inside other transformations.
+    tangent_conv, tangent_consts = closure_convert(
+        linearize_and_solve, initial_guess, initial_guess, *consts
+    )
+    n_solve = len(solve_consts)
+
+    def find_root(guess, *args):
+        out = solve_conv(guess, *args[: n + n_solve])
         sol, box["aux"] = _split_aux(out, has_aux)
         return tree_util.tree_map(stop_gradient, sol)
 
-    def fwd(guess, *args):
-        x = run(guess, *args)
-        return x, (x, guess, args)
-
-    def bwd(res, ct_x):
-        x, guess, args = res
-        consts, extra = args[:n], args[n:]
-        ct_extra = tuple(_zeros_like(e) for e in extra)
-
-        def fx(v):
-            return f_conv(v, *consts)
-
-        # ct_consts = -J_c^T J_x^{-T} ct_x, with w = J_x^{-T} ct_x from tangent_solve.
-        _, pull_x = vjp(fx, x)
-        w = tangent_solve(lambda y: pull_x(y)[0], ct_x)
-        ct_guess = _zeros_like(guess)
+    def root_jvp(primals, tangents):
+        guess, *args = primals
+        x = run(guess, *args)  # itself differentiable: higher derivatives apply this rule again
+        consts, consts_dot = tuple(args[:n]), tuple(tangents[1 : 1 + n])
         if not consts:
-            return (ct_guess, *ct_extra)
-        _, pull = vjp(lambda *c: f_conv(x, *c), *consts)
-        return (ct_guess, *_neg(pull(w)), *ct_extra)
+            return x, _zeros_like(x)
+        _, rhs = jvp(lambda *c: f_conv(x, *c), consts, consts_dot)
+        x_dot = tangent_conv(x, rhs, *consts, *args[n + n_solve :])
+        return x, _neg(x_dot)
 
-    run.defvjp(fwd, bwd)
-    sol = run(initial_guess, *consts, *solve_consts)
+    run = custom_jvp(find_root)
+    run.defjvp(root_jvp)
+    sol = run(initial_guess, *consts, *solve_consts, *tangent_consts)
     if has_aux:
         return sol, tree_util.tree_map(stop_gradient, box["aux"])
     return sol
