@@ -216,3 +216,25 @@ def test_unrolled_scan_runs_several_steps_per_trip(unroll, reverse):
     loops = 1 if 10 // per_trip else 0
     assert text.count("stablehlo.while") == loops
     assert text.count("dynamic_update_slice") == per_trip * loops + 10 % per_trip
+
+
+def test_loop_invariant_equations_are_emitted_once_before_the_loop():
+    def rnn(w, b, xs):
+        def step(h, x):
+            bias = lax.broadcast_in_dim(b, h.shape, (1,))  # depends on constants only
+            h = lax.tanh(lax.dot(h, w) + x + bias)
+            return h, h
+
+        return lax.scan(step, np.zeros((4, 8), np.float32), xs)[1]
+
+    w, b = np.eye(8, dtype=np.float32) * 0.5, np.arange(8, dtype=np.float32)
+    xs = np.ones((5, 4, 8), np.float32)
+    text = jit(rnn).lower(w, b, xs).as_text()
+    loop = text[text.index("stablehlo.while") :]
+    assert "broadcast_in_dim" in text[: text.index("stablehlo.while")]
+    assert "broadcast_in_dim" not in loop[: loop.index("stablehlo.return", loop.index(" do "))]
+    h, want = np.zeros((4, 8), np.float32), []
+    for x in xs:
+        h = np.tanh(h @ w + x + b)
+        want.append(h)
+    np.testing.assert_allclose(np.asarray(jit(rnn)(w, b, xs)), np.stack(want), rtol=1e-5)

@@ -5,6 +5,11 @@ one slice of each ``xs`` with ``dynamic_slice`` and writes one slice of each ``y
 With ``unroll=u`` each trip of the loop runs ``u`` steps (XLA then sees, and can fuse
 across, ``u`` consecutive bodies); the ``length % u`` steps left over run after the
 loop, as straight-line code.
+
+Equations of the body that depend only on loop constants (a bias broadcast to the
+batch, a transposed weight) are emitted once before the loop and their results enter
+it as more constants: XLA's own loop-invariant code motion leaves cheap operations
+such as broadcasts inside the loop, to be recomputed on every step.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import numpy as np
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.lowering import lower_jaxpr_body
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir.core import ShapedArray
+from lamina.ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray
 
 __all__ = ["scan_lowering"]
 
@@ -51,10 +56,45 @@ class _Steps:
         return outs[: self.num_carry], new_ys
 
 
+def _hoist_invariants(jaxpr: ClosedJaxpr, num_consts: int):
+    """(invariant part, rest): the first maps the loop constants to the values of the
+    equations that depend on nothing else; the rest takes those values as further
+    constants. None when nothing is invariant."""
+    inner = jaxpr.jaxpr
+    invariant = set(inner.constvars) | set(inner.invars[:num_consts])
+    hoisted, kept = [], []
+    for eqn in inner.eqns:
+        ins = [a for a in eqn.invars if not isinstance(a, Literal)]
+        if not eqn.effects and all(a in invariant for a in ins):
+            hoisted.append(eqn)
+            invariant.update(v for v in eqn.outvars if not isinstance(v, DropVar))
+        else:
+            kept.append(eqn)
+    if not hoisted:
+        return None
+    needed = {a for e in kept for a in e.invars if not isinstance(a, Literal)}
+    needed |= {a for a in inner.outvars if not isinstance(a, Literal)}
+    values = [v for e in hoisted for v in e.outvars if not isinstance(v, DropVar) and v in needed]
+    consts_in = inner.invars[:num_consts]
+    head = Jaxpr(inner.constvars, consts_in, values, hoisted)
+    rest = Jaxpr(inner.constvars, [*consts_in, *values, *inner.invars[num_consts:]],
+                 inner.outvars, kept, inner.effects)  # fmt: skip
+    return ClosedJaxpr(head, jaxpr.consts), ClosedJaxpr(rest, jaxpr.consts)
+
+
 def scan_lowering(ctx, *args, jaxpr, length, reverse, num_consts, num_carry, unroll=1, **_):
     consts = list(args[:num_consts])
     carry = list(args[num_consts : num_consts + num_carry])
     xs = list(args[num_consts + num_carry :])
+    split = _hoist_invariants(jaxpr, num_consts) if length > 1 else None
+    if split is not None:
+        head, jaxpr = split
+        values = lower_jaxpr_body(ctx.module_context, head.jaxpr, head.consts, consts)
+        consts = consts + values
+        ctx = ctx.replace(
+            avals_in=[*ctx.avals_in[:num_consts], *head.jaxpr.out_avals, *ctx.avals_in[num_consts:]]
+        )
+        num_consts = len(consts)
     steps = _Steps(ctx, jaxpr, length, reverse, num_consts, num_carry)
     ys = [mb.broadcast_to(mb.constant(np.zeros((), a.dtype), a.update(shape=())),
                           a.update(shape=()), a.shape) for a in steps.ys_avals]  # fmt: skip
