@@ -301,3 +301,9 @@ def test_dtype_errors():
     same = r"lax\.zeta requires arguments to have the same dtypes, got float32, float64\.$"
     with pytest.raises(TypeError, match=same), enable_x64():
         lax.zeta(np.float32(2), np.float64(1))
+
+
+def test_bessel_second_derivatives_at_zero_are_finite():
+    assert float(grad(grad(lax.bessel_i0e))(0.0)) == 0.5  # i0e'' = i1e' - sign·i0e' → 1/2
+    assert float(grad(lax.bessel_i0e)(0.0)) == 0.0
+    assert float(grad(grad(lax.bessel_i1e))(0.0)) == 0.0

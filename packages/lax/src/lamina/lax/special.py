@@ -20,7 +20,6 @@ from lamina.lax.elementwise import (
     add,
     broadcasting_shape,
     div,
-    eq,
     exp,
     gt,
     le,
@@ -223,12 +222,17 @@ def full_like(value, x):
 
 
 def abs_(x):
-    return max(x, neg(x))
+    from lamina.lax.unary import abs as abs_primitive
+
+    return abs_primitive(x)
 
 
 def sign(x):
-    """-1, 0 or 1 (NaN stays NaN)."""
-    return select_n(eq(x, const(0, x)), div(x, abs_(x)), x)
+    """-1, 0 or 1 (NaN stays NaN), with a zero derivative everywhere (a division by
+    |x| behind a select would give NaN second derivatives at 0)."""
+    from lamina.lax.unary import sign as sign_primitive
+
+    return sign_primitive(x)
 
 
 def _i0e(x):
