@@ -49,13 +49,16 @@ def _canonical_float(ctx, x, dtype):
     return hlo.select(is_nan, ctx.constant(np.full((), np.nan, dtype), scalar), x)
 
 
-def _key_parts(ctx, x, dtype):
-    """The values a key compares by, most significant first, with their compare type."""
+def _key_parts(ctx, x, dtype, canonical: bool = True):
+    """The values a key compares by, most significant first, with their compare type.
+    ``sort`` first makes every NaN the positive canonical NaN and -0.0 zero (JAX's sort
+    order); ``top_k`` compares raw floats in IEEE total order (-NaN < -inf < ... < NaN)."""
+    keep = _canonical_float if canonical else (lambda ctx, v, dtype: v)
     if dtypes.issubdtype(dtype, np.complexfloating):
         part = np.finfo(dtype).dtype
-        return [(_canonical_float(ctx, p, part), "TOTALORDER") for p in (hlo.real(x), hlo.imag(x))]
+        return [(keep(ctx, p, part), "TOTALORDER") for p in (hlo.real(x), hlo.imag(x))]
     if dtypes.issubdtype(dtype, np.floating):
-        return [(_canonical_float(ctx, x, dtype), "TOTALORDER")]
+        return [(keep(ctx, x, dtype), "TOTALORDER")]
     if dtypes.issubdtype(dtype, np.signedinteger):
         return [(x, "SIGNED")]
     return [(x, "UNSIGNED")]
@@ -66,13 +69,16 @@ def _compare(a, b, direction: str, kind: str):
                        compare_type=hlo.ComparisonTypeAttr.get(kind))  # fmt: skip
 
 
-def _lexicographic_less(ctx, pairs, key_dtypes, direction: str = "LT"):
+def _lexicographic_less(ctx, pairs, key_dtypes, direction: str = "LT", canonical: bool = True):
     """``a < b`` (or ``a > b``) over keys compared in order: the first differing key
     decides."""
     terms = []
     for (a, b), dtype in zip(pairs, key_dtypes, strict=True):
-        for (pa, kind), (pb, _) in zip(_key_parts(ctx, a, dtype), _key_parts(ctx, b, dtype),
-                                       strict=True):  # fmt: skip
+        parts_a, parts_b = (
+            _key_parts(ctx, a, dtype, canonical),
+            _key_parts(ctx, b, dtype, canonical),
+        )
+        for (pa, kind), (pb, _) in zip(parts_a, parts_b, strict=True):
             terms.append((pa, pb, kind))
     result = None
     for pa, pb, kind in reversed(terms):
@@ -85,7 +91,7 @@ def _lexicographic_less(ctx, pairs, key_dtypes, direction: str = "LT"):
     return result
 
 
-def _emit_sort(ctx, operands, dimension, is_stable, num_keys, direction="LT"):
+def _emit_sort(ctx, operands, dimension, is_stable, num_keys, direction="LT", canonical=True):
     op = hlo.SortOp([v.type for v in operands], list(operands),
                     dimension=dimension, is_stable=is_stable)  # fmt: skip
     key_dtypes = [a.dtype for a in ctx.avals_in[:num_keys]]
@@ -97,7 +103,7 @@ def _emit_sort(ctx, operands, dimension, is_stable, num_keys, direction="LT"):
     with ir.InsertionPoint(block):
         args = list(block.arguments)
         pairs = [(args[2 * i], args[2 * i + 1]) for i in range(num_keys)]
-        hlo.return_([_lexicographic_less(ctx, pairs, key_dtypes, direction)])
+        hlo.return_([_lexicographic_less(ctx, pairs, key_dtypes, direction, canonical)])
     return list(op.results)
 
 
@@ -116,7 +122,7 @@ def _sort_abstract_eval(*avals, dimension, is_stable, num_keys):
         raise ValueError(f"sort dimension {dimension} is out of bounds for rank {ndim}")
     if not 1 <= num_keys <= len(avals):
         raise ValueError(f"num_keys={num_keys} must be between 1 and the number of operands")
-    return [a.update(weak_type=False) for a in avals]
+    return list(avals)
 
 
 def _sort_lowering(ctx, *operands, dimension, is_stable, num_keys):
@@ -208,7 +214,8 @@ def _top_k_abstract_eval(x, *, k, axis):
         )
     shape = list(x.shape)
     shape[axis] = k
-    return [ShapedArray(tuple(shape), x.dtype), ShapedArray(tuple(shape), np.dtype(np.int32))]
+    values = ShapedArray(tuple(shape), x.dtype, weak_type=x.weak_type)
+    return [values, ShapedArray(tuple(shape), np.dtype(np.int32))]
 
 
 def _top_k_lowering(ctx, x, *, k, axis):
@@ -222,7 +229,9 @@ def _select_k(ctx, x, k, axis, largest: bool):
     index_aval = ShapedArray(aval.shape, np.dtype(np.int32))
     iota = hlo.iota(ctx.ir_type(index_aval), axis)
     sort_ctx = ctx.replace(avals_in=[aval, index_aval])
-    values, indices = _emit_sort(sort_ctx, [x, iota], axis, True, 1, "GT" if largest else "LT")
+    values, indices = _emit_sort(
+        sort_ctx, [x, iota], axis, True, 1, "GT" if largest else "LT", canonical=False
+    )
     limits = list(aval.shape)
     limits[axis] = k
     starts, strides = [0] * len(limits), [1] * len(limits)
