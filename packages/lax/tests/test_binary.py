@@ -194,3 +194,14 @@ def test_boolean_plus_and_times_are_logical_or_and_and():
     assert (a * 2).dtype == np.int32  # a Python int promotes booleans to integers
     with pytest.raises(TypeError, match="sub does not accept dtype bool"):
         a - b
+
+
+def test_complex_max_min_are_lexicographic_and_comparisons_keep_weak_types():
+    a = np.array([1 + 2j, 1 + 1j, 5j], np.complex64)
+    b = np.array([1 + 1j, 2 + 0j, 4j], np.complex64)
+    np.testing.assert_array_equal(np.asarray(lax.max(a, b)), [1 + 2j, 2, 5j])
+    np.testing.assert_array_equal(np.asarray(lax.min(a, b)), [1 + 1j, 1 + 1j, 4j])
+    weak = lax.broadcast(2.0, (2,))
+    assert lax.eq(weak, weak).weak_type and lax.lt(weak, 3.0).weak_type
+    assert not lax.lt(weak, np.float32(1)).weak_type
+    assert int(lax.square(np.int32(3))) == 9

@@ -279,6 +279,32 @@ mul_p = _binary("mul", NUMERIC, "multiply", "multiply")
 div_p = _binary("div", NUMERIC, "divide", "divide")
 max_p = _binary("max", ANY, "maximum", "maximum")
 min_p = _binary("min", ANY, "minimum", "minimum")
+
+
+def _complex_extremum(direction: str):
+    """max/min of complex numbers in JAX's lexicographic order: real parts first, then
+    imaginary parts (XLA's own complex minimum orders differently)."""
+
+    def lowering(ctx, x, y):
+        x, y = ctx.broadcast_to([x, y])
+        if not dtypes.issubdtype(ctx.avals_in[0].dtype, np.complexfloating):
+            return [(hlo.maximum if direction == "GT" else hlo.minimum)(x, y)]
+        kind = hlo.ComparisonTypeAttr.get("FLOAT")
+
+        def cmp(a, b, d):
+            return hlo.compare(a, b, hlo.ComparisonDirectionAttr.get(d), compare_type=kind)
+
+        rx, ry, ix, iy = hlo.real(x), hlo.real(y), hlo.imag(x), hlo.imag(y)
+        pick_x = hlo.or_(
+            cmp(rx, ry, direction), hlo.and_(cmp(rx, ry, "EQ"), cmp(ix, iy, direction))
+        )
+        return [hlo.select(pick_x, x, y)]
+
+    return lowering
+
+
+max_p.def_lowering(_complex_extremum("GT"))
+min_p.def_lowering(_complex_extremum("LT"))
 for _p in (add_p, sub_p, mul_p, div_p, max_p, min_p):
     batching.defbroadcasting(_p)  # vmap: batch dims move only when operands disagree
 
@@ -405,7 +431,7 @@ def _comparison(name: str, direction: str, tip: str | None):
     def abstract_eval(x, y):
         shape = broadcasting_shape(name, (x.shape, y.shape))
         check_same_dtypes(name, (x, y), tip)
-        return ShapedArray(shape, dtypes.bool_)
+        return ShapedArray(shape, dtypes.bool_, weak_type=x.weak_type and y.weak_type)
 
     def lowering(ctx, x, y):
         return [compare(ctx, x, y, direction)]

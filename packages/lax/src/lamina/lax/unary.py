@@ -373,6 +373,14 @@ ad.defjvp(atanh_p, lambda t, ans, x: div(t, _one_minus_square(x)))
 # ------------------------------------------------------------------ powers
 
 square_p = _unary("square", NUMERIC, "square", "chlo")
+# chlo.square rejects integers: multiply them instead.
+square_p.def_lowering(
+    lambda ctx, x: [
+        hlo.multiply(x, x)
+        if dtypes.issubdtype(ctx.avals_in[0].dtype, np.integer)
+        else chlo.square(x)
+    ]
+)
 
 
 def square(x):
