@@ -314,3 +314,10 @@ def test_general_reduce_errors():
     )
     with pytest.raises(ValueError, match="must produce 2 values"):
         lax.reduce((X, X), (1.0, 2.0), lambda a, b: a[0], (0,))
+
+
+@pytest.mark.parametrize("op", [lax.cumsum, lax.cumprod, lax.cummax, lax.cummin, lax.cumlogsumexp])
+def test_cumulative_ops_over_an_empty_axis(op):
+    out = op(np.zeros((0, 3), np.float32), axis=0)
+    assert out.shape == (0, 3) and out.dtype == np.float32
+    assert op(np.zeros((2, 0), np.float32), axis=1, reverse=True).shape == (2, 0)

@@ -67,6 +67,8 @@ def _cumulative(name, identity, combine, accepted=(NUMBER,)):
         from lamina.lax.windowed import window_attrs
 
         aval = ctx.avals_out[0]
+        if aval.shape[axis] == 0:  # XLA rejects windows of size 0; nothing to accumulate
+            return [x]
         scalar = ShapedArray((), aval.dtype)
         init = ctx.constant(identity(aval.dtype), scalar)
         params = cumulative_window(aval.shape, axis, reverse)
