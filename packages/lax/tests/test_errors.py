@@ -138,5 +138,9 @@ def test_eager_errors(fun, args, error, message):
 
 
 def test_operator_broadcast_error():
+    with pytest.raises(
+        TypeError, match=r"add got incompatible shapes for broadcasting: \(3,\), \(4,\)"
+    ):
+        device_put(f3) + device_put(np.ones(4, np.float32))  # same ranks: lax's TypeError, as JAX
     with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
-        device_put(f3) + device_put(np.ones(4, np.float32))
+        device_put(f3) + device_put(np.ones((2, 4), np.float32))

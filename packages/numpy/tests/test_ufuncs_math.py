@@ -593,5 +593,7 @@ def test_non_array_arguments_raise_type_error():
         jnp.exp("abc")
     with pytest.raises(TypeError, match="fabs' does not support complex"):
         jnp.fabs(np.complex64(1j))
-    with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
+    with pytest.raises(TypeError, match="add got incompatible shapes for broadcasting"):
         jnp.add(np.ones(3), np.ones(4))
+    with pytest.raises(ValueError, match="Incompatible shapes for broadcasting"):
+        jnp.add(np.ones(3), np.ones((2, 4)))

@@ -40,10 +40,15 @@ def _wide(x) -> np.ndarray:
     return x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
 
 
-def _perturb(x, t, scale):
+def _perturb_leaf(x, t, scale):
     if not _is_inexact(x):
         return x
     return (_wide(x) + scale * _wide(t)).astype(_dtype_of(x))
+
+
+def _perturb(x, t, scale):
+    """``x + scale * t`` for an argument that may be a pytree of arrays."""
+    return tree_util.tree_map(lambda a, b: _perturb_leaf(a, b, scale), x, t)
 
 
 def numerical_jvp(f, primals, tangents, eps: float):
@@ -58,6 +63,11 @@ def numerical_jvp(f, primals, tangents, eps: float):
 
 
 def _random_tangent(x, rng):
+    """A random tangent of the argument ``x``, which may be a pytree of arrays."""
+    return tree_util.tree_map(lambda leaf: _random_leaf_tangent(leaf, rng), x)
+
+
+def _random_leaf_tangent(x, rng):
     if not _is_inexact(x):
         return np.zeros(np.shape(x), dtypes.float0)
     shape, dtype = np.shape(x), _dtype_of(x)
@@ -84,7 +94,7 @@ def _check_close(what, got, want, atol, rtol):
 def _tolerance(args, given, table):
     if given is not None:
         return given
-    inexact = [_dtype_of(x) for x in args if _is_inexact(x)]
+    inexact = [_dtype_of(x) for x in tree_util.tree_leaves(args) if _is_inexact(x)]
     return max((table.get(d, 1e-2) for d in inexact), default=table[np.dtype(np.float32)])
 
 

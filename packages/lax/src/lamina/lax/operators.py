@@ -85,8 +85,7 @@ def promote_args(fun_name: str, *args):
 
 def _promote_shapes(fun_name, args, avals):
     ranks = {a.ndim for a in avals if a.ndim}
-    if len(ranks) < 2:
-        _check_broadcastable(fun_name, avals)
+    if len(ranks) < 2:  # same ranks: the lax operation itself reports a mismatch (TypeError)
         return args
     _check_broadcastable(fun_name, avals)
     ndim = max(ranks)

@@ -430,7 +430,8 @@ batching.defvectorized(integer_pow_p)
 def _integer_pow_jvp(t, ans, x, *, y):
     if y == 0:
         return mul(t, _const(0, ans))
-    return mul(t, mul(_const(y, x), integer_pow(x, y - 1)))
+    power = x if y == 2 else integer_pow(x, y - 1)  # as JAX: no integer_pow[y=1]
+    return mul(t, mul(_const(y, x), power))
 
 
 ad.defjvp(integer_pow_p, _integer_pow_jvp)

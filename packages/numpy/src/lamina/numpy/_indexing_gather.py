@@ -164,6 +164,10 @@ def _place(value_shape, dims, batch_shape):
 
 def _build_indices(components, batch_shape, index_dtype, static):
     full = (*batch_shape, 1)
+    if static and not batch_shape and components:
+        # Integer indices only: built from scalar literals in the program, as JAX does.
+        columns = [broadcast_in_dim(np.asarray(v, index_dtype), (1,), ()) for v, _ in components]
+        return columns[0] if len(columns) == 1 else concatenate(columns, 0)
     if static:
         columns = [
             np.broadcast_to(

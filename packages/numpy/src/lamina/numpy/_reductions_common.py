@@ -201,10 +201,11 @@ def expand_axes(x, axes):
 def staged(*static_argnums: int):
     """Decorator: the function runs under ``jit`` (arguments at ``static_argnums``
     static, so hashable), compiling one XLA program per signature rather than one per
-    primitive, as JAX's own jnp functions do. Checks that need concrete values belong
-    before the call."""
+    primitive, as JAX's own jnp functions do; inlined when traced, so Jaxprs show the
+    reduction itself, as JAX's do. Checks that need concrete values belong before the
+    call."""
 
     def wrap(fun):
-        return jit(fun, static_argnums=static_argnums)
+        return jit(fun, static_argnums=static_argnums, inline=True)
 
     return wrap
