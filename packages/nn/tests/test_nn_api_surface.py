@@ -10,6 +10,7 @@ import pathlib
 import pytest
 
 import lamina.nn as nn
+from lamina.interpreters.test_util import recorded_parameters, signature_parameters
 from lamina.nn import initializers
 
 DATA = pathlib.Path(__file__).parent / "data"
@@ -17,43 +18,11 @@ MODULES = {"jax_nn_api.json": nn, "jax_nn_initializers_api.json": initializers}
 FUNCTION_KINDS = {"function", "PjitFunction", "custom_jvp"}
 
 
-def _split_top_level(text: str) -> list[str]:
-    parts, depth, current = [], 0, ""
-    for ch in text:
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if ch == "," and depth == 0:
-            parts.append(current.strip())
-            current = ""
-        else:
-            current += ch
-    return [*parts, current.strip()] if current.strip() else parts
-
-
-def recorded_parameters(signature_text: str) -> list[tuple[str, str | None]]:
-    """(name, default text or None) of each parameter of a recorded signature, with a
-    bare ``*`` kept and positional-only markers dropped."""
-    inside = signature_text.split(" -> ")[0].strip()[1:-1]
-    out = []
-    for part in _split_top_level(inside):
-        if part == "/":
-            continue
-        name = part.split(":")[0].split("=")[0].strip()
-        default = part.split("=", 1)[1].strip() if "=" in part else None
-        out.append((name, default))
-    return out
-
-
 def lamina_parameters(fun) -> list[tuple[str, str | None]]:
-    out, star_seen = [], False
-    for p in inspect.signature(fun).parameters.values():
-        if p.kind is p.KEYWORD_ONLY and not star_seen:
-            out.append(("*", None))
-        star_seen = star_seen or p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL)
-        prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
-        default = None if p.default is p.empty else repr(p.default)
-        out.append((prefix + p.name, default))
-    return out
+    return [
+        (name, None if d is inspect.Parameter.empty else repr(d))
+        for name, d in signature_parameters(fun)
+    ]
 
 
 def _recorded():

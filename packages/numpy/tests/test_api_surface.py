@@ -3,7 +3,6 @@ jax.numpy.fft in JAX 0.10.2 (recorded with their signatures in data/): every fun
 lamina defines takes JAX's parameters, in JAX's order; every method of jax.Array that
 lamina installs takes the method's parameters."""
 
-import inspect
 import json
 import pathlib
 
@@ -11,6 +10,7 @@ import pytest
 
 import lamina.numpy as jnp
 from lamina.interpreters import device_put
+from lamina.interpreters.test_util import recorded_parameters, signature_parameters
 
 DATA = pathlib.Path(__file__).parent / "data"
 FUNCTION_KINDS = {"function", "PjitFunction", "ufunc", "_ArrayFunctionDispatcher"}
@@ -30,34 +30,14 @@ def _recorded_functions():
 
 
 def split_parameters(signature_text: str) -> list[str]:
-    """Parameter names (with ``*``/``**`` prefixes and a bare ``*``) of a recorded
-    signature; positional-only markers and private parameters dropped."""
-    inside = signature_text.split(" -> ")[0].strip()[1:-1]
-    parts, depth, current = [], 0, ""
-    for ch in inside:
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if ch == "," and depth == 0:
-            parts.append(current.strip())
-            current = ""
-        else:
-            current += ch
-    if current.strip():
-        parts.append(current.strip())
-    names = [p.split(":")[0].split("=")[0].strip() for p in parts]
-    return [n for n in names if n != "/" and not n.lstrip("*").startswith("_")]
+    """Parameter names of a recorded signature, private ones dropped."""
+    names = [name for name, _ in recorded_parameters(signature_text)]
+    return [n for n in names if not n.lstrip("*").startswith("_")]
 
 
 def lamina_parameters(fun) -> list[str]:
-    params, star_seen = [], False
-    for p in inspect.signature(fun).parameters.values():
-        if p.name.startswith("_"):
-            continue
-        if p.kind is p.KEYWORD_ONLY and not star_seen:
-            params.append("*")
-        star_seen = star_seen or p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL)
-        params.append({p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "") + p.name)
-    return params
+    names = [name for name, _ in signature_parameters(fun)]
+    return [n for n in names if not n.lstrip("*").startswith("_")]
 
 
 @pytest.mark.parametrize("module, name, signature", _recorded_functions())

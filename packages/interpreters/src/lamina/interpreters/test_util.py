@@ -10,7 +10,14 @@ import numpy as np
 from lamina.interpreters.ad import jvp
 from lamina.ir import dtypes, tree_util
 
-__all__ = ["check_grads", "check_jvp", "check_vjp", "numerical_jvp"]
+__all__ = [
+    "check_grads",
+    "check_jvp",
+    "check_vjp",
+    "numerical_jvp",
+    "recorded_parameters",
+    "signature_parameters",
+]
 
 _DEFAULT_TOL = {
     np.dtype(np.float16): 1e-1,
@@ -182,3 +189,46 @@ def check_grads(f, args, order: int, modes=("fwd", "rev"), atol=None, rtol=None,
                 check(fun_vjp, order - 1)
 
     check(f, order)
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for ch in text:
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += ch
+    return [*parts, current.strip()] if current.strip() else parts
+
+
+def recorded_parameters(signature_text: str) -> list[tuple[str, str | None]]:
+    """``(name, default text or None)`` of each parameter of a signature as
+    ``str(inspect.signature(f))`` prints it (the API surfaces recorded from JAX), with
+    ``*``/``**`` prefixes and a bare ``*`` kept, positional-only markers dropped."""
+    inside = signature_text.split(" -> ")[0].strip()[1:-1]
+    out = []
+    for part in _split_top_level(inside):
+        if part == "/":
+            continue
+        head, _, default = part.partition(" = ") if " = " in part else part.partition("=")
+        out.append((head.split(":")[0].strip(), default.strip() or None))
+    return out
+
+
+def signature_parameters(fun) -> list[tuple[str, object]]:
+    """``(name, default)`` of each parameter of ``fun`` (``inspect.Parameter.empty``
+    where it has none), in the order and form ``recorded_parameters`` gives (a bare
+    ``*`` before the first keyword-only one)."""
+    import inspect
+
+    out, star_seen = [], False
+    for p in inspect.signature(fun).parameters.values():
+        if p.kind is p.KEYWORD_ONLY and not star_seen:
+            out.append(("*", inspect.Parameter.empty))
+        star_seen = star_seen or p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL)
+        prefix = {p.VAR_POSITIONAL: "*", p.VAR_KEYWORD: "**"}.get(p.kind, "")
+        out.append((prefix + p.name, p.default))
+    return out
