@@ -160,7 +160,9 @@ def test_array_equal_and_equiv():
     assert jnp.array_equal([1, 2], (1, 2))  # sequences are accepted, as in JAX
     assert jnp.array_equiv(np.array([1, 2]), np.array([[1, 2], [1, 2]]))
     assert not jnp.array_equiv(np.array([1, 2]), np.array([[1, 2], [1, 3]]))
-    assert not jnp.array_equiv(np.array([1, 2]), np.array([1, 2, 3]))  # no broadcasting
+    assert not jnp.array_equiv(np.array([1, 2]), np.ones((2, 3)))  # ranks differ: False
+    with pytest.raises(TypeError, match="eq got incompatible shapes"):  # as JAX 0.10.2
+        jnp.array_equiv(np.array([1, 2]), np.array([1, 2, 3]))
     assert jnp.array_equal(a, a, equal_nan=True).dtype == np.bool_
 
 

@@ -50,7 +50,7 @@ def signbit(x, /):
     x = to_array(promote_args("signbit", x)[0])
     dtype = dtype_of(x)
     if is_integer(x):
-        return lax.lt(x, const_like(x, 0))
+        return lax.lt(x, np.zeros((), dtype))  # a typed constant: a strong result, as JAX
     if is_bool(x):
         return lax.full_like(x, False, dtype=np.bool_)
     if not is_floating(x):

@@ -88,8 +88,14 @@ def isfinite(x, /):
     return lax.full_like(x, True, dtype=np.bool_)
 
 
+def _strong(x, value):
+    """``value`` as a strongly typed scalar of ``x``'s dtype: JAX compares with typed
+    constants, so these tests give strong booleans even for weak inputs."""
+    return np.asarray(value, aval_of(x).dtype)
+
+
 def _is_infinite(x):
-    return lax.eq(lax.abs(x), const_like(x, np.inf))
+    return lax.eq(lax.abs(x), _strong(x, np.inf))
 
 
 @jitted
@@ -110,7 +116,7 @@ def _is_signed_inf(name, x, out, infinity):
     if out is not None:
         raise NotImplementedError("The 'out' argument to isneginf/isposinf is not supported.")
     if is_floating(x):
-        return lax.eq(x, const_like(x, infinity))
+        return lax.eq(x, _strong(x, infinity))
     if is_complex(x):
         raise ValueError("isposinf/isneginf are not well defined for complex types")
     return lax.full_like(x, False, dtype=np.bool_)
