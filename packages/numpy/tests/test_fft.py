@@ -8,7 +8,7 @@ import pytest
 import lamina.numpy as jnp
 from lamina import lax
 from lamina.interpreters import enable_x64, jit, vmap
-from lamina.test_util import check_grads
+from lamina.interpreters.test_util import check_grads
 
 RNG = np.random.default_rng(0)
 REAL = RNG.standard_normal((2, 3, 4, 5, 6)).astype(np.float32)

@@ -6,7 +6,7 @@ import pytest
 
 import lamina.numpy.linalg as la
 from lamina.interpreters import grad, jit, vmap
-from lamina.test_util import check_grads
+from lamina.interpreters.test_util import check_grads
 
 RNG = np.random.default_rng(0)
 A = RNG.standard_normal((3, 4, 4)).astype(np.float32)
