@@ -124,8 +124,23 @@ def _scalar_fast_path(x, y):
     return _weak_scalar(y, dtype)
 
 
+def _same_type(x, y) -> bool:
+    """True for two arrays (or tracers) of one dtype, weak type and rank: nothing to
+    promote, so the lax operation applies directly (the common ``x + y``)."""
+    ax, ay = getattr(x, "aval", None), getattr(y, "aval", None)
+    return (
+        ax is not None
+        and ay is not None
+        and ax.dtype == ay.dtype
+        and ax.weak_type == ay.weak_type
+        and len(ax.shape) == len(ay.shape)
+    )
+
+
 def _binary(fun_name, op):
     def apply(x, y):
+        if _same_type(x, y):
+            return op(x, y)
         y2 = _scalar_fast_path(x, y)
         if y2 is not None:
             return op(x, y2)
