@@ -7,33 +7,11 @@ special points included, recorded from JAX), ``vmap`` against a loop, and errors
 import ml_dtypes
 import numpy as np
 import pytest
+from result_types import check_binary, check_unary
 
 import lamina.numpy as jnp
 from lamina import interpreters as api
 from lamina.interpreters.test_util import check_grads
-
-INPUTS = {
-    "b": np.array([True, False]),
-    "i8": np.array([-3, 5], np.int8),
-    "i32": np.array([-7, 9], np.int32),
-    "u8": np.array([3, 250], np.uint8),
-    "u32": np.array([6, 40], np.uint32),
-    "bf16": np.array([-1.5, 2.25], ml_dtypes.bfloat16),
-    "f16": np.array([-0.5, 1.75], np.float16),
-    "f32": np.array([-2.5, 3.0], np.float32),
-    "c64": np.array([1 + 2j, 3 - 1j], np.complex64),
-    "F": 0.75,
-    "I": 3,
-    "B": True,
-    "C": 1.5 - 0.5j,
-}
-PAIRS = (
-    "b,b b,F i8,u8 i8,I i32,f16 u8,u32 u32,i8 bf16,f16 f16,F f32,c64 c64,C F,I I,I B,f32 C,b i32,B"
-)
-DTYPES = {"b": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "u8": np.uint8,
-          "u32": np.uint32, "bf16": ml_dtypes.bfloat16, "f16": np.float16, "f32": np.float32,
-          "c64": np.complex64}  # fmt: skip
-ERRORS = {"ET": TypeError, "EV": ValueError, "EN": NotImplementedError, "EI": IndexError}
 
 # Result dtypes of JAX 0.10.2 for each input of INPUTS (unary) or pair of PAIRS
 # (binary): "~" marks a weak type, "E?" the exception raised.
@@ -126,31 +104,14 @@ BINARY = {
 }
 
 
-def check_result_types(fun, args, expected):
-    if expected in ERRORS:
-        with pytest.raises(ERRORS[expected]):
-            api.eval_shape(fun, *args)
-        return
-    out = api.eval_shape(fun, *args)
-    outs = out if isinstance(out, tuple) else (out,)
-    codes = expected.split(",")
-    assert len(outs) == len(codes)
-    for o, code in zip(outs, codes, strict=True):
-        assert o.dtype == np.dtype(DTYPES[code.rstrip("~")]), (args, o.dtype, code)
-        assert o.weak_type == code.endswith("~"), (args, code)
-
-
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_unary_result_types_match_jax(name):
-    for value, expected in zip(INPUTS.values(), UNARY[name].split(), strict=True):
-        check_result_types(getattr(jnp, name), (value,), expected)
+    check_unary(getattr(jnp, name), UNARY[name])
 
 
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_binary_result_types_match_jax(name):
-    for pair, expected in zip(PAIRS.split(), BINARY[name].split(), strict=True):
-        args = tuple(INPUTS[k] for k in pair.split(","))
-        check_result_types(getattr(jnp, name), args, expected)
+    check_binary(getattr(jnp, name), BINARY[name])
 
 
 # ---------------------------------------------------------------- values against NumPy
