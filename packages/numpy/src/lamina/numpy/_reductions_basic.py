@@ -227,6 +227,12 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
         compute_dtype = rc.upcast_f16(result_dtype)
     else:
         result_dtype = compute_dtype = rc.user_dtype(dtype, "mean")
+    return _staged_mean(a, where, axis, bool(keepdims), compute_dtype, result_dtype)
+
+
+@rc.staged(2, 3, 4, 5)
+def _staged_mean(a, where, axis, keepdims, compute_dtype, result_dtype):
+    """The sum and the division in one program (one dispatch when eager)."""
     total = sum(a, axis, dtype=compute_dtype, keepdims=keepdims, where=where)
     return rc.convert(lax.div(total, count(a, axis, keepdims, where, compute_dtype)), result_dtype)
 

@@ -71,13 +71,21 @@ def broadcast_to(x, shape):
 
 def broadcast_arrays(*xs):
     xs = [to_array(x) for x in xs]
-    shape = lax.broadcast_shapes(*(aval_of(x).shape for x in xs))
+    shapes = {aval_of(x).shape for x in xs}
+    if len(shapes) == 1:  # the common case: nothing to broadcast
+        return xs
+    shape = lax.broadcast_shapes(*shapes)
     return [broadcast_to(x, shape) for x in xs]
 
 
 def where3(condition, x, y):
     """``x`` where ``condition`` else ``y``, with JAX's promotion and broadcasting."""
-    x, y = promote_dtypes(x, y)
+    ax, ay = getattr(x, "aval", None), getattr(y, "aval", None)
+    same = (
+        ax is not None and ay is not None and (ax.dtype, ax.weak_type) == (ay.dtype, ay.weak_type)
+    )
+    if not same:
+        x, y = promote_dtypes(x, y)
     condition = to_array(condition)
     if aval_of(condition).dtype != np.bool_:
         condition = condition != 0
