@@ -179,6 +179,11 @@ greater_equal = _binary("greater_equal", ew.ge)
 
 def true_divide(x, y):
     """``x / y`` in an inexact dtype (integers divide to floats)."""
+    if _same_type(x, y) and dtypes.issubdtype(x.aval.dtype, np.inexact):
+        return ew.div(x, y)
+    y2 = _scalar_fast_path(x, y)
+    if y2 is not None and dtypes.issubdtype(x.aval.dtype, np.inexact):
+        return ew.div(x, y2)
     avals = [aval_of(x), aval_of(y)]
     dtype, weak = dtypes.result_type(*avals, return_weak_type_flag=True)
     if not dtypes.issubdtype(dtype, np.inexact):
