@@ -226,7 +226,9 @@ def _dnums(dimension_numbers) -> ScatterDimensionNumbers:
 
 def _bind_combining(prim, kind, operand, scatter_indices, updates, dimension_numbers,
                     indices_are_sorted, unique_indices, mode):  # fmt: skip
-    jaxpr, consts = scatter_jaxpr(kind, aval_of(operand).dtype)
+    """Binds ``prim`` with the params of XLA's scatter; ``kind`` names the combining
+    computation (None: updates overwrite, no computation)."""
+    jaxpr, consts = (None, ()) if kind is None else scatter_jaxpr(kind, aval_of(operand).dtype)
     return prim.bind(
         operand,
         scatter_indices,
@@ -268,17 +270,8 @@ def scatter(operand, scatter_indices, updates, dimension_numbers, *, indices_are
             unique_indices=False, mode=None):  # fmt: skip
     """``operand`` with the windows ``scatter_indices`` address overwritten by
     ``updates`` (which of several updates to one place wins is unspecified)."""
-    return scatter_p.bind(
-        operand,
-        scatter_indices,
-        updates,
-        dimension_numbers=_dnums(dimension_numbers),
-        indices_are_sorted=bool(indices_are_sorted),
-        unique_indices=bool(unique_indices),
-        mode=GatherScatterMode.from_any(mode),
-        update_jaxpr=None,
-        update_consts=(),
-    )
+    return _bind_combining(scatter_p, None, operand, scatter_indices, updates,
+                           dimension_numbers, indices_are_sorted, unique_indices, mode)  # fmt: skip
 
 
 def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
