@@ -407,18 +407,19 @@ ad.defjvp(min_p, lambda t, ans, x, y: mul(t, _choice_weight(lt(x, y), eq(x, y), 
 # ------------------------------------------------------------------ comparisons
 
 
-def _compare_type(dtype) -> str:
+def _compare_type(dtype, total_order: bool = False) -> str:
     if dtypes.issubdtype(dtype, np.inexact):
-        return "FLOAT"
+        return "TOTALORDER" if total_order else "FLOAT"
     if dtypes.issubdtype(dtype, np.signedinteger):
         return "SIGNED"
     return "UNSIGNED"  # unsigned integers and bool
 
 
-def compare(ctx, x, y, direction: str):
-    """``stablehlo.compare`` of two operands of one dtype, broadcast to the result."""
+def compare(ctx, x, y, direction: str, total_order: bool = False):
+    """``stablehlo.compare`` of two operands of one dtype, broadcast to the result;
+    floats in IEEE total order (-NaN < -inf < ... < -0 < +0 < ... < NaN) if asked."""
     x, y = ctx.broadcast_to([x, y])
-    kind = _compare_type(ctx.avals_in[0].dtype)
+    kind = _compare_type(ctx.avals_in[0].dtype, total_order)
     return hlo.compare(
         x,
         y,
@@ -427,14 +428,14 @@ def compare(ctx, x, y, direction: str):
     )
 
 
-def _comparison(name: str, direction: str, tip: str | None):
+def _comparison(name: str, direction: str, tip: str | None, total_order: bool = False):
     def abstract_eval(x, y):
         shape = broadcasting_shape(name, (x.shape, y.shape))
         check_same_dtypes(name, (x, y), tip)
         return ShapedArray(shape, dtypes.bool_, weak_type=x.weak_type and y.weak_type)
 
     def lowering(ctx, x, y):
-        return [compare(ctx, x, y, direction)]
+        return [compare(ctx, x, y, direction, total_order)]
 
     return standard_primitive(name, abstract_eval, lowering)
 

@@ -31,6 +31,8 @@ from lamina.lax.elementwise import (
     sub,
 )
 from lamina.lax.shapes import broadcast_in_dim
+from lamina.lax.unary import abs as abs_  # primitives: zero/clean derivatives at 0
+from lamina.lax.unary import sign
 
 __all__ = [
     "bessel_i0e",
@@ -219,20 +221,6 @@ def full_like(value, x):
     """``value`` in ``x``'s shape and dtype (select_n needs cases of one shape)."""
     shape = x.aval.shape if hasattr(x, "aval") else np.shape(x)
     return broadcast_in_dim(const(value, x), shape, ())
-
-
-def abs_(x):
-    from lamina.lax.unary import abs as abs_primitive
-
-    return abs_primitive(x)
-
-
-def sign(x):
-    """-1, 0 or 1 (NaN stays NaN), with a zero derivative everywhere (a division by
-    |x| behind a select would give NaN second derivatives at 0)."""
-    from lamina.lax.unary import sign as sign_primitive
-
-    return sign_primitive(x)
 
 
 def _i0e(x):
