@@ -9,12 +9,14 @@ modules at import time.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
 import lamina.lax as lax
 import numpy as np
 from lamina.interpreters.errors import ConcretizationTypeError
+from lamina.interpreters.jit import jit
 from lamina.interpreters.tracing import Tracer
 from lamina.ir import dtypes
 from lamina.lax.conversion import _convert_element_type
@@ -78,8 +80,10 @@ def broadcast_arrays(*xs):
     return [broadcast_to(x, shape) for x in xs]
 
 
+@functools.partial(jit, inline=True)
 def where3(condition, x, y):
-    """``x`` where ``condition`` else ``y``, with JAX's promotion and broadcasting."""
+    """``x`` where ``condition`` else ``y``, with JAX's promotion and broadcasting: one
+    executable when called eagerly, inlined into an enclosing trace."""
     ax, ay = getattr(x, "aval", None), getattr(y, "aval", None)
     same = (
         ax is not None and ay is not None and (ax.dtype, ax.weak_type) == (ay.dtype, ay.weak_type)
