@@ -15,9 +15,12 @@ does the rest.
 from __future__ import annotations
 
 import numpy as np
+from jaxlib.xla_client import ArrayImpl
 
 from lamina.interpreters import tracing
 from lamina.interpreters.array import set_array_attribute
+from lamina.interpreters.dispatch import _scalar_array as _device_scalar
+from lamina.interpreters.jit import jit
 from lamina.interpreters.tracing import Tracer
 from lamina.interpreters.transfer import device_put_value
 from lamina.ir import dtypes
@@ -445,11 +448,36 @@ OPERATORS = {
 _ARRAY_LIKE = (*_PY_SCALARS, Tracer, np.ndarray, np.generic)
 
 
-def _guard(f):
+def _eager() -> bool:
+    return tracing.find_current_trace() is tracing.eval_trace
+
+
+_EAGER_SCALARS = (int, float)
+_NOT_COMPILED = ("__pos__",)  # returns its operand itself
+
+
+def _guard(f, name):
     """Operators return NotImplemented for operands that are not array-like, so Python
-    tries the other operand's method (and ``x == "a"`` is False, not an error)."""
+    tries the other operand's method (and ``x == "a"`` is False, not an error).
+
+    Outside any trace, an operator on concrete arrays (and Python ints and floats, kept
+    on the device once made) runs ``f`` as one jitted program: a single C++ dispatch,
+    promotion and broadcasting included, as ``jax.numpy``'s jitted operators do."""
+    compiled = None if name in _NOT_COMPILED else jit(f)
 
     def method(self, *other):
+        if compiled is not None and type(self) is ArrayImpl and _eager():
+            operands = []
+            for o in other:
+                kind = type(o)
+                if kind is ArrayImpl:
+                    operands.append(o)
+                elif kind in _EAGER_SCALARS:
+                    operands.append(_device_scalar(o))
+                else:
+                    break
+            else:
+                return compiled(self, *operands)
         for o in other:
             if not (isinstance(o, _ARRAY_LIKE) or hasattr(o, "aval")):
                 return NotImplemented
@@ -461,6 +489,6 @@ def _guard(f):
 
 def install_operators() -> None:
     for name, f in OPERATORS.items():
-        method = _guard(f)
+        method = _guard(f, name)
         tracing.array_methods[name] = method
         set_array_attribute(name, method)
