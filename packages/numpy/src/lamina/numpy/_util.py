@@ -10,6 +10,7 @@ from __future__ import annotations
 import operator
 
 import numpy as np
+from lamina.interpreters.array import ArrayImpl
 from lamina.interpreters.tracing import Tracer
 from lamina.interpreters.transfer import device_put_value
 from lamina.ir import dtypes
@@ -40,7 +41,8 @@ def is_arraylike(x) -> bool:
     """True for what jax.numpy accepts as an array argument: arrays, tracers, NumPy
     arrays and scalars, Python scalars and objects with ``__jax_array__``."""
     return (
-        isinstance(x, (Tracer, np.ndarray, np.generic, *_PY_SCALARS))
+        type(x) is ArrayImpl
+        or isinstance(x, (Tracer, np.ndarray, np.generic, *_PY_SCALARS))
         or hasattr(x, "aval")
         or hasattr(x, "__jax_array__")
     )

@@ -13,6 +13,8 @@ from lamina.interpreters import tracing
 from lamina.interpreters.array import set_array_attribute
 from lamina.numpy import _array_methods_impl as impl
 from lamina.numpy._array_methods_impl import jnp
+from lamina.numpy._util import is_arraylike
+from lamina.numpy.contractions import matmul
 from lamina.numpy.indexing import getitem
 
 __all__: list[str] = []
@@ -183,32 +185,16 @@ def dot(self, b, *, precision=None, preferred_element_type=None):
     return jnp("dot")(self, b, precision=precision, preferred_element_type=preferred_element_type)
 
 
-def _array_like(x) -> bool:
-    from lamina.numpy._util import is_arraylike
-
-    return is_arraylike(x)
-
-
 def matmul_operator(self, other):
-    if not _array_like(other):
+    if not is_arraylike(other):
         return NotImplemented
-    return _matmul(self, other)
+    return matmul(self, other)
 
 
 def rmatmul_operator(self, other):
-    if not _array_like(other):
+    if not is_arraylike(other):
         return NotImplemented
-    return _matmul(other, self)
-
-
-def _matmul(a, b):
-    """``jnp.matmul`` (batched), or the 1-d/2-d ``@`` of lax until it exists."""
-    import lamina.numpy
-
-    fun = getattr(lamina.numpy, "matmul", None)
-    if fun is None:
-        from lamina.lax.operators import matmul as fun
-    return fun(a, b)
+    return matmul(other, self)
 
 
 def to_device(self, device, *, stream=None):
