@@ -5,6 +5,7 @@ advance (as slices where they form runs, as one gather otherwise)."""
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -45,7 +46,7 @@ def axis_tuple(axis) -> tuple:
 
 
 def size_of(x) -> int:
-    return int(np.prod(shape_of(x), dtype=np.int64))
+    return math.prod(shape_of(x))
 
 
 def concrete_value(x, context: str) -> np.ndarray:
@@ -67,6 +68,8 @@ def static_shape(shape, what: str = "Shapes") -> tuple[int, ...]:
     try:
         if isinstance(shape, Tracer):
             raise TypeError
+        if type(shape) is int:
+            return (shape,)
         if np.ndim(shape) == 0 and not isinstance(shape, (tuple, list)):
             return (operator.index(shape),)
         return tuple(operator.index(d) for d in _host_sequence(shape))

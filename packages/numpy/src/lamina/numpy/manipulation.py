@@ -6,9 +6,9 @@ are exported from here."""
 
 from __future__ import annotations
 
+import math
 import operator
 
-import numpy as np
 from lamina import lax
 from lamina.numpy._manipulation_common import (
     as_array,
@@ -70,7 +70,7 @@ def _resolve_unknown_dim(shape: tuple[int, ...], old_shape, size: int) -> tuple[
     if len(unknown) > 1:
         raise TypeError(f"can only specify one unknown axis size with a `-1` value, got {shape}")
     if unknown:
-        known = int(np.prod([d for d in shape if d != -1], dtype=np.int64))
+        known = math.prod(d for d in shape if d != -1)
         if known == 0:
             raise TypeError(
                 f"cannot reshape array of shape {old_shape} (size {size}) into shape {shape}: "
@@ -84,7 +84,7 @@ def _resolve_unknown_dim(shape: tuple[int, ...], old_shape, size: int) -> tuple[
                 f"evenly divide {size}"
             )
         shape = (*shape[: unknown[0]], size // known, *shape[unknown[0] + 1 :])
-    new_size = int(np.prod(shape, dtype=np.int64))
+    new_size = math.prod(shape)
     if new_size != size or any(d < 0 for d in shape):
         raise TypeError(
             f"cannot reshape array of shape {old_shape} (size {size}) into shape {shape} "
