@@ -66,7 +66,10 @@ __all__ = [
 
 
 def tangent_dtype(dtype) -> np.dtype:
-    """The dtype of tangents of ``dtype``: itself for inexact dtypes, else float0."""
+    """The dtype of tangents of ``dtype``: itself for inexact dtypes, else float0
+    (extended dtypes, PRNG keys, included)."""
+    if isinstance(dtype, dtypes.ExtendedDType):
+        return dtypes.float0
     dtype = np.dtype(dtype)
     if dtype == dtypes.float0 or not dtypes.issubdtype(dtype, np.inexact):
         return dtypes.float0

@@ -26,10 +26,12 @@ from jaxlib import _jax, xla_client
 
 from lamina.interpreters import backend
 from lamina.interpreters.execute import CompiledModule
+from lamina.interpreters.extended import apply_extended, is_extended_value
+from lamina.interpreters.extended import clear_cache as extended_clear_cache
 from lamina.interpreters.lowering import lower_jaxpr
 from lamina.interpreters.transfer import device_put
 from lamina.ir import dtypes
-from lamina.ir.core import ClosedJaxpr, Jaxpr, Var, new_jaxpr_eqn
+from lamina.ir.core import ClosedJaxpr, Jaxpr, Var, new_jaxpr_eqn, physical_aval
 from lamina.ir.primitives import Primitive, abstract_eval_rules
 
 __all__ = [
@@ -62,6 +64,7 @@ def compile_count() -> int:
 
 def clear_dispatch_cache() -> None:
     _cache.clear()
+    extended_clear_cache()
     _scalars.clear()
     _fast.clear()
     _pjit_cache.clear()
@@ -77,10 +80,22 @@ def _scalar_array(x):
     return arr
 
 
+class _ExtendedOperand(Exception):
+    """Raised by :func:`_to_array` for an array of an extended dtype (a PRNG key), so
+    that the call takes :func:`.extended.apply_extended` instead."""
+
+
 def _to_array(x):
     if type(x) in _PY_SCALARS:
         return _scalar_array(x)
+    if is_extended_value(x):
+        raise _ExtendedOperand
     return device_put(x)
+
+
+def _to_physical_operand(x):
+    """An operand of :func:`.extended.apply_extended`: extended arrays as they are."""
+    return x if type(x) is ArrayImpl or is_extended_value(x) else _to_array(x)
 
 
 def _params_key(params: dict):
@@ -132,7 +147,10 @@ def _compile(key, primitive, in_avals, params, device) -> CompiledModule:
             keep_unused=True,
         )
         compiled = CompiledModule(
-            lowered.as_bytecode(), target, name=f"jit_{primitive.name}", out_avals=closed.out_avals
+            lowered.as_bytecode(),
+            target,
+            name=f"jit_{primitive.name}",
+            out_avals=[physical_aval(a) for a in closed.out_avals],
         )
         _compiles += 1
         _cache[key] = compiled
@@ -148,7 +166,10 @@ def apply_primitive(primitive: Primitive, *args, **params):
     each argument signature (and every call jaxlib declines) takes :func:`_apply`."""
     for x in args:
         if type(x) is not ArrayImpl:
-            args = [x if type(x) is ArrayImpl else _to_array(x) for x in args]
+            try:
+                args = [x if type(x) is ArrayImpl else _to_array(x) for x in args]
+            except _ExtendedOperand:
+                return apply_extended(primitive, args, params)
             break
     try:
         fast = _fast[(primitive, *params.items())]

@@ -22,11 +22,19 @@ from lamina.interpreters import backend
 from lamina.interpreters.calls import jit_p
 from lamina.interpreters.config import config
 from lamina.interpreters.execute import CompiledModule
+from lamina.interpreters.extended import PhysicalCall
 from lamina.interpreters.lowering import lower_jaxpr
 from lamina.interpreters.tokens import split_tokens
-from lamina.ir.core import ClosedJaxpr, Literal
+from lamina.ir.core import ClosedJaxpr, Literal, is_extended_aval, physical_aval
 
-__all__ = ["Executable", "check_nans", "compiled_call", "lower", "module_name"]
+__all__ = [
+    "Executable",
+    "check_nans",
+    "compiled_call",
+    "lower",
+    "make_executable",
+    "module_name",
+]
 
 # Named after :mod:`.jit`, where these messages were always logged from: one logger
 # for everything ``jit`` logs (tracing, lowering, compiling).
@@ -80,13 +88,40 @@ class Executable:
         self.in_avals = lowered.in_avals
         # XLA reads bytecode faster than text (about 20 ms on a 3-layer MLP's gradient).
         self.compiled = CompiledModule(
-            lowered.as_bytecode(), device, name=f"jit({name})", out_avals=lowered.out_avals
+            lowered.as_bytecode(),
+            device,
+            name=f"jit({name})",
+            out_avals=[physical_aval(a) for a in lowered.out_avals],
         )
 
     def run(self, args: Sequence[Any]) -> list:
         if self.kept is not None:
             args = [args[i] for i in self.kept]
         return self.compiled(*args)
+
+
+class ExtendedExecutable(Executable):
+    """An :class:`Executable` with inputs or outputs of extended dtypes (PRNG keys): it
+    runs on their physical data."""
+
+    __slots__ = ("_call",)
+
+    def __init__(self, lowered, n_in: int, device, name: str):
+        super().__init__(lowered, n_in, device, name)
+        self._call = PhysicalCall(self.compiled, lowered.out_avals)
+
+    def run(self, args: Sequence[Any]) -> list:
+        if self.kept is not None:
+            args = [args[i] for i in self.kept]
+        return self._call(*args)
+
+
+def make_executable(lowered, n_in: int, device, name: str) -> Executable:
+    """The :class:`Executable` of ``lowered`` (an :class:`ExtendedExecutable` when it
+    takes or returns arrays of extended dtypes)."""
+    avals = (*lowered.in_avals, *lowered.out_avals)
+    extended = any(is_extended_aval(a) for a in avals)
+    return (ExtendedExecutable if extended else Executable)(lowered, n_in, device, name)
 
 
 _executables: dict[tuple, tuple[ClosedJaxpr, Executable]] = {}
@@ -145,7 +180,7 @@ def compiled_call(
                 if result_names is not None and len(result_names) == len(closed.out_avals):
                     names["result_names"] = result_names
                 lowered = lower(closed, name, donated, keep_unused, **names)
-                exe = Executable(lowered, len(closed.in_avals), device, name)
+                exe = make_executable(lowered, len(closed.in_avals), device, name)
                 entry = _executables[key] = (closed, exe)  # keeps closed alive: ids stay unique
     outs = entry[1].run(args)
     if config.jax_debug_nans:

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from jaxlib import _jax
 
 from lamina.interpreters.config import config
+from lamina.interpreters.extended import is_extended_value, physical_value
 from lamina.interpreters.jit import (
     ArrayImpl,
     JitWrapped,
@@ -32,7 +33,11 @@ from lamina.ir import tree_util
 
 __all__ = ["FastpathData", "clear_cpp_caches", "fast_function"]
 
-_registry = _jax.pytree.default_registry()
+# The C++ path's own pytree registry: the built-in containers, and concrete arrays of
+# extended dtypes (PRNG keys) as nodes over their physical data, so that the executable,
+# which takes and returns that data, runs on them without Python.
+_registry = _jax.pytree.PyTreeRegistry()
+_extended_classes: set[type] = set()
 _post_hook = _jax.config.Config("post_hook", None, include_in_jit_key=False)
 _jax.jax_jit.set_post_hook_state(_post_hook)
 _cpp_caches = {False: _jax.PjitFunctionCache(capacity=8192),
@@ -76,15 +81,18 @@ def _fastpath(jitted: JitWrapped, args, kwargs, leaves, entry, outs):
     """The C++ path's data for this call, or None when it cannot take it."""
     if find_current_trace() is not eval_trace or config.jax_debug_nans or entry.closed.effects:
         return None
+    for x in (*leaves, *outs):
+        if is_extended_value(x):
+            _register_extended_class(type(x))
     dyn_args, dyn_kwargs, _ = jitted._split(args, kwargs)
     cpp_leaves, _ = _registry.flatten((dyn_args, dyn_kwargs))
     if len(cpp_leaves) != len(leaves) or any(
-        a is not b for a, b in zip(cpp_leaves, leaves, strict=True)
+        a is not physical_value(b) for a, b in zip(cpp_leaves, leaves, strict=True)
     ):
         return None  # argument pytrees the C++ registry does not know
     out_tree_value = tree_util.tree_unflatten(entry.out_tree, outs)
     cpp_outs, cpp_out_tree = _registry.flatten(out_tree_value)
-    if len(cpp_outs) != len(outs) or any(type(o) is not ArrayImpl for o in outs):
+    if len(cpp_outs) != len(outs) or any(type(o) is not ArrayImpl for o in cpp_outs):
         return None
     key = (id(entry.closed), entry.donated or (False,) * len(leaves), jitted._keep_unused,
            _device_of(leaves, jitted._device))  # fmt: skip
@@ -99,12 +107,22 @@ def _fastpath(jitted: JitWrapped, args, kwargs, leaves, entry, outs):
         cpp_out_tree,
         [sharding] * len(kept),
         [sharding] * len(outs),
-        [o.aval for o in outs],
-        [o._committed for o in outs],
+        [o.aval for o in cpp_outs],
+        [o._committed for o in cpp_outs],
         [i in kept for i in range(len(leaves))],
         [None] * len(kept),
         [],
     )
+
+
+def _register_extended_class(cls: type) -> None:
+    if cls not in _extended_classes:
+        _registry.register_node(
+            cls,
+            lambda x: ((x._base_array,), x.aval.dtype),
+            lambda dtype, children: dtype.wrap_physical(children[0]),
+        )
+        _extended_classes.add(cls)
 
 
 def fast_function(jitted: JitWrapped):

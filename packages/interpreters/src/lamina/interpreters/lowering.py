@@ -33,7 +33,17 @@ import numpy as np
 
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import func, ir
-from lamina.ir.core import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, ShapedArray, Var
+from lamina.ir.core import (
+    ClosedJaxpr,
+    DropVar,
+    Jaxpr,
+    JaxprEqn,
+    Literal,
+    ShapedArray,
+    Var,
+    is_extended_aval,
+    physical_aval,
+)
 from lamina.ir.primitives import MissingRuleError, Primitive, lowering_rules
 
 __all__ = [
@@ -240,7 +250,10 @@ def lower_jaxpr_body(
     returns the values of its outvars."""
     env: dict[Var, ir.Value] = {}
     for var, value in zip(jaxpr.constvars, consts, strict=True):
-        env[var] = mb.constant(np.asarray(value), var.aval)
+        if is_extended_aval(var.aval):  # a key array: its physical data
+            env[var] = mb.constant(np.asarray(value._base_array), physical_aval(var.aval))
+        else:
+            env[var] = mb.constant(np.asarray(value), var.aval)
     for var, value in zip(jaxpr.invars, args, strict=True):
         env[var] = value
     for eqn in jaxpr.eqns:

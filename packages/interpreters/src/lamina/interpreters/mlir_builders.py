@@ -15,7 +15,7 @@ import numpy as np
 
 from lamina.interpreters.mlir import chlo, func, ir, jax_mlir_ext, stablehlo
 from lamina.ir import dtypes
-from lamina.ir.core import AbstractToken, ShapedArray
+from lamina.ir.core import AbstractToken, ShapedArray, physical_aval
 
 __all__ = [
     "broadcast_in_dim",
@@ -120,6 +120,8 @@ def ir_type(aval) -> ir.Type:
     if isinstance(aval, AbstractToken):
         return stablehlo.TokenType.get()
     if isinstance(aval, ShapedArray):
+        if not isinstance(aval.dtype, np.dtype):  # an extended dtype: its physical data
+            aval = physical_aval(aval)
         return ir.RankedTensorType.get(aval.shape, dtype_to_ir_type(aval.dtype))
     raise TypeError(f"cannot lower abstract value {aval!r} to an MLIR type")
 

@@ -315,7 +315,8 @@ def _check_input_dtype_revderiv(name, holomorphic, allow_int, x):
             f"{name} with holomorphic=True requires inputs with complex dtype, but got "
             f"{dtype.name}."
         )
-    if dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_:
+    discrete = dtypes.issubdtype(dtype, np.integer) or dtype == np.bool_
+    if discrete or dtypes.issubdtype(dtype, dtypes.extended):  # PRNG keys too
         if not allow_int:
             raise TypeError(
                 f"{name} requires real- or complex-valued inputs (input dtype that is a "

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from lamina.interpreters import backend
-from lamina.interpreters.jit import Executable, _abstractify, _log_compile, lower
+from lamina.interpreters.executables import make_executable
+from lamina.interpreters.jit import _abstractify, _log_compile, lower
 from lamina.interpreters.tokens import split_tokens
 from lamina.interpreters.trace_api import ShapeDtypeStruct
 from lamina.ir import tree_util
@@ -79,11 +80,11 @@ class Lowered:
         split = split_tokens(closed)
         if split is None:
             return Compiled(
-                self._traced, Executable(self._lowered, len(closed.in_avals), device, name)
+                self._traced, make_executable(self._lowered, len(closed.in_avals), device, name)
             )
         # Tokens order effects at trace time; the executable runs without them.
         lowered = lower(split.closed, name, None, self._traced._jitted._keep_unused)
-        exe = Executable(lowered, len(split.closed.in_avals), device, name)
+        exe = make_executable(lowered, len(split.closed.in_avals), device, name)
         return Compiled(self._traced, _WithoutTokens(exe, split))
 
 

@@ -103,7 +103,7 @@ class DynamicJaxprTrace(Trace):
         if isinstance(x, Tracer) and not x._trace.is_valid():
             raise leaked_tracer_error(x)
         aval = shaped_abstractify(x)
-        if not aval.shape and not isinstance(x, Tracer):
+        if not aval.shape and not isinstance(x, Tracer) and isinstance(aval.dtype, np.dtype):
             atom = Literal(_literal_value(x, aval), aval)
         else:
             atom = Var(aval)

@@ -232,11 +232,20 @@ def _missing_method(name: str) -> TypeError:
     )
 
 
+def _dtype_method(tracer, name: str):
+    """The method ``name`` an extended dtype (PRNG keys) gives its arrays, or None; the
+    fallback when the array layers installed none of that name."""
+    methods = getattr(getattr(tracer.aval, "dtype", None), "array_methods", None)
+    return None if methods is None else methods.get(name)
+
+
 def _forward(name: str):
     def method(self, *args, **kwargs):
         impl = array_methods.get(name)
         if impl is None:
-            raise _missing_method(name)
+            impl = _dtype_method(self, name)
+            if impl is None:
+                raise _missing_method(name)
         return impl(self, *args, **kwargs)
 
     method.__name__ = name
@@ -325,6 +334,8 @@ class Tracer:
     def __getattr__(self, name):
         # Only called for names not found normally: array methods from the table.
         impl = array_methods.get(name)
+        if impl is None and not name.startswith("__"):
+            impl = _dtype_method(self, name)
         if impl is None or name.startswith("__"):
             raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
         if isinstance(impl, property):

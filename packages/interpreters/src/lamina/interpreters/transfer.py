@@ -20,6 +20,7 @@ import numpy as np
 from jaxlib import xla_client
 
 from lamina.interpreters import backend
+from lamina.interpreters.extended import is_extended_value
 from lamina.interpreters.sharding import Sharding, sharding_for_device
 from lamina.interpreters.tracing import Tracer
 from lamina.ir import dtypes, tree_util
@@ -124,6 +125,8 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
     def put(leaf):
         if isinstance(leaf, ArrayImpl):
             return leaf if device is None else copy_array(leaf, sharding)
+        if is_extended_value(leaf):  # PRNG keys: their data moves
+            return leaf.dtype.wrap_physical(put(leaf._base_array))
         value, aval = host_value(leaf)
         return _put_host_value(value, aval, sharding, committed)
 

@@ -30,7 +30,9 @@ __all__ = [
     "SourceInfo",
     "Var",
     "abstract_token",
+    "is_extended_aval",
     "new_jaxpr_eqn",
+    "physical_aval",
 ]
 
 
@@ -104,6 +106,21 @@ class ShapedArray(AbstractValue):
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"
+
+
+def is_extended_aval(aval) -> bool:
+    """Whether ``aval`` is an array of an extended dtype (PRNG keys, say)."""
+    return isinstance(aval, ShapedArray) and isinstance(aval.dtype, dtypes.ExtendedDType)
+
+
+def physical_aval(aval):
+    """The type of the data that stands for ``aval`` on a device: an extended dtype's
+    physical element shape appended to the shape, its physical dtype; other abstract
+    values are returned as they are (``key<fry>[3]`` is ``u32[3,2]``)."""
+    if not is_extended_aval(aval):
+        return aval
+    dt = aval.dtype
+    return ShapedArray((*aval.shape, *dt.physical_element_shape), dt.physical_element_dtype)
 
 
 class AbstractToken(AbstractValue):

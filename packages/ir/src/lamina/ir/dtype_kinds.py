@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import abc
 import functools
-from typing import Any
+from typing import Any, ClassVar
 
 import ml_dtypes
 import numpy as np
@@ -123,6 +123,19 @@ class ExtendedDType(abc.ABC):
     """
 
     name: str
+    # How one element is stored on the device: an array of this shape and NumPy dtype
+    # (``key<fry>`` is ``uint32[2]``). Lowering and execution see only that physical
+    # data, with these dimensions appended to every array's shape.
+    physical_element_shape: tuple[int, ...] = ()
+    physical_element_dtype: np.dtype | None = None
+    # Methods and properties of traced arrays of this dtype, by name, for those the
+    # array layers do not install for every tracer.
+    array_methods: ClassVar[dict[str, Any]] = {}
+
+    def wrap_physical(self, data):
+        """The array of this dtype whose physical data is ``data`` (a concrete array of
+        shape ``(*shape, *physical_element_shape)``); higher layers define it."""
+        raise NotImplementedError(f"{self.name} arrays cannot be made from physical data")
 
     @property
     @abc.abstractmethod

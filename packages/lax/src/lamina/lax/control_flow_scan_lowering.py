@@ -19,7 +19,7 @@ import numpy as np
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.lowering import lower_jaxpr_body
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray
+from lamina.ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray, physical_aval
 
 __all__ = ["scan_lowering"]
 
@@ -41,8 +41,9 @@ class _Steps:
     def __init__(self, ctx, jaxpr, length, reverse, num_consts, num_carry):
         self.ctx, self.jaxpr, self.length, self.reverse = ctx, jaxpr, length, reverse
         self.num_consts, self.num_carry = num_consts, num_carry
-        self.xs_avals = ctx.avals_in[num_consts + num_carry :]
-        self.ys_avals = ctx.avals_out[num_carry:]
+        # Slices of stacked keys are slices of their physical data (trailing dims kept).
+        self.xs_avals = [physical_aval(a) for a in ctx.avals_in[num_consts + num_carry :]]
+        self.ys_avals = [physical_aval(a) for a in ctx.avals_out[num_carry:]]
 
     def run(self, i, consts, carry, xs, ys):
         idx = hlo.subtract(_i32(self.length - 1), i) if self.reverse else i

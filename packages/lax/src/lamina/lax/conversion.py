@@ -29,6 +29,11 @@ __all__ = [
 
 
 def _abstract_eval(x, *, new_dtype, weak_type, sharding):
+    extended = (dtypes.ExtendedDType,)
+    if (isinstance(x.dtype, extended) or isinstance(new_dtype, extended)) and (
+        x.dtype != new_dtype
+    ):
+        raise ValueError(f"Cannot convert_element_type from {x.dtype} to {new_dtype}")
     return ShapedArray(x.shape, new_dtype, weak_type=weak_type)
 
 
@@ -108,6 +113,8 @@ convert_element_type_p.def_transpose(_convert_element_type_transpose)
 
 def _bitcast_abstract_eval(x, *, new_dtype):
     old, new = x.dtype, dtypes.dtype(new_dtype)
+    if isinstance(old, dtypes.ExtendedDType) or isinstance(new, dtypes.ExtendedDType):
+        raise ValueError(f"unexpected input: dtype={old if old != new else new}")
     special = (np.bool_, np.complexfloating)
     if old != new and any(dtypes.issubdtype(d, k) for d in (old, new) for k in special):
         raise TypeError(

@@ -277,8 +277,15 @@ add_p = _binary("add", NUMERIC, "add", "add")
 sub_p = _binary("sub", NUMERIC, "subtract", "subtract")
 mul_p = _binary("mul", NUMERIC, "multiply", "multiply")
 div_p = _binary("div", NUMERIC, "divide", "divide")
-max_p = _binary("max", ANY, "maximum", "maximum")
-min_p = _binary("min", ANY, "minimum", "minimum")
+# Every array dtype but extended ones (PRNG keys), in JAX's order.
+_ORDERABLE = (
+    ("integer", np.integer),
+    ("bool", np.bool_),
+    ("floating", np.floating),
+    ("complexfloating", np.complexfloating),
+)
+max_p = _binary("max", _ORDERABLE, "maximum", "maximum")
+min_p = _binary("min", _ORDERABLE, "minimum", "minimum")
 
 
 def _complex_extremum(direction: str):
@@ -396,8 +403,16 @@ ad.defjvp(sub_p, lambda t, ans, x, y: _to_result_shape(t, ans),
           lambda t, ans, x, y: _to_result_shape(neg(t), ans))  # fmt: skip
 ad.defjvp(mul_p, lambda t, ans, x, y, out_dtype=None: mul(t, y, out_dtype=out_dtype),
           lambda t, ans, x, y, out_dtype=None: mul(x, t, out_dtype=out_dtype))  # fmt: skip
-ad.defjvp(div_p, lambda t, ans, x, y: div(t, y),
-          lambda t, ans, x, y: div(mul(neg(t), ans), y))  # fmt: skip
+ad.defjvp(div_p, lambda t, ans, x, y: div(t, y), lambda t, ans, x, y: _div_jvp_y(t, x, y))
+
+
+def _div_jvp_y(t, x, y):
+    """d(x/y)/dy as -t·x·y⁻², JAX's arrangement (so gradients agree to the last bit)."""
+    from lamina.lax.unary import integer_pow  # unary builds on this module
+
+    return mul(mul(neg(t), x), integer_pow(y, -2))
+
+
 ad.defjvp(max_p, lambda t, ans, x, y: mul(t, _choice_weight(gt(x, y), eq(x, y), ans)),
           lambda t, ans, x, y: mul(t, _choice_weight(lt(x, y), eq(x, y), ans)))  # fmt: skip
 ad.defjvp(min_p, lambda t, ans, x, y: mul(t, _choice_weight(lt(x, y), eq(x, y), ans)),
@@ -428,8 +443,17 @@ def compare(ctx, x, y, direction: str, total_order: bool = False):
     )
 
 
+# What JAX's error names as ordered (lamina's comparisons also take complex operands,
+# which its sorting and argmax rely on).
+_ORDERED = (("integer", np.integer), ("floating", np.floating), ("bool", np.bool_))
+
+
 def _comparison(name: str, direction: str, tip: str | None, total_order: bool = False):
     def abstract_eval(x, y):
+        if name not in ("eq", "ne"):  # only equality compares PRNG keys
+            for i, a in enumerate((x, y)):
+                if isinstance(a.dtype, dtypes.ExtendedDType):
+                    check_dtype(name, a.dtype, _ORDERED, i)
         shape = broadcasting_shape(name, (x.shape, y.shape))
         check_same_dtypes(name, (x, y), tip)
         return ShapedArray(shape, dtypes.bool_, weak_type=x.weak_type and y.weak_type)

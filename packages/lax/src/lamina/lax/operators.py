@@ -74,7 +74,11 @@ def _weak_scalar(x, dtype):
 def promote_args(fun_name: str, *args):
     """``args`` converted to their common dtype and broadcast to a common rank."""
     avals = [aval_of(x) for x in args]
-    dtype, weak = dtypes.result_type(*avals, return_weak_type_flag=True)
+    try:
+        dtype, weak = dtypes.result_type(*avals, return_weak_type_flag=True)
+    except ValueError:
+        _check_for_prng_keys(fun_name, avals)
+        raise
     out = []
     for x, aval in zip(args, avals, strict=True):
         if type(x) in _PY_SCALARS:
@@ -84,6 +88,13 @@ def promote_args(fun_name: str, *args):
         else:
             out.append(x)
     return _promote_shapes(fun_name, out, avals)
+
+
+def _check_for_prng_keys(fun_name, avals):
+    """JAX's error for PRNG keys mixed with other dtypes in an operation."""
+    if any(dtypes.issubdtype(a.dtype, dtypes.prng_key) for a in avals):
+        names = ", ".join(str(a.dtype) for a in avals)
+        raise TypeError(f"{fun_name} does not accept dtypes {names}.")
 
 
 def _promote_shapes(fun_name, args, avals):
@@ -122,7 +133,11 @@ def _scalar_fast_path(x, y):
     if kinds is None or aval is None or aval.weak_type:
         return None
     dtype = aval.dtype
-    if dtype.kind not in kinds or (dtype.kind == "V" and not dtypes.issubdtype(dtype, np.inexact)):
+    try:
+        kind = dtype.kind
+    except AttributeError:  # an extended dtype (PRNG keys): promote_args rejects it
+        return None
+    if kind not in kinds or (kind == "V" and not dtypes.issubdtype(dtype, np.inexact)):
         return None
     return _weak_scalar(y, dtype)
 

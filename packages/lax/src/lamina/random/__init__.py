@@ -5,6 +5,7 @@ Keys are Threefry-2x32 keys: typed key arrays (``key``, dtype ``key<fry>``) or l
 default "partitionable" scheme; every sampler performs JAX's operations in JAX's order.
 """
 
+from lamina.random import _structural  # noqa: F401  (keys through lax ops)
 from lamina.random._api_basic import (
     bernoulli,
     cauchy,

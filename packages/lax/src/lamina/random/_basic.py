@@ -10,7 +10,6 @@ from functools import partial
 
 import numpy as np
 
-from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.lax import (
     add,
@@ -40,8 +39,9 @@ from lamina.lax import (
 from lamina.lax import (
     max as lax_max,
 )
+from lamina.random._key_prims import random_bits, random_split
 from lamina.random._ops import check_shape, clip, dtype_of, shape_of, where
-from lamina.random._threefry import raw_random_bits, raw_split
+from lamina.random._ops import sampler_jit as jit
 
 __all__ = [
     "bernoulli_raw",
@@ -62,7 +62,7 @@ UINT_DTYPES = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 def split_keys(key, num: int):
     """``num`` raw subkeys of the raw key ``key``, as a list."""
-    keys = raw_split(key, (num,))
+    keys = random_split(key, (num,))
     return [squeeze(slice_in_dim(keys, i, i + 1), (0,)) for i in range(num)]
 
 
@@ -82,7 +82,7 @@ def uniform_raw(key, minval, maxval, shape, dtype):
     # Too few mantissa bits to draw in nbits without bias: draw 8 and widen.
     rng_bits = 8 if nmant < 8 else nbits
     uint_dtype = np.dtype(UINT_DTYPES[nbits])
-    bits = raw_random_bits(key, rng_bits, shape)
+    bits = random_bits(key, rng_bits, shape)
     if rng_bits != nbits:
         bits = convert_element_type(bits, uint_dtype)
     # Random mantissa under the exponent of 1.0: a float uniform in [1, 2).
@@ -141,8 +141,8 @@ def randint_raw(key, minval, maxval, shape, dtype):
         raise TypeError(f"randint only accepts 8-, 16-, 32-, or 64-bit dtypes, got {dtype}")
     # Twice the bits of the dtype, reduced modulo the span, keeps the bias small.
     k1, k2 = split_keys(key, 2)
-    higher_bits = raw_random_bits(k1, nbits, shape)
-    lower_bits = raw_random_bits(k2, nbits, shape)
+    higher_bits = random_bits(k1, nbits, shape)
+    lower_bits = random_bits(k2, nbits, shape)
     unsigned = np.dtype(UINT_DTYPES[nbits])
     span = convert_element_type(maxval - minval, unsigned)
     span = select(maxval <= minval, full_like(span, 1), span)
@@ -232,7 +232,7 @@ def gumbel_raw(key, shape, dtype, mode):
     check_shape("gumbel", shape)
     info = dtypes.finfo(dtype)
     if dtype == np.float32 and mode == "highest":
-        bits = raw_random_bits(key, 32, (2, *shape))
+        bits = random_bits(key, 32, (2, *shape))
         neg_bits = ~bits
         lo_bits = squeeze(slice_in_dim(neg_bits, 1, 2), (0,))
         # 1 - bits as a 64-bit fixed-point number: add 1 to the low word, carrying.

@@ -11,7 +11,6 @@ from functools import partial
 
 import numpy as np
 
-from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.lax import (
     argmax,
@@ -53,8 +52,9 @@ from lamina.random._basic import (
     split_keys,
     uniform_raw,
 )
+from lamina.random._key_prims import random_bits
 from lamina.random._ops import broadcast_to, check_shape, clip, dtype_of, shape_of, where
-from lamina.random._threefry import raw_random_bits
+from lamina.random._ops import sampler_jit as jit
 
 __all__ = [
     "categorical_raw",
@@ -256,7 +256,7 @@ def shuffle_raw(key, x, axis):
     rounds = int(np.ceil(3 * np.log(max(1, size)) / np.log(np.iinfo(np.uint32).max)))
     for _ in range(rounds):
         key, subkey = split_keys(key, 2)
-        sort_keys = raw_random_bits(subkey, 32, shape_of(x))
+        sort_keys = random_bits(subkey, 32, shape_of(x))
         _, x = sort_key_val(sort_keys, x, axis)
     return x
 

@@ -8,7 +8,6 @@ from functools import partial
 
 import numpy as np
 
-from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.lax import abs as lax_abs
 from lamina.lax import (
@@ -31,8 +30,9 @@ from lamina.lax import (
     while_loop,
 )
 from lamina.random._basic import split_keys, uniform_raw
+from lamina.random._key_prims import random_split
 from lamina.random._ops import broadcast_to, check_shape, dtype_of, promote_inexact, shape_of, take
-from lamina.random._threefry import raw_split
+from lamina.random._ops import sampler_jit as jit
 
 __all__ = ["binomial_raw", "multinomial_raw", "poisson_raw"]
 
@@ -255,6 +255,6 @@ def multinomial_raw(key, n, p, shape, dtype, unroll):
     from lamina.random._ops import where
 
     ratios = p / where(remaining == 0, 1, remaining)
-    keys = raw_split(key, (shape_of(ratios)[0],))
+    keys = random_split(key, (shape_of(ratios)[0],))
     _, counts = scan(step, n, (ratios, keys), unroll=unroll)
     return convert_element_type(transpose(counts, (*range(1, ndim), 0)), dtype)

@@ -11,7 +11,7 @@ from functools import partial
 
 import numpy as np
 
-from lamina.interpreters import ad, batching, default_backend, jit, vmap
+from lamina.interpreters import ad, batching, default_backend, vmap
 from lamina.interpreters.lowering import lower_fun
 from lamina.ir import dtypes
 from lamina.lax import (
@@ -49,8 +49,9 @@ from lamina.random._basic import (
     split_keys,
     uniform_raw,
 )
+from lamina.random._key_prims import random_split
 from lamina.random._ops import broadcast_to, check_shape, dtype_of, shape_of, softmax_last
-from lamina.random._threefry import raw_split
+from lamina.random._ops import sampler_jit as jit
 
 __all__ = [
     "ball_raw",
@@ -113,23 +114,25 @@ def _gamma_one(key, alpha, log_space: bool):
 
 
 def _gamma_impl(keys, a, *, log_space):
-    """Samples for every element of ``a``; ``keys`` (raw, ``uint32[*batch, 2]``) covers
-    its leading ``batch`` axes and is split to one key per element."""
+    """Samples for every element of ``a``; ``keys`` (typed, ``key<fry>[*batch]``)
+    covers its leading ``batch`` axes and is split to one key per element."""
     a_shape = shape_of(a)
-    keys_ndim = len(shape_of(keys)) - 1
+    keys_ndim = len(shape_of(keys))
     per_key = math.prod(a_shape[keys_ndim:])
-    flat_keys = reshape(keys, (math.prod(a_shape[:keys_ndim]), 2))
-    subkeys = vmap(lambda k: raw_split(k, (per_key,)))(flat_keys)
-    subkeys = reshape(subkeys, (math.prod(a_shape), 2))
+    flat_keys = reshape(keys, (math.prod(a_shape[:keys_ndim]),))
+    subkeys = vmap(lambda k: random_split(k, (per_key,)))(flat_keys)
+    subkeys = reshape(subkeys, (math.prod(a_shape),))
     alphas = reshape(a, (math.prod(a_shape),))
     samples = vmap(partial(_gamma_one, log_space=log_space))(subkeys, alphas)
     return reshape(samples, a_shape)
 
 
 def _random_gamma_abstract_eval(keys, a, *, log_space):
-    if keys.dtype != np.uint32 or tuple(keys.shape[:-1]) != tuple(a.shape[: keys.ndim - 1]):
+    if not dtypes.issubdtype(keys.dtype, dtypes.prng_key) or tuple(keys.shape) != tuple(
+        a.shape[: keys.ndim]
+    ):
         raise TypeError(
-            "random_gamma expects raw uint32 keys of shape a.shape[:k] + (2,), got "
+            "random_gamma expects typed keys of shape a.shape[:k], got "
             f"{keys.str_short()} for a of shape {a.shape}"
         )
     return a

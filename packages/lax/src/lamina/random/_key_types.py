@@ -2,24 +2,26 @@
 the key dtype ``key<fry>`` (:class:`KeyTy`, an extended dtype) and typed key arrays
 (:class:`PRNGKeyArray`).
 
-A typed key array overlays ``uint32[..., 2]`` key data. It is a pytree whose one leaf is
-that data, so it passes through ``jit`` (as argument and result), ``vmap`` (over a
-leading batch axis of keys), ``grad``, ``scan`` and ``while_loop`` as its data does.
+A typed key array is an array of the extended dtype ``key<fry>`` overlaying
+``uint32[..., 2]`` key data (its physical data; see :mod:`lamina.interpreters.extended`).
+Transformations see one value of type ``key<fry>[...]``; lowering and execution see
+the data.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from typing import NamedTuple
 
 import numpy as np
 
+from lamina import lax
+from lamina.interpreters import tracing
 from lamina.interpreters.array import Array
-from lamina.ir import tree_util
+from lamina.ir.core import ShapedArray
 from lamina.ir.dtype_kinds import ExtendedDType, prng_key, register_extended_dtype
-from lamina.lax import reshape, slice_in_dim, squeeze
-from lamina.lax._common import aval_of
 
 __all__ = [
     "THREEFRY",
@@ -76,9 +78,11 @@ class PRNGSpec:
 
 
 class KeyTy(ExtendedDType):
-    """The dtype of typed PRNG keys of one implementation, printed ``key<tag>``."""
+    """The dtype of typed PRNG keys of one implementation, printed ``key<tag>``; each
+    key is stored as ``uint32[*impl.key_shape]``."""
 
     type = prng_key
+    physical_element_dtype = np.dtype(np.uint32)
 
     def __init__(self, impl: PRNGImpl):
         self._impl = impl
@@ -88,8 +92,15 @@ class KeyTy(ExtendedDType):
         return f"key<{self._impl.tag}>"
 
     @property
+    def physical_element_shape(self) -> tuple[int, ...]:
+        return self._impl.key_shape
+
+    @property
     def itemsize(self) -> int:
         return math.prod(self._impl.key_shape) * 4
+
+    def wrap_physical(self, data):
+        return PRNGKeyArray(self._impl, data)
 
     def __eq__(self, other) -> bool:
         return type(other) is KeyTy and self._impl == other._impl
@@ -98,7 +109,7 @@ class KeyTy(ExtendedDType):
         return hash((KeyTy, self._impl))
 
 
-register_extended_dtype(KeyTy(THREEFRY))
+_key_dtypes = {THREEFRY: register_extended_dtype(KeyTy(THREEFRY))}
 
 
 def resolve_prng_impl(spec) -> PRNGImpl:
@@ -134,23 +145,42 @@ def key_dtype(impl_spec=None) -> KeyTy:
 
 
 class PRNGKeyArray(Array):
-    """An array of PRNG keys (dtype ``key<fry>``) overlaying ``uint32[..., 2]`` data."""
+    """A concrete array of PRNG keys (dtype ``key<fry>``): one array of an extended
+    dtype, whose physical data ``_base_array`` is ``uint32[*shape, 2]``.
+
+    It is one value to ``jit``, ``vmap``, ``grad`` and every other transformation
+    (not a pytree of its data); inside them keys are tracers of type ``key<fry>[...]``.
+    """
 
     __array_priority__ = 100
+    __hash__ = None
+    weak_type = False
 
     def __init__(self, impl: PRNGImpl, base_array):
         self._impl = impl
         self._base_array = base_array
+        shape = tuple(base_array.shape[: -len(impl.key_shape)])
+        self.aval = ShapedArray(shape, _key_dtypes.get(impl) or KeyTy(impl))
 
-    # Array-like attributes: the key shape is the data shape less its trailing key shape.
-    dtype = property(lambda self: KeyTy(self._impl))
-    shape = property(
-        lambda self: tuple(aval_of(self._base_array).shape[: -len(self._impl.key_shape)])
-    )
+    dtype = property(lambda self: self.aval.dtype)
+    shape = property(lambda self: self.aval.shape)
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: math.prod(self.shape))
     itemsize = property(lambda self: self.dtype.itemsize)
-    weak_type = False
+    nbytes = property(lambda self: self.size * self.itemsize)
+    sharding = property(lambda self: self._base_array.sharding)
+    committed = property(lambda self: self._base_array.committed)
+    device = property(lambda self: self._base_array.device)
+    T = property(lambda self: self.transpose())
+
+    def devices(self) -> set:
+        return self._base_array.devices()
+
+    def is_deleted(self) -> bool:
+        return self._base_array.is_deleted()
+
+    def delete(self) -> None:
+        self._base_array.delete()
 
     def __len__(self) -> int:
         if not self.shape:
@@ -163,43 +193,35 @@ class PRNGKeyArray(Array):
         return (self[i] for i in range(self.shape[0]))
 
     def __getitem__(self, idx):
-        if not isinstance(idx, tuple):
-            idx = (idx,)
-        if any(i is Ellipsis for i in idx) or len(idx) > self.ndim:
-            raise IndexError(f"Too many indices for key array of shape {self.shape}: {idx}")
-        data = self._base_array
-        axis = 0
-        for i in idx:
-            n = aval_of(data).shape[axis]
-            if isinstance(i, slice):
-                start, stop, step = i.indices(n)
-                if step == 1:
-                    data = slice_in_dim(data, start, max(start, stop), axis=axis)
-                else:
-                    from lamina.random._ops import take
+        from lamina.random._key_indexing import index_keys
 
-                    picks = np.arange(start, stop, step, dtype=np.int32)
-                    data = take(data, picks, axis)
-                axis += 1
-            else:
-                j = operator.index(i)
-                if not -n <= j < n:
-                    raise IndexError(f"index {j} is out of bounds for axis {axis} with size {n}")
-                j %= n
-                data = squeeze(slice_in_dim(data, j, j + 1, axis=axis), (axis,))
-        return PRNGKeyArray(self._impl, data)
+        return index_keys(self, idx)
 
     def reshape(self, *shape, order="C"):
-        if len(shape) == 1 and not isinstance(shape[0], int):
+        if order != "C":
+            raise NotImplementedError(f"key array reshape with order={order!r}")
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = tuple(shape[0])
-        shape = list(shape)
+        shape = [operator.index(d) for d in shape]
         if -1 in shape:
             known = math.prod(d for d in shape if d != -1)
             shape[shape.index(-1)] = self.size // max(known, 1)
-        return PRNGKeyArray(self._impl, reshape(self._base_array, (*shape, *self._impl.key_shape)))
+        return lax.reshape(self, tuple(shape))
 
-    def ravel(self):
-        return self.reshape(self.size)
+    def squeeze(self, axis=None):
+        if axis is None:
+            axis = tuple(i for i, d in enumerate(self.shape) if d == 1)
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        return lax.squeeze(self, tuple(a % max(self.ndim, 1) for a in axes))
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+            axes = tuple(axes[0]) if axes[0] is not None else ()
+        perm = tuple(axes) if axes else tuple(reversed(range(self.ndim)))
+        return lax.transpose(self, perm)
+
+    def ravel(self, order="C"):
+        return self.reshape(self.size, order=order)
 
     flatten = ravel
 
@@ -208,25 +230,26 @@ class PRNGKeyArray(Array):
         return self
 
     def copy(self):
-        return PRNGKeyArray(self._impl, self._base_array)
+        return lax.copy_p.bind(self)
 
-    def __eq__(self, other):
-        if not isinstance(other, PRNGKeyArray):
-            return NotImplemented
-        from lamina.lax import eq, reduce_and
+    def __reduce__(self):
+        return (PRNGKeyArray, (self._impl, self._base_array))
 
-        same = eq(self._base_array, other._base_array)
-        return reduce_and(same, (same.ndim - 1,))
+    def __getattr__(self, name):
+        # The array methods higher layers give every array (``.at`` from lamina.numpy,
+        # say), for names this class does not define.
+        impl = tracing.array_methods.get(name)
+        if impl is None or name.startswith("__"):
+            raise AttributeError(f"'PRNGKeyArray' object has no attribute {name!r}")
+        if isinstance(impl, property):
+            return impl.fget(self)
+        return functools.partial(impl, self)
 
-    def __ne__(self, other):
-        result = self.__eq__(other)
-        if result is NotImplemented:
-            return result
-        from lamina.lax import bitwise_not
-
-        return bitwise_not(result)
-
-    __hash__ = None
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            "JAX array with PRNGKey dtype cannot be converted to a NumPy array. Use "
+            "jax.random.key_data(arr) if you wish to extract the underlying integer array."
+        )
 
     def __repr__(self) -> str:
         return f"Array({self.shape}, dtype={self.dtype.name}) overlaying:\n{self._base_array}"
@@ -234,8 +257,19 @@ class PRNGKeyArray(Array):
     __str__ = __repr__
 
 
-tree_util.register_pytree_node(
-    PRNGKeyArray,
-    lambda k: ((k._base_array,), k._impl),
-    lambda impl, children: PRNGKeyArray(impl, children[0]),
-)
+def _install_operators() -> None:
+    """Arithmetic and comparisons go to lax, whose dtype checks reject keys as JAX's do."""
+    from lamina.lax.operators import OPERATORS
+
+    for name, method in OPERATORS.items():
+        if name not in PRNGKeyArray.__dict__:
+            setattr(PRNGKeyArray, name, method)
+
+
+_install_operators()
+
+# Traced key arrays have the same methods (written with lax, they work on tracers too).
+KeyTy.array_methods = {
+    name: PRNGKeyArray.__dict__[name]
+    for name in ("__getitem__", "reshape", "squeeze", "transpose", "ravel", "flatten", "T")
+}

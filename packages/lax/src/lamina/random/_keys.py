@@ -11,14 +11,23 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import jit
 from lamina.interpreters.array import Array
 from lamina.ir import dtypes
+from lamina.ir.core import ShapedArray
 from lamina.lax._common import aval_of
-from lamina.random import _threefry
+from lamina.random._key_prims import (
+    random_bits,
+    random_clone,
+    random_fold_in,
+    random_seed,
+    random_split,
+    random_unwrap,
+    random_wrap,
+)
 from lamina.random._key_types import (
     _IMPLS,
     THREEFRY,
+    KeyTy,
     PRNGImpl,
     PRNGKeyArray,
     PRNGSpec,
@@ -47,7 +56,8 @@ __all__ = [
 
 
 def _is_typed_key(x) -> bool:
-    return isinstance(x, PRNGKeyArray)
+    aval = getattr(x, "aval", None)
+    return isinstance(aval, ShapedArray) and isinstance(aval.dtype, KeyTy)
 
 
 def _check_key_data(impl: PRNGImpl, data) -> None:
@@ -80,25 +90,26 @@ def _as_array(x):
 
 
 def check_prng_key(name: str, key, *, allow_batched: bool = False):
-    """``(raw uint32 key data, was_typed)`` for a typed or raw key ``key``."""
+    """``(typed key, was_typed)`` for a typed or raw key ``key``: raw ``uint32[..., 2]``
+    data is wrapped (``random_wrap``), as JAX does."""
     if _is_typed_key(key):
-        data, typed = key._base_array, True
+        typed_key, typed = key, True
     elif isinstance(key, (Array, np.ndarray, np.generic, int, float, bool, complex)):
-        data, typed = _as_array(key), False
+        data = _as_array(key)
         _check_key_data(THREEFRY, data)
+        typed_key, typed = random_wrap(data, THREEFRY), False
     else:
         raise TypeError(f"unexpected PRNG key type {type(key)}")
-    key_ndim = data.ndim - 1
-    if not allow_batched and key_ndim:
+    if not allow_batched and typed_key.ndim:
         raise ValueError(
             f"{name} accepts a single key, but was given a key array of shape "
-            f"{tuple(data.shape) if not typed else key.shape} != (). Use jax.vmap for batching."
+            f"{tuple(key.shape)} != (). Use jax.vmap for batching."
         )
-    return data, typed
+    return typed_key, typed
 
 
-def _return_keys(typed: bool, data):
-    return PRNGKeyArray(THREEFRY, data) if typed else data
+def _return_keys(typed: bool, keys):
+    return keys if typed else random_unwrap(keys)
 
 
 # ---------------------------------------------------------------- key functions
@@ -120,11 +131,6 @@ def canonicalize_shape(shape, name: str = "") -> tuple[int, ...]:
     return out
 
 
-@jit
-def _seed(seed):
-    return _threefry.raw_seed(seed)
-
-
 def _key(ctor_name: str, seed, impl_spec):
     impl = resolve_prng_impl(impl_spec)
     if _is_typed_key(seed):
@@ -140,7 +146,7 @@ def _key(ctor_name: str, seed, impl_spec):
     dtype = aval_of(seed).dtype
     if not dtypes.issubdtype(dtype, np.integer):
         raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
-    return PRNGKeyArray(impl, _seed(seed))
+    return random_seed(seed, impl)
 
 
 def key(seed, *, impl=None, dtype=None):
@@ -154,12 +160,7 @@ def key(seed, *, impl=None, dtype=None):
 
 def PRNGKey(seed, *, impl=None):
     """A legacy raw PRNG key: the ``uint32[2]`` data of ``key(seed)``."""
-    return _key("PRNGKey", seed, impl)._base_array
-
-
-@jit
-def _fold_in(key, data):
-    return _threefry.raw_fold_in(key, data)
+    return random_unwrap(_key("PRNGKey", seed, impl))
 
 
 def fold_in(key, data):
@@ -174,25 +175,18 @@ def fold_in(key, data):
         raise OverflowError(f"Python integer {data} out of bounds for uint32")
     from lamina.lax import convert_element_type
 
-    return _return_keys(typed, _fold_in(raw, convert_element_type(data, np.uint32)))
+    return _return_keys(typed, random_fold_in(raw, convert_element_type(data, np.uint32)))
 
 
-_split_raw = jit(_threefry.raw_split, static_argnums=(1,))
-
-
-def split_raw(raw, num=2):
-    """``uint32[*shape, 2]`` subkeys of a single raw key (for the samplers)."""
+def split_shape(num) -> tuple[int, ...]:
     shape = tuple(num) if isinstance(num, (tuple, list)) else (num,)
-    return _split_raw(raw, canonicalize_shape(shape, "split"))
+    return canonicalize_shape(shape, "split")
 
 
 def split(key, num=2):
     """``num`` new keys (or an array of keys of shape ``num``) from ``key``."""
     raw, typed = check_prng_key("split", key)
-    return _return_keys(typed, split_raw(raw, num))
-
-
-_bits_raw = jit(_threefry.raw_random_bits, static_argnums=(1, 2))
+    return _return_keys(typed, random_split(raw, split_shape(num)))
 
 
 def bits(key, shape=(), dtype=None, *, out_sharding=None):
@@ -205,13 +199,13 @@ def bits(key, shape=(), dtype=None, *, out_sharding=None):
     if not dtypes.issubdtype(dtype, np.unsignedinteger):
         raise ValueError(f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}")
     shape = canonicalize_shape(shape, "bits")
-    return _bits_raw(raw, np.dtype(dtype).itemsize * 8, shape)
+    return random_bits(raw, np.dtype(dtype).itemsize * 8, shape)
 
 
 def key_data(keys):
-    """The ``uint32[..., 2]`` data under typed keys (raw keys are returned as they are)."""
-    raw, _ = check_prng_key("key_data", keys, allow_batched=True)
-    return raw
+    """The ``uint32[..., 2]`` data under keys (typed, or raw ones wrapped first)."""
+    typed_keys, _ = check_prng_key("key_data", keys, allow_batched=True)
+    return random_unwrap(typed_keys)
 
 
 def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
@@ -225,13 +219,13 @@ def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
     impl = resolve_prng_impl(impl)
     data = _as_array(key_bits_array)
     _check_key_data(impl, data)
-    return PRNGKeyArray(impl, data)
+    return random_wrap(data, impl)
 
 
 def key_impl(keys):
     """The name of the PRNG implementation of ``keys``."""
     if _is_typed_key(keys):
-        impl = keys._impl
+        impl = keys.dtype._impl
     else:
         check_prng_key("key_impl", keys, allow_batched=True)
         impl = THREEFRY
@@ -240,6 +234,4 @@ def key_impl(keys):
 
 def clone(key):
     """A copy of ``key`` (for JAX's key-reuse checker, which lamina does not have)."""
-    if _is_typed_key(key):
-        return PRNGKeyArray(key._impl, key._base_array)
-    return key
+    return random_clone(key)

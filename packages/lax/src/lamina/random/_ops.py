@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lamina.interpreters import jit
 from lamina.interpreters.array import Array
 from lamina.ir import dtypes
 from lamina.lax import (
@@ -37,11 +38,23 @@ __all__ = [
     "clip",
     "dtype_of",
     "promote_inexact",
+    "sampler_jit",
     "shape_of",
     "softmax_last",
     "take",
     "where",
 ]
+
+
+def sampler_jit(fun=None, **options):
+    """``jit`` for the samplers, naming ``foo_raw`` ``_foo`` as JAX names its jitted
+    sampler functions (Jaxprs print the name: ``jit[name=_uniform ...]``)."""
+    if fun is None:
+        return lambda f: sampler_jit(f, **options)
+    name = fun.__name__
+    if name.endswith("_raw"):
+        fun.__name__ = fun.__qualname__ = "_" + name[: -len("_raw")]
+    return jit(fun, **options)
 
 
 def shape_of(x) -> tuple[int, ...]:

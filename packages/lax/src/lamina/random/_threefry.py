@@ -5,7 +5,8 @@ lowered as a loop-free sequence of StableHLO integer ops). ``iota_2x32_shape_p``
 the 64-bit row-major index of every element of a shape as two ``uint32`` words. On top
 of them: seeding, splitting, folding in data and drawing bits from a raw ``uint32[2]``
 key, following JAX 0.10.2's "partitionable" Threefry scheme (its default), so that the
-bits are the same as JAX's for the same key.
+bits are the same as JAX's for the same key. These are what the typed-key primitives
+(``random_seed``, ``random_split``, ... in :mod:`._key_prims`) lower to, per key.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from lamina import lax
 from lamina.interpreters.tracing import Tracer
 from lamina.interpreters.transfer import copy_array
 from lamina.ir import dtypes
+from lamina.ir.core import ShapedArray, physical_aval
 from lamina.lax.conversion import _convert_element_type
 from lamina.numpy._util import aval_of, check_arraylike
 
@@ -146,6 +147,8 @@ def _like(fun_name, a, fill_value, dtype, shape, device):
     if dtype is not None:
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, fun_name)
     out_shape = tuple(aval.shape) if shape is None else _canonical_shape(shape, fun_name)
+    if dtype is None and dtypes.issubdtype(aval.dtype, dtypes.prng_key):
+        return _place(_keys_like(aval.dtype, fill_value, out_shape), device)
     out_dtype = aval.dtype if dtype is None else dtype
     weak = dtype is None and aval.weak_type
     if np.ndim(fill_value) == 0:
@@ -154,6 +157,16 @@ def _like(fun_name, a, fill_value, dtype, shape, device):
         fill = _convert_element_type(_asarray(fill_value), out_dtype, weak)
         out = _broadcast_fill(fill, out_shape)
     return _place(out, device)
+
+
+def _keys_like(key_dtype, fill_value, shape):
+    """PRNG keys of ``shape`` whose key data holds ``fill_value``, as JAX fills them
+    (``zeros_like(keys)`` is keys whose data is zeros)."""
+    from lamina.random import wrap_key_data
+
+    physical = physical_aval(ShapedArray(shape, key_dtype))
+    data = lax.full(physical.shape, fill_value, physical.dtype)
+    return wrap_key_data(data, impl=key_dtype)
 
 
 def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):

@@ -1,0 +1,272 @@
+"""The primitives on typed PRNG keys (dtype ``key<fry>``), as JAX 0.10.2 has them:
+
+=====================================  ============================================
+``random_seed[impl] seeds``            integer seeds -> keys of the same shape
+``random_bits[bit_width shape] keys``  ``uint{bit_width}[*keys.shape, *shape]``
+``random_split[shape] keys``           ``key[*keys.shape, *shape]``
+``random_fold_in keys msgs``           keys with ``uint32`` data folded in
+``random_wrap[impl] data``             ``uint32[..., 2]`` key data -> keys
+``random_unwrap keys``                 keys -> their ``uint32[..., 2]`` data
+``random_clone keys``                  the same keys (for JAX's key-reuse checker)
+=====================================  ============================================
+
+Each acts on every key of its operand: lowered as the Threefry operations of
+:mod:`._threefry` on one key's physical data (``uint32[2]``), mapped over the key
+array's shape. Outputs are integers or keys, so their tangents are zero (``float0``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lamina.interpreters import ad, batching
+from lamina.interpreters.array import ArrayImpl
+from lamina.interpreters.batching import vmap
+from lamina.interpreters.extended import apply_extended, lower_on_physical, physical_value
+from lamina.interpreters.transfer import device_put
+from lamina.ir import dtypes
+from lamina.ir.core import ShapedArray, physical_aval
+from lamina.ir.primitives import Primitive
+from lamina.lax import broadcast_in_dim, broadcast_shapes
+from lamina.lax._common import aval_of
+from lamina.lax.elementwise import broadcasting_shape
+from lamina.random import _threefry
+from lamina.random._key_types import KeyTy, PRNGKeyArray
+
+__all__ = [
+    "random_bits",
+    "random_bits_p",
+    "random_clone",
+    "random_clone_p",
+    "random_fold_in",
+    "random_fold_in_p",
+    "random_seed",
+    "random_seed_p",
+    "random_split",
+    "random_split_p",
+    "random_unwrap",
+    "random_unwrap_p",
+    "random_wrap",
+    "random_wrap_p",
+]
+
+_U32 = np.dtype(np.uint32)
+
+
+def _key_primitive(name: str, abstract_eval, lower_one, impl=None) -> Primitive:
+    """A primitive on key arrays. ``lower_one(*physical operands, **params)`` computes
+    it for operands of one element each (key data ``uint32[2]``, a scalar seed); it is
+    mapped over the operands' (broadcast) logical shape. ``lower_one=None``: the
+    primitive is the identity on physical data."""
+    prim = Primitive(name)
+    prim.def_abstract_eval(abstract_eval)
+
+    def lowering(ctx, *args, **params):
+        if lower_one is None:
+            return list(args)
+        batch_shape = broadcast_shapes(*(a.shape for a in ctx.avals_in))
+
+        def per_key(*xs):
+            return [lower_one(*xs, **params)]
+
+        def mapped(*xs):
+            xs = [
+                _broadcast_physical(x, a, batch_shape)
+                for x, a in zip(xs, ctx.avals_in, strict=True)
+            ]
+            fun = per_key
+            for _ in batch_shape:
+                fun = vmap(fun)
+            return fun(*xs)
+
+        return lower_on_physical(ctx, mapped, *args, name=f"{name} lowering")
+
+    prim.def_lowering(lowering)
+    if impl is None:
+
+        def impl(*args, **params):
+            return apply_extended(prim, args, params)
+
+    prim.def_impl(impl)
+    ad.zero_jvp(prim)
+    return prim
+
+
+def _broadcast_physical(x, logical_aval, batch_shape):
+    """The physical data ``x`` of ``logical_aval`` broadcast to ``batch_shape`` (its
+    element dimensions kept last)."""
+    if tuple(logical_aval.shape) == tuple(batch_shape):
+        return x
+    shape = aval_of(x).shape
+    element = shape[logical_aval.ndim :]
+    out_ndim = len(batch_shape) + len(element)
+    dims = tuple(range(out_ndim - len(shape), out_ndim))
+    return broadcast_in_dim(x, (*batch_shape, *element), dims)
+
+
+def _key_impl_of(aval, name: str):
+    if not isinstance(aval.dtype, KeyTy):
+        raise TypeError(f"{name} expects a typed PRNG key array, got {aval.str_short()}")
+    return aval.dtype._impl
+
+
+def _keys_first_rule(prim):
+    """Batching rule for a primitive of one key operand whose results lead with the
+    keys' shape: the batch axis goes first."""
+
+    def rule(axis_data, vals, dims, **params):
+        (keys,), (d,) = vals, dims
+        return prim.bind(batching.moveaxis(keys, d, 0), **params), 0
+
+    batching.batching_rules[prim] = rule
+
+
+# ---------------------------------------------------------------- random_seed
+
+
+def _seed_abstract_eval(seeds, *, impl):
+    if not dtypes.issubdtype(seeds.dtype, np.integer):
+        raise TypeError(f"PRNG key seed must be an integer; got {seeds.str_short()}")
+    return ShapedArray(seeds.shape, KeyTy(impl))
+
+
+random_seed_p = _key_primitive(
+    "random_seed", _seed_abstract_eval, lambda seed, *, impl: _threefry.raw_seed(seed)
+)
+batching.defvectorized(random_seed_p)
+
+
+def random_seed(seeds, impl):
+    return random_seed_p.bind(seeds, impl=impl)
+
+
+# ---------------------------------------------------------------- random_bits
+
+
+def _bits_abstract_eval(keys, *, bit_width, shape):
+    _key_impl_of(keys, "random_bits")
+    if bit_width not in (8, 16, 32, 64):
+        raise TypeError(f"random_bits got invalid bit width {bit_width}")
+    return ShapedArray((*keys.shape, *shape), np.dtype(f"uint{bit_width}"))
+
+
+random_bits_p = _key_primitive(
+    "random_bits",
+    _bits_abstract_eval,
+    lambda key, *, bit_width, shape: _threefry.raw_random_bits(key, bit_width, shape),
+)
+_keys_first_rule(random_bits_p)
+
+
+def random_bits(keys, bit_width: int, shape):
+    """``uint{bit_width}[*keys.shape, *shape]`` random bits of each key."""
+    return random_bits_p.bind(keys, bit_width=int(bit_width), shape=tuple(shape))
+
+
+# ---------------------------------------------------------------- random_split
+
+
+def _split_abstract_eval(keys, *, shape):
+    _key_impl_of(keys, "random_split")
+    return ShapedArray((*keys.shape, *shape), keys.dtype)
+
+
+random_split_p = _key_primitive(
+    "random_split", _split_abstract_eval, lambda key, *, shape: _threefry.raw_split(key, shape)
+)
+_keys_first_rule(random_split_p)
+
+
+def random_split(keys, shape):
+    """``key[*keys.shape, *shape]``: new keys from each key."""
+    return random_split_p.bind(keys, shape=tuple(shape))
+
+
+# ---------------------------------------------------------------- random_fold_in
+
+
+def _fold_in_abstract_eval(keys, msgs):
+    _key_impl_of(keys, "random_fold_in")
+    if msgs.dtype != _U32:
+        raise TypeError(f"random_fold_in expects uint32 data, got {msgs.str_short()}")
+    shape = broadcasting_shape("random_fold_in", [keys.shape, msgs.shape])
+    return ShapedArray(shape, keys.dtype)
+
+
+random_fold_in_p = _key_primitive(
+    "random_fold_in", _fold_in_abstract_eval, lambda key, msg: _threefry.raw_fold_in(key, msg)
+)
+batching.defbroadcasting(random_fold_in_p)
+
+
+def random_fold_in(keys, msgs):
+    return random_fold_in_p.bind(keys, msgs)
+
+
+# ---------------------------------------------------------------- wrap, unwrap, clone
+
+
+def _wrap_abstract_eval(data, *, impl):
+    n = len(impl.key_shape)
+    if data.dtype != _U32 or tuple(data.shape[data.ndim - n :]) != impl.key_shape:
+        raise TypeError(
+            "random_wrap expects uint32 key data of shape (..., "
+            f"{', '.join(map(str, impl.key_shape))}), got {data.str_short()}"
+        )
+    return ShapedArray(data.shape[: data.ndim - n], KeyTy(impl))
+
+
+def _wrap_impl(data, *, impl):
+    _wrap_abstract_eval(aval_of(data), impl=impl)
+    if not isinstance(data, ArrayImpl):  # host data goes to the device first
+        data = device_put(data)
+    return PRNGKeyArray(impl, data)
+
+
+random_wrap_p = _key_primitive("random_wrap", _wrap_abstract_eval, None, impl=_wrap_impl)
+
+
+def _wrap_batching_rule(axis_data, vals, dims, *, impl):
+    (data,), (d,) = vals, dims
+    return random_wrap_p.bind(batching.moveaxis(data, d, 0), impl=impl), 0
+
+
+batching.batching_rules[random_wrap_p] = _wrap_batching_rule
+
+
+def random_wrap(data, impl):
+    return random_wrap_p.bind(data, impl=impl)
+
+
+def _unwrap_abstract_eval(keys):
+    _key_impl_of(keys, "random_unwrap")
+    return physical_aval(keys)
+
+
+random_unwrap_p = _key_primitive(
+    "random_unwrap", _unwrap_abstract_eval, None, impl=lambda keys: physical_value(keys)
+)
+batching.defvectorized(random_unwrap_p)
+
+
+def random_unwrap(keys):
+    return random_unwrap_p.bind(keys)
+
+
+def _clone_impl(keys):
+    if isinstance(keys, PRNGKeyArray):
+        return PRNGKeyArray(keys._impl, keys._base_array)
+    return keys
+
+
+random_clone_p = _key_primitive(
+    "random_clone",
+    lambda keys: keys,  # raw keys too, as JAX's
+    None,
+    impl=_clone_impl,
+)
+batching.defvectorized(random_clone_p)
+
+
+def random_clone(keys):
+    return random_clone_p.bind(keys)

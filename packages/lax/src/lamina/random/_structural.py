@@ -1,0 +1,72 @@
+"""The lax primitives that take typed key arrays, as JAX's do: those that only move
+whole elements around (reshape, slice, gather, select, ...), and ``eq``/``ne``. The
+structural ones lower on key operands through
+:func:`lamina.interpreters.extended.allow_extended`, the one rule that maps them over
+the key data's trailing dimension; the comparisons compare whole keys. Every other
+primitive rejects keys in its abstract evaluation (``add does not accept dtype
+key<fry> ...``).
+"""
+
+from __future__ import annotations
+
+from lamina.interpreters.extended import allow_extended, lower_on_physical
+from lamina.lax import reduce_and, reduce_or
+from lamina.lax._gather import gather_p
+from lamina.lax._scatter import scatter_p
+from lamina.lax.dynamic_slicing import dynamic_slice_p, dynamic_update_slice_p
+from lamina.lax.elementwise import eq, eq_p, ne, ne_p, select_n_p
+from lamina.lax.reshaping import concatenate_p, rev_p, split_p, squeeze_p
+from lamina.lax.shapes import broadcast_in_dim_p, reshape_p, transpose_p
+from lamina.lax.slicing import slice_p
+from lamina.lax.stacking import stack_p, tile_p, unstack_p
+from lamina.lax.unary import copy_p
+from lamina.random._ops import broadcast_to
+
+__all__ = ["KEY_COMPARISONS", "KEY_STRUCTURAL_PRIMITIVES"]
+
+KEY_STRUCTURAL_PRIMITIVES = (
+    broadcast_in_dim_p,
+    concatenate_p,
+    copy_p,
+    dynamic_slice_p,
+    dynamic_update_slice_p,
+    gather_p,
+    rev_p,
+    reshape_p,
+    scatter_p,
+    select_n_p,
+    slice_p,
+    split_p,
+    squeeze_p,
+    stack_p,
+    tile_p,
+    transpose_p,
+    unstack_p,
+)
+
+for _primitive in KEY_STRUCTURAL_PRIMITIVES:
+    allow_extended(_primitive)
+
+
+def _whole_element_comparison(compare, combine):
+    """Lowering of ``==``/``!=`` on keys: compare the key data, then combine (all /
+    any) over each key's trailing dimensions."""
+
+    def rule(ctx, x, y):
+        element = ctx.avals_in[0].dtype.physical_element_shape
+        shape = (*ctx.avals_out[0].shape, *element)
+
+        def fun(px, py):
+            # lax lets a scalar meet an array: broadcast both keys' data to one shape.
+            px, py = (broadcast_to(v, shape) for v in (px, py))
+            same = compare(px, py)
+            return [combine(same, tuple(range(len(shape) - len(element), len(shape))))]
+
+        return lower_on_physical(ctx, fun, x, y, name="key comparison")
+
+    return rule
+
+
+KEY_COMPARISONS = {eq_p: (eq, reduce_and), ne_p: (ne, reduce_or)}
+for _primitive, (_compare, _combine) in KEY_COMPARISONS.items():
+    allow_extended(_primitive, _whole_element_comparison(_compare, _combine))
