@@ -42,3 +42,14 @@ def test_runtime_names_from_the_top_level():
     assert shape == jax.ShapeDtypeStruct((2,), np.int32)
     assert str(jax.make_jaxpr(lambda a: a)(x)) == "{ lambda ; a:f32[3]. let  in (a,) }"
     assert issubclass(jax.errors.TracerBoolConversionError, jax.errors.ConcretizationTypeError)
+
+
+def test_softmax_custom_jvp_switch_from_the_top_level():
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    assert not jax.softmax_custom_jvp.value
+    with jax.softmax_custom_jvp():
+        assert jax.config.jax_softmax_custom_jvp
+        jaxpr = str(jax.make_jaxpr(jax.grad(lambda a: jax.nn.softmax(a)[0]))(x))
+    assert not jax.config.jax_softmax_custom_jvp
+    assert "custom_jvp_call" in jaxpr or "_softmax" in jaxpr
+    assert jaxpr != str(jax.make_jaxpr(jax.grad(lambda a: jax.nn.softmax(a)[0]))(x))

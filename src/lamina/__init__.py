@@ -71,6 +71,7 @@ _NAMES = {
             "make_jaxpr",
             "process_count",
             "process_index",
+            "softmax_custom_jvp",
             "vmap",
         )
     },

@@ -75,17 +75,18 @@ def test_reparameterised_gradients_match_jax():
 
 
 def test_gamma_family_gradients_match_jax():
-    # lax.random_gamma_grad differs from JAX's in the last bits: compared to 2e-5.
+    # Recorded from JAX's eager calls, which round the last bit differently from one
+    # compiled program (bit-identical comparisons: test_random_gamma_grad.py).
     # The mean of the pathwise gradients estimates d E[x] / d a = 1.
     g = grad(lambda a: total(random.gamma(KEY, a, (2000,))) / 2000)(F32(0.7))
-    np.testing.assert_allclose(g, 1.0021594762802124, rtol=2e-5)
+    np.testing.assert_allclose(g, 1.0021594762802124, rtol=1e-6)
     da, db = grad(lambda a, b: random.beta(KEY, a, b), argnums=(0, 1))(F32(1.5), F32(2.5))
-    np.testing.assert_allclose([da, db], [0.12874187529087067, -0.034668657928705215], rtol=2e-5)
+    np.testing.assert_allclose([da, db], [0.12874187529087067, -0.034668657928705215], rtol=1e-6)
     g = grad(lambda a: index_in_dim(random.dirichlet(KEY, a), 0, keepdims=False))(
         np.array([1.0, 2.0, 3.0], F32)
     )
     np.testing.assert_allclose(
-        g, [0.03837983310222626, -0.0011241341708227992, -0.0027260344941169024], rtol=2e-5
+        g, [0.03837983310222626, -0.0011241341708227992, -0.0027260344941169024], rtol=1e-6
     )
 
 

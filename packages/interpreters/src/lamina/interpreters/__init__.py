@@ -39,7 +39,13 @@ from lamina.interpreters.backend import (
 from lamina.interpreters.batching import AxisData, BatchTrace, BatchTracer, vmap
 from lamina.interpreters.calls import call_jaxpr, call_staged, eval_jaxpr, jit_p
 from lamina.interpreters.checkpoint import checkpoint, checkpoint_name, checkpoint_policies, remat
-from lamina.interpreters.config import Config, config, disable_jit, enable_x64
+from lamina.interpreters.config import (
+    Config,
+    config,
+    disable_jit,
+    enable_x64,
+    softmax_custom_jvp,
+)
 from lamina.interpreters.custom_derivatives import (
     closure_convert,
     custom_gradient,
@@ -174,6 +180,7 @@ __all__ = [
     "set_array_attribute",
     "set_current_trace",
     "shaped_abstractify",
+    "softmax_custom_jvp",
     "stop_gradient",
     "take_current_trace",
     "trace_to_jaxpr",

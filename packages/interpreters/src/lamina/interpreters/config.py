@@ -27,7 +27,14 @@ from jaxlib import _jax
 
 from lamina.ir import dtypes
 
-__all__ = ["Config", "config", "disable_jit", "enable_x64", "trace_context"]
+__all__ = [
+    "Config",
+    "config",
+    "disable_jit",
+    "enable_x64",
+    "softmax_custom_jvp",
+    "trace_context",
+]
 
 _TRUE = ("y", "yes", "t", "true", "on", "1")
 _FALSE = ("n", "no", "f", "false", "off", "0")
@@ -158,6 +165,8 @@ _options: dict[str, _Option] = {
         _bool_option("jax_disable_jit", jit_key=True),
         _bool_option("jax_debug_nans"),
         _bool_option("jax_log_compiles"),
+        # jax.nn.softmax differentiates by its custom JVP rule instead of its formula.
+        _bool_option("jax_softmax_custom_jvp", jit_key=True),
         _Option("jax_num_cpu_devices", -1, _check_int, _int_from_env("jax_num_cpu_devices")),
         _Option("jax_platforms", None, _check_str, lambda s: s),
         _Option(
@@ -234,6 +243,30 @@ def disable_jit(disable: bool = True) -> Iterator[None]:
         yield
     finally:
         holder.set_local(previous)
+
+
+class _ThreadLocalOption:
+    """A JAX ``State``-like handle on a boolean option: ``.value`` reads it, and
+    ``handle(new_val=True)`` is a context manager setting it in this thread."""
+
+    def __init__(self, name: str):
+        self._option = _options[name]
+
+    @property
+    def value(self) -> bool:
+        return self._option.value
+
+    @contextlib.contextmanager
+    def __call__(self, new_val: bool = True) -> Iterator[None]:
+        holder = self._option.holder
+        previous = holder.swap_local(self._option.check(new_val))
+        try:
+            yield
+        finally:
+            holder.set_local(previous)
+
+
+softmax_custom_jvp = _ThreadLocalOption("jax_softmax_custom_jvp")
 
 
 def trace_context() -> tuple:

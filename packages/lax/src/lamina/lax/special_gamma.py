@@ -1,7 +1,10 @@
 """The regularized incomplete gamma and beta functions: igamma, igammac, igamma_grad_a,
 random_gamma_grad and regularized_incomplete_beta (``betainc``).
 
-Each is a power series or a continued fraction, evaluated elementwise in a
+The incomplete gamma functions compute XLA's (and so JAX's) algorithm operation for
+operation, in :mod:`._special_gamma_incomplete`, so that results agree with JAX's bit for
+bit; ``random_gamma_grad`` is, as in JAX, a function rather than a primitive. The
+incomplete beta function is a continued fraction evaluated elementwise in a
 ``stablehlo.while`` loop emitted by the lowering (:func:`emit_loop`): the loop runs
 until every element has converged, at most ``MAX_ITERATIONS`` times. The arithmetic
 inside and around the loop is written with lax operations and lowered in place.
@@ -15,15 +18,22 @@ from lamina.interpreters import ad
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import dtypes
 from lamina.ir.core import ShapedArray
+from lamina.lax._common import FLOAT, aval_of, check_dtype, check_same_dtypes
+from lamina.lax._special_gamma_incomplete import (
+    gamma_sample_derivative,
+    igamma_derivative,
+    igamma_value,
+    igammac_value,
+)
+from lamina.lax.binary import bitwise_and
 from lamina.lax.conversion import convert_element_type
 from lamina.lax.elementwise import (
     add,
+    broadcasting_shape,
     div,
     eq,
     exp,
-    ge,
     gt,
-    le,
     log,
     lt,
     mul,
@@ -33,16 +43,18 @@ from lamina.lax.elementwise import (
     sub,
 )
 from lamina.lax.reductions import reduce_max
+from lamina.lax.shapes import broadcast_in_dim
 from lamina.lax.special import (
     abs_,
     const,
-    digamma,
     full_like,
     inline,
     lgamma,
     lower_elementwise,
+    lower_traced,
     special_primitive,
 )
+from lamina.lax.unary import log1p
 
 __all__ = [
     "betainc",
@@ -57,10 +69,11 @@ __all__ = [
 ]
 
 MAX_ITERATIONS = 2000
+FLOATING = (FLOAT,)
 
 
 def _and(p, q):
-    return select_n(p, p, q)
+    return bitwise_and(p, q)
 
 
 def _or(p, q):
@@ -122,145 +135,30 @@ def _run(ctx, prologue, step, operands, aval):
 
 # ------------------------------------------------------------------ incomplete gamma
 #
-# P(a, x) = exp(a log x - x - lgamma(a + 1)) * sum_n x**n / ((a+1) ... (a+n))  for x < a+1
-# Q(a, x) = exp(a log x - x - lgamma(a)) / f, with f the continued fraction
-#   f = b_0 + a_1/(b_1 + a_2/(b_2 + ...)),  b_n = x + 2n + 1 - a,  a_n = n (a - n),
-# evaluated by Wallis' recurrences A_n = b_n A_{n-1} + a_n A_{n-2} (B_n likewise),
-# f ~ A_n / B_n. Both carry their derivatives in a for igamma_grad_a.
+# At a = 0 (x > 0) and a = inf (0 < x < inf), where XLA's algorithm can give NaN, P and
+# Q take their limits instead.
 
 
-def _valid(a, x):
-    return _not(_or(_or(_is_nan(a), _is_nan(x)), _or(lt(x, const(0, x)), le(a, const(0, a)))))
+def _limits_in_a(a, x, value, at_zero_a, at_infinite_a):
+    zero_a = _and(eq(a, const(0, a)), gt(x, const(0, x)))
+    finite_x = _and(gt(x, const(0, x)), lt(x, const(np.inf, x)))
+    infinite_a = _and(eq(a, const(np.inf, a)), finite_x)
+    value = select_n(zero_a, value, full_like(at_zero_a, x))
+    return select_n(infinite_a, value, full_like(at_infinite_a, x))
 
 
-def _use_series(a, x):
-    return lt(x, add(a, const(1, a)))
+def _igamma_lowering(ctx, a, x):
+    return lower_traced(ctx, lambda a, x: _limits_in_a(a, x, igamma_value(a, x), 1, 0), a, x)
 
 
-def _finite_positive(a, x):
-    positive = _and(gt(x, const(0, x)), lt(x, const(np.inf, x)))
-    return _and(positive, lt(a, const(np.inf, a)))
+def _igammac_lowering(ctx, a, x):
+    return lower_traced(ctx, lambda a, x: _limits_in_a(a, x, igammac_value(a, x), 0, 1), a, x)
 
 
-def _series_prologue(a, x):
-    running = _and(_and(_valid(a, x), _finite_positive(a, x)), _use_series(a, x))
-    zero = full_like(0, x)
-    return [running, a, full_like(1, x), full_like(1, x), zero, zero]
-
-
-def _series_step(with_grad):
-    def step(a, x, running, r, term, total, dterm, dtotal):
-        new_r = add(r, const(1, r))
-        ratio = div(x, new_r)
-        new_dterm = mul(sub(dterm, div(term, new_r)), ratio)
-        new_term = mul(term, ratio)
-        new_total = add(total, new_term)
-        new_dtotal = add(dtotal, new_dterm)
-        more = gt(abs_(new_term), mul(abs_(new_total), const(_eps(x), x)))
-        if with_grad:
-            more = _or(more, gt(abs_(new_dterm), mul(abs_(new_dtotal), const(_eps(x), x))))
-        new = (new_r, new_term, new_total, new_dterm, new_dtotal)
-        old = (r, term, total, dterm, dtotal)
-        return [_and(running, more), *(_keep(running, n, o) for n, o in zip(new, old, strict=True))]
-
-    return step
-
-
-def _fraction_prologue(a, x):
-    running = _and(_and(_valid(a, x), _finite_positive(a, x)), _not(_use_series(a, x)))
-    b0 = add(sub(x, a), const(1, x))
-    one, zero = full_like(1, x), full_like(0, x)
-    minus_one = full_like(-1, x)
-    # n, A_n, A_{n-1}, B_n, B_{n-1}, their derivatives in a, f_n and its derivative
-    return [running, zero, b0, one, one, zero, minus_one, zero, zero, zero, b0, minus_one]
-
-
-def _fraction_step(with_grad):
-    def step(a, x, running, n, a1, a2, b1, b2, da1, da2, db1, db2, f, df):
-        m = add(n, const(1, n))
-        an = mul(m, sub(a, m))
-        bn = sub(add(x, add(m, add(m, const(1, m)))), a)
-        new_a = add(mul(bn, a1), mul(an, a2))
-        new_b = add(mul(bn, b1), mul(an, b2))
-        new_da = add(add(neg(a1), mul(bn, da1)), add(mul(m, a2), mul(an, da2)))
-        new_db = add(add(neg(b1), mul(bn, db1)), add(mul(m, b2), mul(an, db2)))
-        nonzero = ne(new_b, const(0, x))
-        safe_b = select_n(nonzero, full_like(1, x), new_b)
-        new_f = select_n(nonzero, f, div(new_a, safe_b))
-        new_df = select_n(nonzero, df, div(sub(new_da, mul(new_f, new_db)), safe_b))
-        eps = const(_eps(x), x)
-        more = gt(abs_(sub(new_f, f)), mul(abs_(new_f), eps))
-        if with_grad:
-            more = _or(more, gt(abs_(sub(new_df, df)), mul(abs_(new_df), eps)))
-        # Rescale all terms together (f and df are ratios) before they overflow.
-        big = 1 / _eps(x)
-        scale = select_n(gt(abs_(new_b), const(big, x)), full_like(1, x), full_like(1 / big, x))
-        new = [mul(v, scale) for v in (new_a, a1, new_b, b1, new_da, da1, new_db, db1)]
-        new = [m, *new, new_f, new_df]
-        old = [n, a1, a2, b1, b2, da1, da2, db1, db2, f, df]
-        return [_and(running, more), *(_keep(running, v, o) for v, o in zip(new, old, strict=True))]
-
-    return step
-
-
-def _gamma_pieces(ctx, values, aval, with_grad):
-    series, _ = _run(ctx, _series_prologue, _series_step(with_grad), values, aval)
-    fraction, _ = _run(ctx, _fraction_prologue, _fraction_step(with_grad), values, aval)
-    return [*values, series[3], series[5], fraction[10], fraction[11]]
-
-
-def _gamma_lowering(finish, with_grad):
-    def emit(ctx, values, aval):
-        pieces = _gamma_pieces(ctx, values, aval, with_grad)
-        return inline(ctx, lambda *xs: [finish(*xs)], pieces, [aval] * len(pieces))[0][0]
-
-    return lambda ctx, a, x: lower_elementwise(ctx, emit, a, x)
-
-
-def _p_and_q(a, x, total, f):
-    """(P, Q) from the series sum and the continued fraction, each where it applies."""
-    log_x = log(select_n(gt(x, const(0, x)), full_like(1, x), x))
-    p = mul(exp(sub(sub(mul(a, log_x), x), lgamma(add(a, const(1, a))))), total)
-    q = div(exp(sub(sub(mul(a, log_x), x), lgamma(a))), f)
-    series = _use_series(a, x)
-    return select_n(series, sub(const(1, q), q), p), select_n(series, q, sub(const(1, p), p))
-
-
-def _edges(a, x, value, at_zero, at_infinity, a_zero=np.nan, a_infinite=np.nan):
-    """``value`` with the limits at x = 0, x = inf, a = 0 (x > 0) and a = inf (finite
-    x) put in; NaN for NaN operands, x < 0, a < 0, and a = x = 0."""
-    zero_a, infinite_a = eq(a, const(0, a)), eq(a, const(np.inf, a))
-    value = select_n(infinite_a, value, full_like(a_infinite, x))
-    value = select_n(zero_a, value, full_like(a_zero, x))
-    value = select_n(eq(x, const(0, x)), value, full_like(at_zero, x))
-    value = select_n(eq(x, const(np.inf, x)), value, full_like(at_infinity, x))
-    corner = _and(zero_a, eq(x, const(0, x)))
-    valid = _and(_or(_valid(a, x), _and(zero_a, ge(x, const(0, x)))), _not(corner))
-    return select_n(valid, full_like(np.nan, x), value)
-
-
-def _igamma_finish(a, x, total, dtotal, f, df):
-    return _edges(a, x, _p_and_q(a, x, total, f)[0], 0, 1, a_zero=1, a_infinite=0)
-
-
-def _igammac_finish(a, x, total, dtotal, f, df):
-    return _edges(a, x, _p_and_q(a, x, total, f)[1], 1, 0, a_zero=0, a_infinite=1)
-
-
-def _igamma_grad_a_finish(a, x, total, dtotal, f, df):
-    log_x = log(select_n(gt(x, const(0, x)), full_like(1, x), x))
-    ap1 = add(a, const(1, a))
-    series_scale = exp(sub(sub(mul(a, log_x), x), lgamma(ap1)))
-    dp = mul(series_scale, add(mul(total, sub(log_x, digamma(ap1))), dtotal))
-    q = div(exp(sub(sub(mul(a, log_x), x), lgamma(a))), f)
-    dq = mul(q, sub(sub(log_x, digamma(a)), div(df, f)))
-    return _edges(a, x, select_n(_use_series(a, x), neg(dq), dp), 0, np.nan)
-
-
-igamma_p = special_primitive("igamma", 2, _gamma_lowering(_igamma_finish, False))
-igammac_p = special_primitive("igammac", 2, _gamma_lowering(_igammac_finish, False))
+igamma_p = special_primitive("igamma", 2, _igamma_lowering)
+igammac_p = special_primitive("igammac", 2, _igammac_lowering)
 igamma_grad_a_p = special_primitive(
-    "igamma_grad_a", 2, _gamma_lowering(_igamma_grad_a_finish, True)
+    "igamma_grad_a", 2, lambda ctx, a, x: lower_traced(ctx, igamma_derivative, a, x)
 )
 
 
@@ -279,27 +177,45 @@ def igamma_grad_a(a, x):
     return igamma_grad_a_p.bind(a, x)
 
 
-def _log_gamma_density(a, x):
-    """log of x**(a-1) exp(-x) / Gamma(a): the derivative of igamma in x."""
-    return sub(sub(mul(sub(a, const(1, a)), log(x)), x), lgamma(a))
-
-
 def random_gamma_grad(*args):
-    """The derivative of a Gamma(a, 1) sample ``x`` with respect to ``a`` (implicit
-    differentiation of the CDF: -dP/da / dP/dx)."""
+    """Elementwise derivative of a Gamma(a, 1) sample ``x`` with respect to ``a`` at
+    fixed CDF value (implicit reparameterisation: -dP/da / dP/dx); ``args`` are
+    ``(a, x)`` (JAX's signature is ``*args`` too).
+
+    Not a primitive, as in JAX: the series and continued fraction are traced as
+    ``while_loop``s, so forward-mode derivatives and ``vmap`` go through them."""
+    if len(args) != 2:
+        raise TypeError(f"random_gamma_grad takes 2 arguments (a, x), got {len(args)}")
     a, x = args
-    zero_x = eq(x, const(0, x))
-    safe_x = select_n(zero_x, x, full_like(1, x))
-    ratio = neg(div(igamma_grad_a(a, safe_x), exp(_log_gamma_density(a, safe_x))))
-    regular_a = gt(a, const(0, a))
-    # At x = 0 the sample does not move with a (both derivatives vanish there).
-    return select_n(zero_x, ratio, select_n(regular_a, full_like(np.nan, x), full_like(0, x)))
+    avals = [aval_of(a), aval_of(x)]
+    for position, aval in enumerate(avals):
+        check_dtype("random_gamma_grad", aval.dtype, FLOATING, position=position)
+    check_same_dtypes("random_gamma_grad", avals)
+    shape = broadcasting_shape("random_gamma_grad", [v.shape for v in avals])
+    a, x = (_broadcast_operand(v, aval, shape) for v, aval in zip((a, x), avals, strict=True))
+    dtype = np.dtype(avals[0].dtype)
+    if dtype.itemsize < 4:  # float16 and bfloat16 are computed in float32, as igamma's
+        widened = [convert_element_type(v, np.float32) for v in (a, x)]
+        return convert_element_type(gamma_sample_derivative(*widened), dtype)
+    return gamma_sample_derivative(a, x)
+
+
+def _broadcast_operand(v, aval, shape):
+    if tuple(aval.shape) == shape:
+        return v
+    kept = tuple(range(len(shape))) if aval.shape else ()
+    return broadcast_in_dim(v, shape, kept)
+
+
+def _density_exponent(a, x):
+    """-x + (a - 1) log x - lgamma(a): the log of dP/dx, summed in JAX's order."""
+    return sub(add(neg(x), mul(sub(a, const(1, a)), log(x))), lgamma(a))
 
 
 ad.defjvp(igamma_p, lambda t, ans, a, x: mul(t, igamma_grad_a(a, x)),
-          lambda t, ans, a, x: mul(t, exp(_log_gamma_density(a, x))))  # fmt: skip
+          lambda t, ans, a, x: mul(t, exp(_density_exponent(a, x))))  # fmt: skip
 ad.defjvp(igammac_p, lambda t, ans, a, x: neg(mul(t, igamma_grad_a(a, x))),
-          lambda t, ans, a, x: neg(mul(t, exp(_log_gamma_density(a, x)))))  # fmt: skip
+          lambda t, ans, a, x: neg(mul(t, exp(_density_exponent(a, x)))))  # fmt: skip
 
 
 # ------------------------------------------------------------------ incomplete beta
@@ -419,11 +335,11 @@ def _betainc_parameter_jvp(t, ans, a, b, x):
 
 
 def _betainc_x_jvp(t, ans, a, b, x):
+    # The density x**(a-1) (1-x)**(b-1) / B(a, b), summed in JAX's order.
     one = const(1, x)
-    log_density = sub(
-        add(mul(sub(b, one), log(sub(one, x))), mul(sub(a, one), log(x))), _log_beta(a, b)
-    )
-    return mul(t, exp(log_density))
+    log_beta = sub(add(lgamma(a), lgamma(b)), lgamma(add(a, b)))
+    log_density = sub(add(mul(sub(b, one), log1p(neg(x))), mul(sub(a, one), log(x))), log_beta)
+    return mul(exp(log_density), t)
 
 
 ad.defjvp(

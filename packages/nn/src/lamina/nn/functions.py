@@ -92,7 +92,10 @@ def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
 
 
 @functools.partial(jit, static_argnames=("axis",))
-def _log_softmax(x, axis, where):
+def log_softmax(x, axis=-1, where=None):
+    """``x - logsumexp(x, axis)``; entries outside ``where`` are ``-inf``. Jitted with a
+    static ``axis`` (a hashable int, tuple or None), as JAX's is."""
+    check_arraylike("log_softmax", x)
     x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
     x_safe = x if where is None else jnp.where(where, x, -np.inf)
     shifted = x_safe - lax.stop_gradient(x_max)
@@ -101,48 +104,42 @@ def _log_softmax(x, axis, where):
     return result if where is None else jnp.where(where, result, -np.inf)
 
 
-def log_softmax(x, axis=-1, where=None):
-    """``x - logsumexp(x, axis)``; entries outside ``where`` are ``-inf``."""
-    check_arraylike("log_softmax", x)
-    return _log_softmax(x, axis=_static_axis(axis), where=where)
-
-
-def _softmax_body(x, axis, where, initial, shift_gradient: bool):
+def _softmax_formula(x, axis, where, initial, differentiate_shift: bool):
     x_max = jnp.max(x, axis, where=where, initial=initial, keepdims=True)
-    if not shift_gradient:
-        x_max = lax.stop_gradient(x_max)
     x_safe = x if where is None else jnp.where(where, x, initial)
-    unnormalized = jnp.exp(x_safe - x_max)
+    shift = x_max if differentiate_shift else lax.stop_gradient(x_max)
+    unnormalized = jnp.exp(x_safe - shift)
     result = unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
     return result if where is None else jnp.where(where, result, 0)
 
 
+# Named ``_softmax`` because the name shows in Jaxprs (``custom_jvp_call[name=_softmax``).
 @functools.partial(custom_jvp, nondiff_argnums=(1,))
-def _softmax_custom_jvp(x, axis=-1, where=None, initial=-np.inf):
-    return _softmax_body(x, axis, where, initial, shift_gradient=True)
+def _softmax(x, axis=-1, where=None, initial=-np.inf):
+    return _softmax_formula(x, axis, where, initial, differentiate_shift=True)
 
 
-@_softmax_custom_jvp.defjvp
+@_softmax.defjvp
 def _softmax_jvp(axis, primals, tangents):
     (x, where, initial), (x_dot, _, _) = primals, tangents
-    y = _softmax_custom_jvp(x, axis, where, initial)
+    y = _softmax(x, axis, where, initial)
     return y, y * (x_dot - jnp.sum(y * x_dot, axis, where=where, keepdims=True))
 
 
-@functools.partial(jit, static_argnames=("axis", "use_custom_jvp"))
-def _softmax(x, axis, where, use_custom_jvp):
-    if use_custom_jvp:
-        return _softmax_custom_jvp(x, axis, where, -np.inf)
-    # JAX's default (jax_softmax_custom_jvp=False): differentiate through the formula.
-    return _softmax_body(x, axis, where, -np.inf, shift_gradient=False)
+_softmax_custom_jvp = _softmax  # the name tests/test_functions.py uses
 
 
 def softmax(x, axis=-1, where=None):
-    """``exp(x) / sum(exp(x), axis)``; entries outside ``where`` are 0. With the
-    ``jax_softmax_custom_jvp`` option set, the derivative is JAX's custom rule."""
+    """``exp(x) / sum(exp(x), axis)``; entries outside ``where`` are 0.
+
+    As in JAX, not jitted, and differentiated through its formula (with the shift by
+    the maximum held constant) unless the ``jax_softmax_custom_jvp`` option is on; then
+    by the custom rule ``y * (x_dot - sum(y * x_dot))``."""
     check_arraylike("softmax", x)
-    use_custom_jvp = bool(getattr(config, "jax_softmax_custom_jvp", False))
-    return _softmax(x, axis=_static_axis(axis), where=where, use_custom_jvp=use_custom_jvp)
+    axis = _static_axis(axis)
+    if config.jax_softmax_custom_jvp:
+        return _softmax(x, axis, where)
+    return _softmax_formula(x, axis, where, -np.inf, differentiate_shift=False)
 
 
 @functools.partial(jit, static_argnames=("axis", "algorithm"))
