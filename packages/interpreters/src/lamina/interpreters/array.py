@@ -34,6 +34,8 @@ from lamina.interpreters import dlpack
 from lamina.interpreters.cpp_classes import extends
 from lamina.ir import dtypes
 
+_BUFFER_PROTOCOL_KINDS = frozenset("biufc")  # NumPy's own dtypes; not ml_dtypes' (kind V)
+
 __all__ = [
     "Array",
     "ArrayImpl",
@@ -246,6 +248,13 @@ class ArrayImpl:
         if self._npy_value is not None:
             return self._npy_value
         if self.is_fully_replicated and self._sharding.has_addressable_devices:
+            if self.dtype.kind in _BUFFER_PROTOCOL_KINDS:
+                # jaxlib's copying path tries ``import jax`` on every call (a full
+                # sys.path scan when JAX is absent); the buffer protocol does not.
+                try:
+                    return np.asarray(memoryview(self))
+                except BufferError:  # not a host buffer (a GPU array)
+                    pass
             value, did_copy = self._single_device_array_to_np_array_did_copy()
             value.flags.writeable = False
             if did_copy:

@@ -4,9 +4,12 @@ where the singular values are) and ``lstsq``."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from lamina import lax
 from lamina.interpreters.custom_jvp import custom_jvp
+from lamina.interpreters.jit import jit
 from lamina.numpy._util import (
     aval_of,
     canonicalize_axis,
@@ -18,6 +21,9 @@ from lamina.numpy.linalg._common import adjoint, as_matrix, is_complex, matmul, 
 from lamina.numpy.linalg._decomp import svd
 
 __all__ = ["cond", "lstsq", "matrix_norm", "matrix_rank", "norm", "pinv", "vector_norm"]
+
+# A norm is one program (one dispatch when eager), keyed on its order, axes and keepdims.
+_staged_norm = functools.partial(jit, static_argnums=(1, 2, 3), inline=True)
 
 
 def _abs(x):
@@ -33,6 +39,7 @@ def _keep(out, axes, keepdims):
     return lax.expand_dims(out, tuple(sorted(axes))) if keepdims else out
 
 
+@_staged_norm
 def _vector_norm(x, ord, axes, keepdims):
     a = _abs(x)
     if ord is None or ord == 2:
@@ -56,6 +63,7 @@ def _vector_norm(x, ord, axes, keepdims):
     return lax.pow(_sum(lax.pow(a, p), axes, keepdims), lax.div(scalar(1, a), p))
 
 
+@_staged_norm
 def _matrix_norm(x, ord, axes, keepdims):
     row, col = axes
     if ord in (None, "fro"):
