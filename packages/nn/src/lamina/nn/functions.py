@@ -126,9 +126,6 @@ def _softmax_jvp(axis, primals, tangents):
     return y, y * (x_dot - jnp.sum(y * x_dot, axis, where=where, keepdims=True))
 
 
-_softmax_custom_jvp = _softmax  # the name tests/test_functions.py uses
-
-
 def softmax(x, axis=-1, where=None):
     """``exp(x) / sum(exp(x), axis)``; entries outside ``where`` are 0.
 
