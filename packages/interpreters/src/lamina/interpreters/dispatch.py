@@ -40,6 +40,7 @@ __all__ = [
     "compile_count",
     "def_standard_impl",
     "primitive_executable",
+    "scalar_array",
 ]
 
 ArrayImpl = xla_client.ArrayImpl
@@ -70,7 +71,8 @@ def clear_dispatch_cache() -> None:
     _pjit_cache.clear()
 
 
-def _scalar_array(x):
+def scalar_array(x):
+    """A Python scalar as a (weakly typed) device array, made once per value and kept."""
     key = (type(x), repr(x), dtypes.x64_enabled())  # a Python int is int64 under x64
     arr = _scalars.get(key)
     if arr is None:
@@ -87,7 +89,7 @@ class _ExtendedOperand(Exception):
 
 def _to_array(x):
     if type(x) in _PY_SCALARS:
-        return _scalar_array(x)
+        return scalar_array(x)
     if is_extended_value(x):
         raise _ExtendedOperand
     return device_put(x)

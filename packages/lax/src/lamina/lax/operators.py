@@ -19,7 +19,7 @@ from jaxlib.xla_client import ArrayImpl
 
 from lamina.interpreters import tracing
 from lamina.interpreters.array import set_array_attribute
-from lamina.interpreters.dispatch import _scalar_array as _device_scalar
+from lamina.interpreters.dispatch import scalar_array
 from lamina.interpreters.jit import jit
 from lamina.interpreters.tracing import Tracer
 from lamina.interpreters.transfer import device_put_value
@@ -488,7 +488,7 @@ def _guard(f, name):
                 if kind is ArrayImpl:
                     operands.append(o)
                 elif kind in _EAGER_SCALARS:
-                    operands.append(_device_scalar(o))
+                    operands.append(scalar_array(o))
                 else:
                     break
             else:
