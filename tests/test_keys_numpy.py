@@ -35,3 +35,19 @@ def test_selection_and_stacking_of_keys():
     assert stacked.shape == (2, 3) and stacked.dtype == KEYS.dtype
     taken = jnp.take(KEYS, jnp.array([2, 0]))
     np.testing.assert_array_equal(jax.random.key_data(taken), data[[2, 0]])
+
+
+def test_new_axes_are_inserted_as_jax_inserts_them():
+    # Recorded from JAX 0.10.2: `None` in an index is expand_dims (broadcast_in_dim).
+    assert str(jax.make_jaxpr(lambda k: k[None].reshape(1, 1))(jax.random.key(0))) == (
+        "{ lambda ; a:key<fry>[]. let\n"
+        "    b:key<fry>[1] = broadcast_in_dim a\n"
+        "    c:key<fry>[1,1] = reshape[dimensions=None new_sizes=(1, 1) sharding=None] b\n"
+        "  in (c,) }"
+    )
+    x = np.ones((2, 3), np.float32)
+    assert str(jax.make_jaxpr(lambda a: a[None])(x)) == (
+        "{ lambda ; a:f32[2,3]. let\n"
+        "    b:f32[1,2,3] = broadcast_in_dim[broadcast_dimensions=(1, 2)] a\n"
+        "  in (b,) }"
+    )

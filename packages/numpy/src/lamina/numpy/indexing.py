@@ -75,7 +75,24 @@ def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None
 
 
 def _expand(x, shape, expanded_shape):
-    return x if tuple(shape) == tuple(expanded_shape) else reshape(x, expanded_shape)
+    """``x`` with the size-1 axes of ``None`` entries inserted (``broadcast_in_dim``, as
+    ``expand_dims`` does). Matching axes left to right is enough: where it could pair
+    an axis with either of two size-1 axes, both choices give the same array."""
+    shape, expanded_shape = tuple(shape), tuple(expanded_shape)
+    if shape == expanded_shape:
+        return x
+    kept, position = [], 0
+    for size in shape:
+        while expanded_shape[position] != size:
+            position += 1
+        kept.append(position)
+        position += 1
+    return broadcast_in_dim(x, expanded_shape, tuple(kept))
+
+
+def _collapse(x, shape):
+    """``x`` without the size-1 axes :func:`_expand` inserted."""
+    return x if aval_of(x).shape == tuple(shape) else reshape(x, tuple(shape))
 
 
 def _static_bounds(entry, size):
@@ -211,11 +228,11 @@ def scatter_update(x, idx, values, kind, *, indices_are_sorted=False, unique_ind
 
         ones = broadcast_in_dim(np.ones((), aval.dtype), parsed.expanded_shape, ())
         factors = scatter_mul(ones, plan.indices, values, dnums, **flags)
-        factors = _expand(factors, parsed.expanded_shape, aval.shape)
+        factors = _collapse(factors, aval.shape)
         return (true_divide if kind == "divide" else power)(x, factors)
     else:
         out = _SCATTERS[kind](operand, plan.indices, values, dnums, **flags)
-    return _expand(out, parsed.expanded_shape, aval.shape)
+    return _collapse(out, aval.shape)
 
 
 def _has_traced_scalar(parsed) -> bool:
