@@ -9,7 +9,6 @@ modules at import time.
 
 from __future__ import annotations
 
-import functools
 import math
 import operator
 
@@ -80,10 +79,8 @@ def broadcast_arrays(*xs):
     return [broadcast_to(x, shape) for x in xs]
 
 
-@functools.partial(jit, inline=True)
-def where3(condition, x, y):
-    """``x`` where ``condition`` else ``y``, with JAX's promotion and broadcasting: one
-    executable when called eagerly, inlined into an enclosing trace."""
+def _where(condition, x, y):
+    """``x`` where ``condition`` else ``y``, with JAX's promotion and broadcasting."""
     ax, ay = getattr(x, "aval", None), getattr(y, "aval", None)
     same = (
         ax is not None and ay is not None and (ax.dtype, ax.weak_type) == (ay.dtype, ay.weak_type)
@@ -95,6 +92,10 @@ def where3(condition, x, y):
         condition = condition != 0
     condition, x, y = broadcast_arrays(condition, x, y)
     return lax.select_n(condition, y, x)
+
+
+# A jitted program named as JAX's (``jit[name=_where]`` in Jaxprs): one dispatch eagerly.
+where3 = jit(_where)
 
 
 def scalar_like(value, dtype):
