@@ -30,6 +30,8 @@ def _large_negative(dtype):
 
 def _position_mask(T: int, S: int, is_causal: bool, local_window):
     """The (T, S) mask of key positions each query position may see, or None."""
+    if not is_causal and local_window is None:
+        return None
     query_pos = lax.broadcasted_iota(np.int32, (T, S), 0)
     key_pos = lax.broadcasted_iota(np.int32, (T, S), 1)
     mask = None

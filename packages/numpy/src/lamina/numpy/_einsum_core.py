@@ -118,7 +118,16 @@ def contract_two(lhs, lhs_labels: Sequence, rhs, rhs_labels: Sequence, out: Sequ
     lhs_free = [label for label in lhs_labels if label not in shared]
     rhs_free = [label for label in rhs_labels if label not in shared]
     operands = [(lhs, lhs_labels, lhs_free), (rhs, rhs_labels, rhs_free)]
-    if batch + rhs_free + lhs_free == out and batch + lhs_free + rhs_free != out:
+    sizes = {
+        **dict(zip(lhs_labels, aval_of(lhs).shape, strict=True)),
+        **dict(zip(rhs_labels, aval_of(rhs).shape, strict=True)),
+    }
+
+    def in_place(order):
+        # Axes of size 1 move for free (a transpose of them is a reshape to XLA).
+        return [x for x in order if sizes[x] != 1] == [x for x in out if sizes[x] != 1]
+
+    if in_place(batch + rhs_free + lhs_free) and not in_place(batch + lhs_free + rhs_free):
         operands.reverse()
     (a, a_labels, a_free), (b, b_labels, b_free) = operands
     numbers = tuple(
