@@ -58,7 +58,7 @@ def probe_chain(jax) -> dict[str, float]:
     x, y = (jax.device_put(a) for a in _inputs(0, [(SIDE, SIDE)] * 2))
     for _ in range(3):  # every operation compiled once
         jax.block_until_ready(chain(jnp, x, y))
-    return {"eager chain (50 ops)": harness.best_per_call(jax, lambda: chain(jnp, x, y), 30)}
+    return {"eager chain (50 ops)": harness.best_per_call(jax, lambda: chain(jnp, x, y), 100)}
 
 
 def probe_einsum(jax) -> dict[str, float]:
@@ -68,7 +68,7 @@ def probe_einsum(jax) -> dict[str, float]:
     jax.block_until_ready(jitted(*args))
     jax.block_until_ready(jnp.einsum(EINSUM, *args))
     return {
-        "einsum: jit step": harness.best_per_call(jax, lambda: jitted(*args), 50),
+        "einsum: jit step": harness.best_per_call(jax, lambda: jitted(*args), 200),
         "einsum: eager call": harness.best_per_call(jax, lambda: jnp.einsum(EINSUM, *args), 20),
     }
 
