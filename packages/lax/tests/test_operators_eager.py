@@ -2,6 +2,7 @@
 same values, dtypes and weak types as the same operators applied under a trace, the
 same errors, and the same deferral to other operand types."""
 
+import logging
 import operator
 
 import ml_dtypes
@@ -90,11 +91,14 @@ def test_python_scalars_keep_weak_types_and_values():
     assert (weak * 2).weak_type and float(weak * 2) == 6.0
 
 
-def test_a_repeated_operator_compiles_once():
-    x = device_put(np.arange(19, dtype=np.float32))
+def test_a_repeated_operator_compiles_once(caplog):
+    x = device_put(np.arange(19, dtype=np.float32))  # a shape no other test uses
     before = compile_count()
-    outs = [x * 3 for _ in range(4)]
-    assert compile_count() == before  # jit's executables, not one-primitive ones
+    with caplog.at_level(logging.DEBUG, logger="lamina.interpreters.backend"):
+        outs = [x * 3 for _ in range(4)]
+    compiles = [r for r in caplog.records if "Finished XLA compilation" in r.getMessage()]
+    assert len(compiles) == 1  # one jitted program, reused by the three later calls
+    assert compile_count() == before  # and no one-primitive executable besides it
     np.testing.assert_array_equal(np.asarray(outs[-1]), np.arange(19) * 3)
 
 

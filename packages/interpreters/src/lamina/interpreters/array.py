@@ -34,8 +34,6 @@ from lamina.interpreters import dlpack
 from lamina.interpreters.cpp_classes import extends
 from lamina.ir import dtypes
 
-_BUFFER_PROTOCOL_KINDS = frozenset("biufc")  # NumPy's own dtypes; not ml_dtypes' (kind V)
-
 __all__ = [
     "Array",
     "ArrayImpl",
@@ -46,6 +44,8 @@ __all__ = [
     "register_tracer_class",
     "set_array_attribute",
 ]
+
+_BUFFER_PROTOCOL_KINDS = frozenset("biufc")  # NumPy's own dtypes; not ml_dtypes' (kind V)
 
 Array = xla_client.Array
 Array.__doc__ = "The type of lamina arrays: ``isinstance(x, lamina.Array)``."
