@@ -20,7 +20,7 @@ from lamina.ir import (
     check_jaxpr,
     new_jaxpr_eqn,
 )
-from lamina.ir.parser import parse_jaxpr
+from lamina.ir import parse_jaxpr
 
 # lamina.lax will define the real primitives; the demo declares two of its own.
 sin = Primitive("demo_sin", registry=None)
@@ -99,7 +99,7 @@ def program_demo() -> None:
 
 
 def main() -> None:
-    from lamina.ir.primitives import PrimitiveRegistry
+    from lamina.ir import PrimitiveRegistry
 
     jaxpr = build()
     print("built and printed as JAX prints it:\n" + str(jaxpr))

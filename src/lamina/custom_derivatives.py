@@ -1,7 +1,7 @@
 """`lamina.custom_derivatives`: user-defined derivative rules (`jax.custom_derivatives`)."""
 
 import lamina.lax  # noqa: F401  (array operators inside rules)
-from lamina.interpreters.custom_derivatives import (
+from lamina.interpreters import (
     CustomVJPPrimal,
     SymbolicZero,
     closure_convert,

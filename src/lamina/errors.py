@@ -1,6 +1,6 @@
 """`lamina.errors`: JAX's error classes (`jax.errors`)."""
 
-from lamina.interpreters.errors import (
+from lamina.interpreters import (
     ConcretizationTypeError,
     JAXIndexError,
     JAXTypeError,

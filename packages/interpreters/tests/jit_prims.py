@@ -9,9 +9,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from lamina.interpreters import tracing
 from lamina.interpreters.dispatch import def_standard_impl
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
-from lamina.ir.primitives import Primitive
+from lamina.ir import Primitive, ShapedArray, dtypes
 
 
 def _binary_aval(x, y, **_):

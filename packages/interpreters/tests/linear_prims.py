@@ -11,9 +11,7 @@ import pytest
 from lamina.interpreters import batching
 from lamina.interpreters.ad import defjvp, deflinear
 from lamina.interpreters.reverse import is_undefined_primal
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
-from lamina.ir.primitives import Primitive
+from lamina.ir import Primitive, ShapedArray, dtypes
 
 
 def make_prim(name, abstract_eval, impl):

@@ -25,8 +25,7 @@ from lamina.interpreters.dispatch import def_standard_impl
 from lamina.interpreters.errors import ConcretizationTypeError
 from lamina.interpreters.reverse import grad, is_undefined_primal, linearize, value_and_grad, vjp
 from lamina.interpreters.test_util import check_grads
-from lamina.ir.parser import parse_jaxpr
-from lamina.ir.primitives import Primitive, PrimitiveRegistry
+from lamina.ir import Primitive, PrimitiveRegistry, parse_jaxpr
 
 # ----------------------------------------------------------------- test primitives
 

@@ -18,8 +18,7 @@ from lamina.interpreters.jacobians import hessian, jacfwd, jacobian, jacrev, lin
 from lamina.interpreters.reverse import grad, value_and_grad
 from lamina.interpreters.stop_gradient import stop_gradient, stop_gradient_p
 from lamina.interpreters.trace_api import ShapeDtypeStruct
-from lamina.ir import dtypes, tree_util
-from lamina.ir.primitives import MissingRuleError
+from lamina.ir import MissingRuleError, dtypes, tree_util
 
 shape_ops = linear_prims.shape_ops  # autouse fixture: vmap moves axes with local primitives
 rng = np.random.default_rng(0)

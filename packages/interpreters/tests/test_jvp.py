@@ -18,9 +18,7 @@ from lamina.interpreters.ad import (
     tangent_aval,
 )
 from lamina.interpreters.test_util import check_grads
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
-from lamina.ir.primitives import MissingRuleError, Primitive
+from lamina.ir import MissingRuleError, Primitive, ShapedArray, dtypes
 
 add, mul, sin, neg = jit_prims.add, jit_prims.mul, jit_prims.sin, jit_prims.neg_p.bind
 cos_p = jit_prims._unary("cos", hlo.cosine)

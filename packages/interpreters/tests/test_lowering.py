@@ -22,17 +22,19 @@ from lamina.interpreters.lowering import (
     get_lowering_rule,
     lower_jaxpr,
 )
-from lamina.ir.core import (
+from lamina.ir import (
     ClosedJaxpr,
     Jaxpr,
     Literal,
+    MissingRuleError,
+    Primitive,
+    PrimitiveRegistry,
     ShapedArray,
     Var,
     abstract_token,
     new_jaxpr_eqn,
+    parse_jaxpr,
 )
-from lamina.ir.parser import parse_jaxpr
-from lamina.ir.primitives import MissingRuleError, Primitive, PrimitiveRegistry
 
 registry = PrimitiveRegistry()
 

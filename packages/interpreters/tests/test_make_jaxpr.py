@@ -215,7 +215,7 @@ def test_jit_closing_over_constants_and_outer_tracers(methods):
 def test_jit_eager_compiles_the_jaxpr(methods):
     # Eager jit equations compile the whole Jaxpr (see test_jit.py for values); these
     # test primitives have NumPy impls only, so lowering names the missing rule.
-    from lamina.ir.primitives import MissingRuleError
+    from lamina.ir import MissingRuleError
 
     with pytest.raises(MissingRuleError, match="primitive 'sin'"):
         calls.call_staged(lambda x: [P.sin(x) * 2.0, x], c)

@@ -20,9 +20,7 @@ from lamina.interpreters.reverse import (
     vjp,
 )
 from lamina.interpreters.test_util import check_grads
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
-from lamina.ir.primitives import MissingRuleError
+from lamina.ir import MissingRuleError, ShapedArray, dtypes
 
 add, mul, sin, neg = jit_prims.add, jit_prims.mul, jit_prims.sin, jit_prims.neg_p.bind
 cos_p = jit_prims._unary("cos", hlo.cosine)

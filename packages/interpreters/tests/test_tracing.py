@@ -6,7 +6,7 @@ import tracing_prims as P
 
 from lamina.interpreters import errors, tracing
 from lamina.interpreters.trace_api import make_jaxpr
-from lamina.ir.primitives import MissingRuleError
+from lamina.ir import MissingRuleError
 
 methods = P.methods
 x3 = np.ones(3, np.float32)

@@ -10,8 +10,7 @@ import tracing_prims as P
 from lamina.interpreters import batching, make_jaxpr
 from lamina.interpreters.batching import BatchTracer, axis_env, axis_frame, vmap
 from lamina.interpreters.jit import jit
-from lamina.ir.core import ShapedArray
-from lamina.ir.primitives import MissingRuleError, Primitive
+from lamina.ir import MissingRuleError, Primitive, ShapedArray
 
 # Test-local shape primitives for the helpers (lax registers its own in shape_ops).
 transpose_p = Primitive("transpose", registry=None)

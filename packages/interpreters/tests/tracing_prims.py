@@ -6,9 +6,7 @@ import numpy as np
 import pytest
 
 from lamina.interpreters import tracing
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
-from lamina.ir.primitives import Primitive
+from lamina.ir import Primitive, ShapedArray, dtypes
 
 
 def _binary_aval(x, y, **_):

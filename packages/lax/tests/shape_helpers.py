@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from lamina import lax
-from lamina.interpreters.batching import vmap
+from lamina.interpreters import vmap
 
 
 def total(y):

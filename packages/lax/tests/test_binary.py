@@ -6,9 +6,7 @@ import numpy as np
 import pytest
 
 from lamina import lax
-from lamina.interpreters import device_put, enable_x64, make_jaxpr
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.reverse import grad
+from lamina.interpreters import device_put, enable_x64, grad, make_jaxpr, vmap
 from lamina.interpreters.test_util import check_grads
 
 rng = np.random.default_rng(1)

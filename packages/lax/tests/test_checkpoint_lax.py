@@ -9,17 +9,20 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import jit, make_jaxpr
-from lamina.interpreters.ad import jvp
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.checkpoint import (
+from lamina.interpreters import (
     checkpoint,
     checkpoint_name,
     checkpoint_p,
     checkpoint_policies,
+    grad,
+    jit,
+    jvp,
+    make_jaxpr,
     remat,
+    value_and_grad,
+    vjp,
+    vmap,
 )
-from lamina.interpreters.reverse import grad, value_and_grad, vjp
 from lamina.interpreters.test_util import check_grads
 
 rng = np.random.default_rng(7)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters.reverse import vjp
+from lamina.interpreters import vjp
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from conv_reference import ref_conv

@@ -6,9 +6,7 @@ import numpy as np
 import pytest
 
 from lamina import lax
-from lamina.interpreters import enable_x64, make_jaxpr
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.reverse import grad
+from lamina.interpreters import enable_x64, grad, make_jaxpr, vmap
 from lamina.interpreters.test_util import check_grads
 
 X = np.array([[1.5, -2.0, 0.1], [3.25, 1e-3, -7.0]], np.float32)

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import jit, make_jaxpr
-from lamina.interpreters.reverse import grad
+from lamina.interpreters import grad, jit, make_jaxpr
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from conv_reference import ref_conv
@@ -424,7 +423,7 @@ def test_printed_jaxpr_matches_jax():
 
 
 def test_printed_jaxpr_reads_back():
-    from lamina.ir.parser import parse_jaxpr
+    from lamina.ir import parse_jaxpr
 
     jaxpr = parse_jaxpr(JAXPR)
     assert str(jaxpr) == JAXPR

@@ -10,9 +10,7 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import enable_x64, jit, make_jaxpr
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.reverse import grad
+from lamina.interpreters import enable_x64, grad, jit, make_jaxpr, vmap
 from lamina.interpreters.test_util import check_grads
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))

@@ -9,16 +9,19 @@ import functools
 import numpy as np
 
 import lamina.lax as lax
-from lamina.interpreters import jit, make_jaxpr
-from lamina.interpreters.ad import jvp
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.custom_derivatives import (
+from lamina.interpreters import (
     closure_convert,
     custom_gradient,
     custom_jvp,
     custom_vjp,
+    grad,
+    jit,
+    jvp,
+    make_jaxpr,
+    value_and_grad,
+    vjp,
+    vmap,
 )
-from lamina.interpreters.reverse import grad, value_and_grad, vjp
 from lamina.interpreters.test_util import check_grads, numerical_jvp
 
 rng = np.random.default_rng(5)

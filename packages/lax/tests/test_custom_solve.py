@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import jit, jvp, make_jaxpr
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.reverse import grad
+from lamina.interpreters import grad, jit, jvp, make_jaxpr, vmap
 from lamina.interpreters.test_util import check_grads
 
 A = np.array([[4.0, 1.0], [1.0, 3.0]], np.float32)

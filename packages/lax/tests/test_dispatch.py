@@ -6,12 +6,17 @@ import threading
 import numpy as np
 
 from lamina import lax
-from lamina.interpreters import device_put, devices
-from lamina.interpreters.dispatch import apply_primitive, compile_count, primitive_executable
-from lamina.interpreters.execute import CompiledModule
-from lamina.interpreters.lowering import lower_jaxpr
-from lamina.interpreters.trace_api import make_jaxpr
-from lamina.ir.core import ShapedArray
+from lamina.interpreters import (
+    CompiledModule,
+    apply_primitive,
+    compile_count,
+    device_put,
+    devices,
+    lower_jaxpr,
+    make_jaxpr,
+    primitive_executable,
+)
+from lamina.ir import ShapedArray
 
 
 def test_executable_is_compiled_once_and_reused():

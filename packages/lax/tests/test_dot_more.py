@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import enable_x64, jit, make_jaxpr
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.reverse import grad
+from lamina.interpreters import enable_x64, grad, jit, make_jaxpr, vmap
 from lamina.interpreters.test_util import check_grads
 
 rng = np.random.default_rng(5)

@@ -219,7 +219,7 @@ def test_iota(dtype):
 
 
 def test_x64_variants():
-    from lamina.ir.dtypes import enable_x64
+    from lamina.ir import enable_x64
 
     with enable_x64():
         x = np.arange(4, dtype=np.float64)

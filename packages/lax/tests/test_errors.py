@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from lamina import lax
-from lamina.interpreters import device_put
-from lamina.interpreters.trace_api import make_jaxpr
+from lamina.interpreters import device_put, make_jaxpr
 
 f3 = np.ones(3, np.float32)
 i3 = np.ones(3, np.int32)

@@ -9,10 +9,7 @@ import pytest
 from gather_scatter_reference import FORMS, G, np_gather, np_scatter, random_indices, to_scatter
 
 from lamina import lax
-from lamina.interpreters import make_jaxpr
-from lamina.interpreters.ad import jvp
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.reverse import grad
+from lamina.interpreters import grad, jvp, make_jaxpr, vmap
 from lamina.interpreters.test_util import check_grads
 
 rng = np.random.default_rng(1)

@@ -6,9 +6,16 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import enable_x64, jit, make_jaxpr
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.reverse import grad, linearize, value_and_grad, vjp
+from lamina.interpreters import (
+    enable_x64,
+    grad,
+    jit,
+    linearize,
+    make_jaxpr,
+    value_and_grad,
+    vjp,
+    vmap,
+)
 from lamina.interpreters.test_util import check_grads, numerical_jvp
 from lamina.ir import dtypes
 
@@ -272,10 +279,9 @@ def test_errors():
 
 
 def test_missing_transpose_rule_is_named():
-    from lamina.interpreters import ad
-    from lamina.interpreters.dispatch import def_standard_impl
+    from lamina.interpreters import ad, def_standard_impl
     from lamina.interpreters.mlir import hlo
-    from lamina.ir.primitives import MissingRuleError, Primitive
+    from lamina.ir import MissingRuleError, Primitive
 
     double_p = Primitive("double_no_transpose", registry=None)
     double_p.def_abstract_eval(lambda x: x)

@@ -6,11 +6,19 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import jit, make_jaxpr
-from lamina.interpreters.ad import jvp
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.jacobians import hessian, jacfwd, jacrev, linear_transpose
-from lamina.interpreters.reverse import grad, value_and_grad, vjp
+from lamina.interpreters import (
+    grad,
+    hessian,
+    jacfwd,
+    jacrev,
+    jit,
+    jvp,
+    linear_transpose,
+    make_jaxpr,
+    value_and_grad,
+    vjp,
+    vmap,
+)
 from lamina.interpreters.test_util import numerical_jvp
 from lamina.ir import tree_util
 

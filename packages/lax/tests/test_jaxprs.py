@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from lamina import lax
-from lamina.interpreters import device_put
-from lamina.interpreters.trace_api import make_jaxpr
+from lamina.interpreters import device_put, make_jaxpr
 from lamina.ir import parse_closed_jaxpr
 
 f32 = np.ones(3, np.float32)

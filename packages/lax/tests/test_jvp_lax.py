@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import enable_x64, jit, make_jaxpr
-from lamina.interpreters.ad import jvp
+from lamina.interpreters import enable_x64, jit, jvp, make_jaxpr
 from lamina.interpreters.test_util import check_grads
 from lamina.ir import dtypes
 

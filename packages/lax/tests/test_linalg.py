@@ -9,9 +9,7 @@ import pytest
 import scipy.linalg
 
 from lamina import lax
-from lamina.interpreters import jit, make_jaxpr
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.config import enable_x64
+from lamina.interpreters import enable_x64, jit, make_jaxpr, vmap
 from lamina.interpreters.test_util import check_grads
 from lamina.lax import linalg
 

@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from lamina import lax
-from lamina.interpreters import device_put, jit
-from lamina.interpreters.dispatch import compile_count
+from lamina.interpreters import compile_count, device_put, jit
 
 BINARY = [
     operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,

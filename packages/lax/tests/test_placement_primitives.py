@@ -6,8 +6,15 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import device_put, devices, grad, jit, make_jaxpr, vmap
-from lamina.interpreters.sharding import sharding_for_device
+from lamina.interpreters import (
+    device_put,
+    devices,
+    grad,
+    jit,
+    make_jaxpr,
+    sharding_for_device,
+    vmap,
+)
 from lamina.lax.linalg.qr import geqrf
 
 DEVICE_PUT_GRAD_JAXPR = """{ lambda ; a:f32[]. let

@@ -10,7 +10,7 @@ import pytest
 
 import lamina.random as random
 from lamina.interpreters.test_util import recorded_parameters, signature_parameters
-from lamina.ir.primitives import Primitive
+from lamina.ir import Primitive
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "data" / "jax_random_api.json").read_text())
 FUNCTIONS = sorted(name for name, entry in RECORDED.items() if entry["signature"])

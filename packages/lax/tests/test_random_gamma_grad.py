@@ -11,8 +11,7 @@ import pytest
 
 import lamina.random as random
 from lamina import lax
-from lamina.interpreters import eval_shape, grad, jit, jvp, vmap
-from lamina.interpreters.config import enable_x64
+from lamina.interpreters import enable_x64, eval_shape, grad, jit, jvp, vmap
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
 

@@ -10,6 +10,7 @@ import pytest
 
 from lamina import lax, random
 from lamina.interpreters import (
+    device_put,
     grad,
     jit,
     jvp,
@@ -17,10 +18,7 @@ from lamina.interpreters import (
     vjp,
     vmap,
 )
-from lamina.interpreters.transfer import device_put
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray, physical_aval
-from lamina.ir.parser import parse_jaxpr
+from lamina.ir import ShapedArray, dtypes, parse_jaxpr, physical_aval
 from lamina.random._key_types import PRNGKeyArray
 
 U32 = np.uint32

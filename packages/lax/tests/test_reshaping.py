@@ -9,8 +9,7 @@ import pytest
 from shape_helpers import numpy_pad, total, vmap_matches_loop
 
 from lamina import lax
-from lamina.interpreters import jit, make_jaxpr
-from lamina.interpreters.reverse import grad
+from lamina.interpreters import grad, jit, make_jaxpr
 from lamina.interpreters.test_util import check_grads
 
 rng = np.random.default_rng(0)

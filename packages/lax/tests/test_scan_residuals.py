@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import jit
-from lamina.interpreters.reverse import grad, vjp
+from lamina.interpreters import grad, jit, vjp
 from lamina.interpreters.test_util import check_grads
 
 rng = np.random.default_rng(11)

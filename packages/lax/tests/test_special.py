@@ -10,10 +10,7 @@ import pytest
 import scipy.special as sp
 
 from lamina import lax
-from lamina.interpreters import jit, make_jaxpr
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.config import enable_x64
-from lamina.interpreters.reverse import grad
+from lamina.interpreters import enable_x64, grad, jit, make_jaxpr, vmap
 from lamina.interpreters.test_util import check_grads
 
 rng = np.random.default_rng(0)

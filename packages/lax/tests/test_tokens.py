@@ -5,10 +5,8 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import jit, make_jaxpr
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.tokens import Token
-from lamina.ir.core import abstract_token
+from lamina.interpreters import Token, jit, make_jaxpr, vmap
+from lamina.ir import abstract_token
 
 
 def test_eager_tokens_are_token_values():

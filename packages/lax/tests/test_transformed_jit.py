@@ -8,11 +8,16 @@ import logging
 import numpy as np
 
 import lamina.lax as lax
-from lamina.interpreters import config, jit, make_jaxpr
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.calls import jit_p
-from lamina.interpreters.partial_eval import partial_eval_jaxpr
-from lamina.interpreters.reverse import grad, value_and_grad
+from lamina.interpreters import (
+    config,
+    grad,
+    jit,
+    jit_p,
+    make_jaxpr,
+    partial_eval_jaxpr,
+    value_and_grad,
+    vmap,
+)
 
 x5 = np.linspace(0.1, 1.0, 5, dtype=np.float32)
 

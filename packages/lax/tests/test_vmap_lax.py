@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from lamina import lax
-from lamina.interpreters import jit, make_jaxpr
-from lamina.interpreters.batching import vmap
+from lamina.interpreters import jit, make_jaxpr, vmap
 
 B = 3
 rng = np.random.default_rng(0)

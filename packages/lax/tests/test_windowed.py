@@ -332,8 +332,8 @@ def test_cumlogsumexp_gradient_of_far_apart_elements():
 
 
 def test_general_select_and_scatter_matches_select_and_scatter_add():
-    from lamina.interpreters.staging import trace_to_jaxpr
-    from lamina.ir.core import ShapedArray
+    from lamina.interpreters import trace_to_jaxpr
+    from lamina.ir import ShapedArray
 
     x = RNG.randn(4, 6).astype(np.float32)
     source = RNG.randn(2, 3).astype(np.float32)

@@ -10,7 +10,7 @@ import pytest
 import lamina.interpreters as api
 import lamina.nn as nn
 import lamina.numpy as jnp
-from lamina.interpreters.errors import ConcretizationTypeError
+from lamina.interpreters import ConcretizationTypeError
 from lamina.interpreters.test_util import check_grads
 
 RNG = np.random.default_rng(11)

@@ -10,7 +10,7 @@ import pytest
 import lamina.interpreters as api
 import lamina.nn as nn
 import lamina.numpy as jnp
-from lamina.interpreters.config import config, softmax_custom_jvp
+from lamina.interpreters import config, softmax_custom_jvp
 
 X = np.array([[0.5, -1.25, 3.0, 2.0], [1e3, 1e3, -1e3, 0.0], [-np.inf, 1.0, 2.0, 0.5]], np.float32)
 WHERE = np.array([[True, True, False, True], [True, False, True, True], [True, True, True, False]])

@@ -10,8 +10,7 @@ import pytest
 
 import lamina.numpy as jnp
 from lamina import lax
-from lamina.interpreters import device_put, jit
-from lamina.interpreters.errors import ConcretizationTypeError, TracerArrayConversionError
+from lamina.interpreters import ConcretizationTypeError, TracerArrayConversionError, device_put, jit
 from lamina.ir import dtypes
 
 F = np.array([[3.5, -1.0, 2.25, 8.0], [0.5, 7.0, -4.0, 1.0], [6.0, 2.0, 9.5, -3.0]], np.float32)

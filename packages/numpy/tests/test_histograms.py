@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import lamina.numpy as jnp
-from lamina.interpreters import jit, vmap
-from lamina.interpreters.errors import ConcretizationTypeError
+from lamina.interpreters import ConcretizationTypeError, jit, vmap
 
 RNG = np.random.default_rng(7)
 DATA = RNG.normal(size=60).astype(np.float32)

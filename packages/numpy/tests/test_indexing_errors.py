@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 import lamina.numpy  # noqa: F401  (installs x[idx], x.at and the methods on arrays)
-from lamina.interpreters import device_put, jit
-from lamina.interpreters.errors import JAXIndexError, NonConcreteBooleanIndexError
+from lamina.interpreters import JAXIndexError, NonConcreteBooleanIndexError, device_put, jit
 
 X = device_put(np.arange(12.0, dtype=np.float32).reshape(3, 4))
 

@@ -36,9 +36,7 @@ from lamina.interpreters.tracing import (
     find_current_trace,
     set_current_trace,
 )
-from lamina.ir import dtypes, tree_util
-from lamina.ir.core import ShapedArray
-from lamina.ir.primitives import MissingRuleError, Primitive, jvp_rules
+from lamina.ir import MissingRuleError, Primitive, ShapedArray, dtypes, jvp_rules, tree_util
 
 __all__ = [
     "JVPTrace",

@@ -40,9 +40,7 @@ from lamina.interpreters.tracing import (
     leaked_tracer_error,
     set_current_trace,
 )
-from lamina.ir import tree_util
-from lamina.ir.primitives import MissingRuleError, batching_rules
-from lamina.ir.tree_errors import prefix_errors
+from lamina.ir import MissingRuleError, batching_rules, collective_rules, prefix_errors, tree_util
 
 __all__ = [
     "AxisData",
@@ -54,7 +52,6 @@ __all__ = [
     "bdim_at_front",
     "broadcast",
     "broadcast_batched",
-    "collective_rules",
     "defbroadcasting",
     "defreducer",
     "defvectorized",
@@ -69,12 +66,6 @@ __all__ = [
 ]
 
 not_mapped = None  # the batch dim of a value with no batch axis
-
-# Collectives over named axes (psum, axis_index, ...): ``primitive -> (axis_names,
-# rule)``. ``axis_names(params)`` gives the names the equation reduces over; the
-# BatchTrace of such a name runs ``rule(axis_data, vals, dims, **params)`` even when no
-# operand is batched (psum(1, "i") is the axis size).
-collective_rules: dict = {}
 
 # "transpose": (x, permutation) -> x; "broadcast_in_dim": (x, shape, dims) -> x.
 shape_ops: dict[str, Callable[..., Any]] = {}

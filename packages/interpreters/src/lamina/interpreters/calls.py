@@ -14,9 +14,7 @@ from __future__ import annotations
 from lamina.interpreters.lowering import call_lowering
 from lamina.interpreters.staging import describe_function, shaped_abstractify, trace_to_jaxpr
 from lamina.interpreters.tracing import Tracer
-from lamina.ir import pretty
-from lamina.ir.core import ClosedJaxpr, Jaxpr, Literal
-from lamina.ir.primitives import Primitive
+from lamina.ir import ClosedJaxpr, Jaxpr, Literal, Primitive, pretty
 
 __all__ = ["UNSPECIFIED", "call_jaxpr", "call_staged", "eval_jaxpr", "jit_p"]
 

@@ -27,13 +27,12 @@ import functools
 from lamina.interpreters import batching
 from lamina.interpreters.ad import Zero, jvp_jaxpr, split_jvp_outputs
 from lamina.interpreters.calls import eval_jaxpr
-from lamina.interpreters.checkpoint_partial_eval import split_call_eqn, split_jaxpr, split_rules
+from lamina.interpreters.checkpoint_partial_eval import split_call_eqn, split_jaxpr
 from lamina.interpreters.checkpoint_policies import checkpoint_name, checkpoint_policies
 from lamina.interpreters.checkpoint_policies import nothing_saveable as _nothing_saveable
 from lamina.interpreters.errors import ConcretizationTypeError
 from lamina.interpreters.lowering import lower_jaxpr_body
 from lamina.interpreters.mlir import hlo
-from lamina.interpreters.partial_eval import partial_eval_rules
 from lamina.interpreters.reverse import (
     is_undefined_primal,
     merge_transposed_outputs,
@@ -41,10 +40,7 @@ from lamina.interpreters.reverse import (
 )
 from lamina.interpreters.staging import describe_function, shaped_abstractify, trace_to_jaxpr
 from lamina.interpreters.tracing import set_current_trace
-from lamina.ir import tree_util
-from lamina.ir.core import ClosedJaxpr, Jaxpr, new_jaxpr_eqn
-from lamina.ir.parse_params import declare_param
-from lamina.ir.primitives import Primitive
+from lamina.ir import ClosedJaxpr, Jaxpr, Primitive, declare_param, new_jaxpr_eqn, tree_util
 
 __all__ = [
     "checkpoint",
@@ -253,7 +249,7 @@ def _checkpoint_partial_eval(trace, args, *, jaxpr, prevent_cse, differentiated,
     return [next(unknown_outs) if u else next(known_outs) for u in split.out_unknown]
 
 
-partial_eval_rules[checkpoint_p] = _checkpoint_partial_eval
+checkpoint_p.def_partial_eval(_checkpoint_partial_eval)
 
 
 def _split_checkpoint(eqn, in_unknown, policy):
@@ -271,4 +267,4 @@ def _split_checkpoint(eqn, in_unknown, policy):
     return known_eqn, unknown_eqn, saved
 
 
-split_rules[checkpoint_p] = _split_checkpoint
+checkpoint_p.def_remat_split(_split_checkpoint)

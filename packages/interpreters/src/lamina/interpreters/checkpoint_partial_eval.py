@@ -27,16 +27,14 @@ from collections import deque
 from dataclasses import dataclass
 
 from lamina.interpreters.calls import jit_p, jit_params
-from lamina.ir.core import ClosedJaxpr, DropVar, Jaxpr, Var, new_jaxpr_eqn
+from lamina.ir import ClosedJaxpr, DropVar, Jaxpr, Var, new_jaxpr_eqn, remat_split_rules
 
-__all__ = ["JaxprSplit", "split_jaxpr", "split_rules"]
+__all__ = ["JaxprSplit", "split_jaxpr"]
 
-# Call-like primitives split recursively when some operands are unknown:
-# ``rule(eqn, in_unknown, policy) -> (known_eqn, unknown_eqn, saved_vars)``.
-# ``known_eqn`` takes the eqn's known operands and defines its known outputs plus
-# ``saved_vars`` (fresh vars, always residuals); ``unknown_eqn`` takes residuals and
-# unknown operands and defines the eqn's unknown outputs.
-split_rules: dict = {}
+# Call-like primitives split recursively when some operands are unknown, by their rules
+# in ``remat_split_rules``: ``known_eqn`` takes the eqn's known operands and defines its
+# known outputs plus ``saved_vars`` (fresh vars, always residuals); ``unknown_eqn`` takes
+# residuals and unknown operands and defines the eqn's unknown outputs.
 
 
 @dataclass
@@ -123,7 +121,7 @@ class _Walk:
         self.ordered = []  # (eqn, is_unknown) in program order
         for eqn in jaxpr.eqns:
             unknown_ins = [_is_var(a) and a in self.unknown_vars for a in eqn.invars]
-            rule = split_rules.get(eqn.primitive)
+            rule = remat_split_rules.get(eqn.primitive)
             if not any(unknown_ins):
                 self._add(eqn, False)
             elif rule is None or all(unknown_ins):
@@ -245,4 +243,4 @@ def _split_jit(eqn, in_unknown, policy):
     return known_eqn, unknown_eqn, saved
 
 
-split_rules[jit_p] = _split_jit
+jit_p.def_remat_split(_split_jit)

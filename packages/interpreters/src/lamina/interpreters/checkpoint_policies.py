@@ -16,8 +16,7 @@ from __future__ import annotations
 import types
 
 from lamina.interpreters import batching
-from lamina.ir import tree_util
-from lamina.ir.primitives import Primitive
+from lamina.ir import Primitive, tree_util
 
 __all__ = [
     "checkpoint_dots",

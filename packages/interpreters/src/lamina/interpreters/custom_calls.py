@@ -16,9 +16,7 @@ from lamina.interpreters.calls import eval_jaxpr
 from lamina.interpreters.reverse import _jit_transpose
 from lamina.interpreters.staging import describe_function, shaped_abstractify, trace_to_jaxpr
 from lamina.interpreters.tracing import eval_trace, find_current_trace
-from lamina.ir import dtypes, tree_util
-from lamina.ir.core import ClosedJaxpr
-from lamina.ir.primitives import Primitive
+from lamina.ir import ClosedJaxpr, Primitive, dtypes, tree_util
 
 __all__ = [
     "ArgResolver",

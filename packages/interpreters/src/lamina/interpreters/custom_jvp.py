@@ -44,8 +44,7 @@ from lamina.interpreters.custom_calls import (
 )
 from lamina.interpreters.staging import shaped_abstractify
 from lamina.interpreters.tracing import Tracer
-from lamina.ir import tree_util
-from lamina.ir.primitives import Primitive
+from lamina.ir import Primitive, tree_util
 
 __all__ = ["CustomJVPException", "JVPRule", "custom_jvp", "custom_jvp_call_p"]
 

@@ -46,8 +46,7 @@ from lamina.interpreters.custom_calls import (
 from lamina.interpreters.errors import UnexpectedTracerError
 from lamina.interpreters.staging import shaped_abstractify
 from lamina.interpreters.tracing import Tracer
-from lamina.ir import dtypes, tree_util
-from lamina.ir.primitives import Primitive
+from lamina.ir import Primitive, dtypes, tree_util
 
 __all__ = [
     "CustomVJPException",

@@ -13,7 +13,7 @@ from __future__ import annotations
 from jaxlib import xla_client
 
 from lamina.interpreters.ad import Zero
-from lamina.ir.primitives import Primitive
+from lamina.ir import Primitive
 
 __all__ = ["device_put_p", "traced_device_put"]
 

@@ -30,9 +30,16 @@ from lamina.interpreters.extended import apply_extended, is_extended_value
 from lamina.interpreters.extended import clear_cache as extended_clear_cache
 from lamina.interpreters.lowering import lower_jaxpr
 from lamina.interpreters.transfer import device_put
-from lamina.ir import dtypes
-from lamina.ir.core import ClosedJaxpr, Jaxpr, Var, new_jaxpr_eqn, physical_aval
-from lamina.ir.primitives import Primitive, abstract_eval_rules
+from lamina.ir import (
+    ClosedJaxpr,
+    Jaxpr,
+    Primitive,
+    Var,
+    abstract_eval_rules,
+    dtypes,
+    new_jaxpr_eqn,
+    physical_aval,
+)
 
 __all__ = [
     "apply_primitive",

@@ -15,8 +15,7 @@ import numpy as np
 from jaxlib import _jax, xla_client
 
 from lamina.interpreters import backend
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 
 __all__ = ["DLDeviceType", "dlpack_device", "from_dlpack", "to_dlpack"]
 

@@ -25,7 +25,7 @@ from lamina.interpreters.execute import CompiledModule
 from lamina.interpreters.extended import PhysicalCall
 from lamina.interpreters.lowering import lower_jaxpr
 from lamina.interpreters.tokens import split_tokens
-from lamina.ir.core import ClosedJaxpr, Literal, is_extended_aval, physical_aval
+from lamina.ir import ClosedJaxpr, Literal, is_extended_aval, physical_aval
 
 __all__ = [
     "Executable",

@@ -24,7 +24,7 @@ from jaxlib import xla_client
 from lamina.interpreters import backend
 from lamina.interpreters.sharding import sharding_for_device
 from lamina.interpreters.transfer import copy_array, device_put
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray
 
 __all__ = ["CompiledModule", "execute_stablehlo", "tensor_type"]
 

@@ -22,8 +22,13 @@ Here are the three places the two views meet:
 
 from __future__ import annotations
 
-from lamina.ir.core import is_extended_aval, physical_aval
-from lamina.ir.primitives import Primitive, abstract_eval_rules, lowering_rules
+from lamina.ir import (
+    Primitive,
+    abstract_eval_rules,
+    is_extended_aval,
+    lowering_rules,
+    physical_aval,
+)
 
 __all__ = [
     "PhysicalCall",

@@ -26,8 +26,7 @@ from lamina.interpreters.ad import Zero, tangent_aval, zeros_like_aval
 from lamina.interpreters.batching import vmap
 from lamina.interpreters.staging import shaped_abstractify, trace_to_jaxpr
 from lamina.interpreters.tracing import find_current_trace
-from lamina.ir import dtypes, tree_util
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes, tree_util
 
 __all__ = ["hessian", "jacfwd", "jacobian", "jacrev", "linear_transpose"]
 

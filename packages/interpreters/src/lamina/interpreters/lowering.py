@@ -33,18 +33,20 @@ import numpy as np
 
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import func, ir
-from lamina.ir.core import (
+from lamina.ir import (
     ClosedJaxpr,
     DropVar,
     Jaxpr,
     JaxprEqn,
     Literal,
+    MissingRuleError,
+    Primitive,
     ShapedArray,
     Var,
     is_extended_aval,
+    lowering_rules,
     physical_aval,
 )
-from lamina.ir.primitives import MissingRuleError, Primitive, lowering_rules
 
 __all__ = [
     "LoweredModule",

@@ -14,8 +14,7 @@ import ml_dtypes
 import numpy as np
 
 from lamina.interpreters.mlir import chlo, func, ir, jax_mlir_ext, stablehlo
-from lamina.ir import dtypes
-from lamina.ir.core import AbstractToken, ShapedArray, physical_aval
+from lamina.ir import AbstractToken, ShapedArray, dtypes, physical_aval
 
 __all__ = [
     "broadcast_in_dim",

@@ -19,19 +19,14 @@ from lamina.interpreters.calls import call_jaxpr, eval_jaxpr, jit_p, jit_params
 from lamina.interpreters.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.staging import DynamicJaxprTrace, DynamicJaxprTracer, trace_to_jaxpr
 from lamina.interpreters.tracing import Trace, find_current_trace, set_current_trace
-from lamina.ir.core import ClosedJaxpr
+from lamina.ir import ClosedJaxpr, partial_eval_rules
 
 __all__ = [
     "PartialEvalTrace",
     "linearize_flat",
     "partial_eval_flat",
     "partial_eval_jaxpr",
-    "partial_eval_rules",
 ]
-
-# Primitives that need more than "stage the whole equation" when some operand is
-# unknown: ``rule(trace, args, **params) -> outs`` (a list for ``multiple_results``).
-partial_eval_rules: dict = {}
 
 
 class PartialEvalTrace(Trace):
@@ -80,7 +75,7 @@ class PartialEvalTrace(Trace):
         return f"PartialEvalTrace(parent={self.parent!r})"
 
 
-partial_eval_rules[jit_p] = lambda trace, args, **params: trace.split_jit(args, params)
+jit_p.def_partial_eval(lambda trace, args, **params: trace.split_jit(args, params))
 
 
 @cache_on_jaxpr

@@ -23,9 +23,7 @@ from lamina.interpreters.calls import call_jaxpr, jit_p
 from lamina.interpreters.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.partial_eval import linearize_flat
 from lamina.interpreters.staging import trace_to_jaxpr
-from lamina.ir import dtypes, tree_util
-from lamina.ir.core import Literal
-from lamina.ir.primitives import MissingRuleError, transpose_rules
+from lamina.ir import Literal, MissingRuleError, dtypes, transpose_rules, tree_util
 
 __all__ = [
     "UndefinedPrimal",

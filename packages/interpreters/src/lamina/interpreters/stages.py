@@ -11,8 +11,7 @@ from lamina.interpreters.executables import make_executable
 from lamina.interpreters.jit import _abstractify, _log_compile, lower
 from lamina.interpreters.tokens import split_tokens
 from lamina.interpreters.trace_api import ShapeDtypeStruct
-from lamina.ir import tree_util
-from lamina.ir.core import AbstractToken
+from lamina.ir import AbstractToken, tree_util
 
 __all__ = ["Compiled", "Lowered", "Traced"]
 

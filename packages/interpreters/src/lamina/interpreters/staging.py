@@ -21,8 +21,7 @@ import numpy as np
 
 from lamina.interpreters.errors import user_frame
 from lamina.interpreters.tracing import Trace, Tracer, leaked_tracer_error, set_current_trace
-from lamina.ir import dtypes
-from lamina.ir.core import (
+from lamina.ir import (
     AbstractToken,
     ClosedJaxpr,
     Jaxpr,
@@ -30,10 +29,11 @@ from lamina.ir.core import (
     ShapedArray,
     SourceInfo,
     Var,
+    abstract_eval_rules,
+    dtypes,
     new_jaxpr_eqn,
+    no_effects,
 )
-from lamina.ir.effects import no_effects
-from lamina.ir.primitives import abstract_eval_rules
 
 __all__ = [
     "DynamicJaxprTrace",

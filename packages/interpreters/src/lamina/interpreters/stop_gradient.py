@@ -14,8 +14,7 @@ import numpy as np
 
 from lamina.interpreters.ad import JVPTracer, Zero, tangent_aval
 from lamina.interpreters.staging import shaped_abstractify
-from lamina.ir import dtypes, tree_util
-from lamina.ir.primitives import Primitive
+from lamina.ir import Primitive, dtypes, tree_util
 
 __all__ = ["stop_gradient", "stop_gradient_p"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lamina.ir.core import AbstractToken, ClosedJaxpr, abstract_token
+from lamina.ir import AbstractToken, ClosedJaxpr, abstract_token
 
 __all__ = ["Token", "TokenSplit", "split_tokens"]
 

@@ -6,8 +6,7 @@ import functools
 import operator
 
 from lamina.interpreters.staging import describe_function, shaped_abstractify, trace_to_jaxpr
-from lamina.ir import dtypes, tree_util
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes, tree_util
 
 __all__ = ["ShapeDtypeStruct", "eval_shape", "make_jaxpr"]
 

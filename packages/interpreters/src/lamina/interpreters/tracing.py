@@ -32,8 +32,8 @@ from lamina.interpreters.errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from lamina.ir import impl_rules
 from lamina.ir import primitives as ir_primitives
-from lamina.ir.primitives import impl_rules
 
 __all__ = [
     "EvalTrace",

@@ -23,8 +23,7 @@ from lamina.interpreters import backend
 from lamina.interpreters.extended import is_extended_value
 from lamina.interpreters.sharding import Sharding, sharding_for_device
 from lamina.interpreters.tracing import Tracer
-from lamina.ir import dtypes, tree_util
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes, tree_util
 
 __all__ = ["block_until_ready", "device_get", "device_put", "live_arrays"]
 
@@ -58,7 +57,7 @@ def host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
     )
 
 
-def _placement(device: Any) -> tuple[Any, bool]:
+def placement(device: Any) -> tuple[Any, bool]:
     """(sharding, committed) for a ``device=`` argument."""
     if device is None:
         return sharding_for_device(backend.default_device()), False
@@ -120,7 +119,7 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
         from lamina.interpreters.device_put_primitive import traced_device_put
 
         return tree_util.tree_unflatten(tree, traced_device_put(leaves, device))
-    sharding, committed = _placement(device)
+    sharding, committed = placement(device)
 
     def put(leaf):
         if isinstance(leaf, ArrayImpl):
@@ -136,7 +135,7 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
 def device_put_value(value: np.ndarray, *, weak_type: bool = False, device: Any = None):
     """One NumPy array on a device, keeping its (canonicalized) dtype and ``weak_type``."""
     value, aval = host_value(value)
-    sharding, committed = _placement(device)
+    sharding, committed = placement(device)
     return _put_host_value(value, aval.update(weak_type=weak_type), sharding, committed)
 
 

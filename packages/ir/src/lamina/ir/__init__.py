@@ -18,10 +18,22 @@ from lamina.ir.core import (
     SourceInfo,
     Var,
     abstract_token,
+    is_extended_aval,
     new_jaxpr_eqn,
+    physical_aval,
 )
-from lamina.ir.effects import Effect, EffectTypeSet, no_effects, ordered_effects
+from lamina.ir.dtype_kinds import ExtendedDType, prng_key, register_extended_dtype
+from lamina.ir.dtypes import enable_x64
+from lamina.ir.effects import (
+    Effect,
+    EffectTypeSet,
+    control_flow_allowed_effects,
+    lowerable_effects,
+    no_effects,
+    ordered_effects,
+)
 from lamina.ir.lexer import JaxprSyntaxError
+from lamina.ir.parse_params import declare_param, parse_call_args, register_value_reader
 from lamina.ir.parser import parse_closed_jaxpr, parse_jaxpr
 from lamina.ir.pretty import pp_eqn, pp_jaxpr
 from lamina.ir.primitives import (
@@ -29,8 +41,18 @@ from lamina.ir.primitives import (
     Primitive,
     PrimitiveRegistry,
     RuleTable,
+    abstract_eval_rules,
+    batching_rules,
+    collective_rules,
     default_registry,
+    impl_rules,
+    jvp_rules,
+    lowering_rules,
+    partial_eval_rules,
+    remat_split_rules,
+    transpose_rules,
 )
+from lamina.ir.tree_errors import prefix_errors
 
 __all__ = [
     "AbstractToken",
@@ -39,6 +61,7 @@ __all__ = [
     "DropVar",
     "Effect",
     "EffectTypeSet",
+    "ExtendedDType",
     "Jaxpr",
     "JaxprEqn",
     "JaxprSyntaxError",
@@ -51,18 +74,38 @@ __all__ = [
     "ShapedArray",
     "SourceInfo",
     "Var",
+    "abstract_eval_rules",
     "abstract_token",
+    "batching_rules",
     "check_jaxpr",
+    "collective_rules",
+    "control_flow_allowed_effects",
+    "declare_param",
     "default_registry",
     "dtypes",
     "effects",
+    "enable_x64",
+    "impl_rules",
+    "is_extended_aval",
+    "jvp_rules",
+    "lowerable_effects",
+    "lowering_rules",
     "new_jaxpr_eqn",
     "no_effects",
     "ordered_effects",
+    "parse_call_args",
     "parse_closed_jaxpr",
     "parse_jaxpr",
+    "partial_eval_rules",
+    "physical_aval",
     "pp_eqn",
     "pp_jaxpr",
+    "prefix_errors",
+    "prng_key",
+    "register_extended_dtype",
+    "register_value_reader",
+    "remat_split_rules",
+    "transpose_rules",
     "tree",
     "tree_util",
 ]

@@ -18,12 +18,15 @@ __all__ = [
     "RuleTable",
     "abstract_eval_rules",
     "batching_rules",
+    "collective_rules",
     "default_registry",
     "impl_rules",
     "jvp_rules",
     "lowering_rules",
     "param_completion_rules",
+    "partial_eval_rules",
     "pp_param_rules",
+    "remat_split_rules",
     "set_bind_handler",
     "transpose_rules",
 ]
@@ -69,6 +72,16 @@ lowering_rules = RuleTable("Lowering")
 # a pp rule returns the params to print and a completion rule restores them when parsing.
 pp_param_rules = RuleTable("Pretty-printing")
 param_completion_rules = RuleTable("Parameter completion")
+# Primitives that need more than "stage the whole equation" when some operand is
+# unknown during partial evaluation: ``rule(trace, args, **params) -> outs``.
+partial_eval_rules = RuleTable("Partial evaluation")
+# Call-like primitives that rematerialization splits recursively:
+# ``rule(eqn, in_unknown, policy) -> (known_eqn, unknown_eqn, saved_vars)``.
+remat_split_rules = RuleTable("Rematerialization split")
+# Collectives over named axes (psum, axis_index, ...): ``(axis_names, rule)``, where
+# ``axis_names(params)`` gives the names the equation reduces over and the batching trace
+# of such a name runs ``rule(axis_data, vals, dims, **params)``.
+collective_rules = RuleTable("Collective batching")
 
 
 class PrimitiveRegistry:
@@ -148,6 +161,20 @@ class Primitive:
 
     def def_batching(self, rule):
         batching_rules[self] = rule
+        return rule
+
+    def def_partial_eval(self, rule):
+        partial_eval_rules[self] = rule
+        return rule
+
+    def def_remat_split(self, rule):
+        remat_split_rules[self] = rule
+        return rule
+
+    def def_collective(self, axis_names: Callable[[dict], Any], rule):
+        """``axis_names(params)``: the named axes the primitive works over; ``rule``
+        runs under the batching trace of such an axis."""
+        collective_rules[self] = (axis_names, rule)
         return rule
 
     def def_lowering(self, rule, platform: str | None = None):

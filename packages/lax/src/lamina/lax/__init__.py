@@ -9,8 +9,11 @@ primitives, ``select_n``, ``convert_element_type``, the shape primitives
 
 import sys as _sys
 
-from lamina.interpreters.device_put_primitive import device_put_p  # noqa: F401
-from lamina.interpreters.stop_gradient import stop_gradient, stop_gradient_p  # noqa: F401
+from lamina.interpreters import (  # noqa: F401
+    device_put_p,
+    stop_gradient,
+    stop_gradient_p,
+)
 from lamina.lax import linalg  # noqa: F401  (jax.lax.linalg is a public submodule)
 from lamina.lax.binary import *  # noqa: F403
 from lamina.lax.composite import *  # noqa: F403
@@ -40,6 +43,19 @@ from lamina.lax.unary import *  # noqa: F403
 from lamina.lax.windowed import *  # noqa: F403
 
 _install_operators()
+
+# Not part of jax.lax: what the layers above (numpy, nn) build on.
+from lamina.lax._common import aval_of  # noqa: F401, E402
+from lamina.lax.conversion import to_dtype  # noqa: F401, E402
+from lamina.lax.dot import canonicalize_precision  # noqa: F401, E402
+from lamina.lax.operators import (  # noqa: F401, E402
+    equal,
+    power,
+    promote_args,
+    promote_args_no_broadcast,
+    true_divide,
+)
+from lamina.lax.sorting import take_along  # noqa: F401, E402
 
 # Each module lists its public names in __all__; the package exports their union.
 _MODULES = (

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters.dispatch import def_standard_impl
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
-from lamina.ir.primitives import Primitive
+from lamina.interpreters import def_standard_impl
+from lamina.ir import Primitive, ShapedArray, dtypes
 
 __all__ = [
     "ANY",

@@ -7,8 +7,7 @@ import numpy as np
 
 from lamina.interpreters import ad, batching
 from lamina.interpreters.mlir import hlo
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import COMPLEX, aval_of, check_dtype, standard_primitive
 from lamina.lax.elementwise import neg
 

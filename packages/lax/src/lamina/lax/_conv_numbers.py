@@ -15,7 +15,7 @@ import operator
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from lamina.ir.parse_params import parse_call_args, register_value_reader
+from lamina.ir import parse_call_args, register_value_reader
 
 __all__ = [
     "ConvDimensionNumbers",

@@ -119,7 +119,7 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
     """The patches a ``filter_shape`` window sees, as features: output feature
     ``c * prod(filter_shape) + s`` is input feature ``c`` at window position ``s``
     (row-major over ``filter_shape``)."""
-    from lamina.interpreters.transfer import device_put_value
+    from lamina.interpreters import device_put_value
 
     lhs_aval = aval_of(lhs)
     filter_shape = tuple(int(f) for f in filter_shape)

@@ -14,7 +14,7 @@ import numpy as np
 
 from lamina.interpreters import ad
 from lamina.interpreters.mlir import hlo
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray
 from lamina.lax._common import FLOAT, NUMBER, aval_of, check_dtype, standard_primitive
 from lamina.lax.reductions import _compare, max_identity, min_identity, reduce_region
 

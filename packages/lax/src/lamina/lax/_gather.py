@@ -13,8 +13,7 @@ import numpy as np
 from lamina.interpreters import ad, batching, reverse
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import standard_primitive
 
 __all__ = [

@@ -15,16 +15,17 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
-from lamina.interpreters.calls import eval_jaxpr
-from lamina.interpreters.dispatch import def_standard_impl
-from lamina.interpreters.lowering import lower_jaxpr_body
+from lamina.interpreters import (
+    Tracer,
+    ad,
+    batching,
+    def_standard_impl,
+    eval_jaxpr,
+    lower_jaxpr_body,
+    trace_to_jaxpr,
+)
 from lamina.interpreters.mlir import hlo
-from lamina.interpreters.staging import trace_to_jaxpr
-from lamina.interpreters.tracing import Tracer
-from lamina.ir import dtypes, tree_util
-from lamina.ir.core import ShapedArray
-from lamina.ir.primitives import Primitive
+from lamina.ir import Primitive, ShapedArray, dtypes, tree_util
 from lamina.lax import reductions as _r
 from lamina.lax._common import ANY, aval_of
 

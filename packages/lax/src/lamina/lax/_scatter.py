@@ -10,13 +10,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from lamina.interpreters import batching
+from lamina.interpreters import batching, lower_jaxpr_body, trace_to_jaxpr
 from lamina.interpreters import mlir_builders as mb
-from lamina.interpreters.lowering import lower_jaxpr_body
 from lamina.interpreters.mlir import hlo, ir
-from lamina.interpreters.staging import trace_to_jaxpr
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax._gather import (
     GatherScatterMode,

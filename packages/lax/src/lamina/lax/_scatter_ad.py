@@ -7,8 +7,7 @@ import math
 
 import numpy as np
 
-from lamina.interpreters import ad, reverse
-from lamina.interpreters.staging import shaped_abstractify
+from lamina.interpreters import ad, reverse, shaped_abstractify
 from lamina.lax._gather import GatherDimensionNumbers, GatherScatterMode, gather_p
 from lamina.lax._scatter import (
     scatter_add_p,

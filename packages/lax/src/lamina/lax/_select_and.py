@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters import ad, batching, reverse
-from lamina.interpreters.dispatch import def_standard_impl
-from lamina.interpreters.lowering import lower_jaxpr_body
+from lamina.interpreters import ad, batching, def_standard_impl, lower_jaxpr_body, reverse
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir.core import ShapedArray
-from lamina.ir.primitives import Primitive
+from lamina.ir import Primitive, ShapedArray
 from lamina.lax._common import aval_of, standard_primitive
 from lamina.lax.reductions import _compare, max_identity, min_identity, reduce_region
 

@@ -11,8 +11,7 @@ import numpy as np
 
 from lamina.interpreters import ad, batching, reverse
 from lamina.interpreters.mlir import chlo, hlo
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import (
     ANY,
     COMPLEX,
@@ -195,10 +194,10 @@ def pow(x, y):
 
 
 def _pow_jvp_x(t, ans, x, y):
-    from lamina.lax.conversion import _convert_element_type
+    from lamina.lax.conversion import to_dtype
 
     x_dtype = dtypes.dtype(x)
-    y_as_x = _convert_element_type(y, x_dtype) if dtypes.dtype(y) != x_dtype else y
+    y_as_x = to_dtype(y, x_dtype) if dtypes.dtype(y) != x_dtype else y
     y_minus_one = y - 1 if type(y) is int else sub(y, _const(1, y))
     return mul(t, mul(y_as_x, pow(x, y_minus_one)))
 

@@ -7,13 +7,9 @@ import functools
 
 import numpy as np
 
-from lamina.interpreters import backend
-from lamina.interpreters.calls import eval_jaxpr
+from lamina.interpreters import backend, eval_jaxpr, shaped_abstractify, trace_to_jaxpr
 from lamina.interpreters.mlir import hlo, ir
-from lamina.interpreters.staging import shaped_abstractify, trace_to_jaxpr
-from lamina.ir import dtypes, tree_util
-from lamina.ir.core import ClosedJaxpr, ShapedArray
-from lamina.ir.primitives import Primitive
+from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, dtypes, tree_util
 from lamina.lax._common import standard_primitive
 
 __all__ = ["composite", "dce_sink", "dce_sink_p", "empty", "platform_dependent"]

@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import inspect
 
-from lamina.interpreters import ad, batching
-from lamina.interpreters.calls import eval_jaxpr
-from lamina.interpreters.partial_eval import PartialEvalTrace
-from lamina.interpreters.staging import describe_function, shaped_abstractify, trace_to_jaxpr
-from lamina.interpreters.tracing import find_current_trace, set_current_trace
-from lamina.ir import tree_util
-from lamina.ir.core import ClosedJaxpr
+from lamina.interpreters import (
+    PartialEvalTrace,
+    ad,
+    batching,
+    describe_function,
+    eval_jaxpr,
+    find_current_trace,
+    set_current_trace,
+    shaped_abstractify,
+    trace_to_jaxpr,
+)
+from lamina.ir import ClosedJaxpr, tree_util
 
 __all__: list[str] = []
 
@@ -54,7 +59,7 @@ def trace_function(fun, in_tree, in_avals, debug: str | None = None):
 def with_leading_inputs(closed: ClosedJaxpr, avals_before, avals_after=()) -> ClosedJaxpr:
     """``closed`` taking unused inputs of ``avals_before`` in front of its own inputs
     and of ``avals_after`` behind them."""
-    from lamina.ir.core import Var
+    from lamina.ir import Var
 
     before = [Var(a) for a in avals_before]
     after = [Var(a) for a in avals_after]

@@ -16,17 +16,20 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
-from lamina.interpreters.dispatch import def_standard_impl
-from lamina.interpreters.lowering import lower_jaxpr_body
+from lamina.interpreters import (
+    Tracer,
+    ad,
+    backward_pass,
+    batching,
+    def_standard_impl,
+    describe_function,
+    is_undefined_primal,
+    lower_jaxpr_body,
+    set_current_trace,
+    trace_to_jaxpr,
+)
 from lamina.interpreters.mlir import hlo, ir
-from lamina.interpreters.partial_eval import partial_eval_rules
-from lamina.interpreters.reverse import backward_pass, is_undefined_primal
-from lamina.interpreters.staging import describe_function, trace_to_jaxpr
-from lamina.interpreters.tracing import Tracer, set_current_trace
-from lamina.ir import dtypes, tree_util
-from lamina.ir.core import ClosedJaxpr, Var
-from lamina.ir.primitives import Primitive
+from lamina.ir import ClosedJaxpr, Primitive, Var, dtypes, tree_util
 from lamina.lax import control_flow_common as cfc
 
 __all__ = ["cond", "cond_p", "switch"]
@@ -301,7 +304,7 @@ def _taking_all_residuals(staged, all_res, offset, count):
     return ClosedJaxpr(jaxpr.replace(invars=invars), staged.consts)
 
 
-partial_eval_rules[cond_p] = _cond_partial_eval
+cond_p.def_partial_eval(_cond_partial_eval)
 
 
 def _cond_transpose(cts, index, *ops, branches):
@@ -333,7 +336,7 @@ def _cond_transpose(cts, index, *ops, branches):
 
 
 def ad_undefined(aval):
-    from lamina.interpreters.reverse import UndefinedPrimal
+    from lamina.interpreters import UndefinedPrimal
 
     return UndefinedPrimal(aval)
 

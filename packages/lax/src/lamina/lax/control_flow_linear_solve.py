@@ -18,12 +18,15 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from lamina.interpreters import ad, batching
-from lamina.interpreters.calls import eval_jaxpr
-from lamina.interpreters.dispatch import def_standard_impl
-from lamina.interpreters.lowering import lower_jaxpr_body
-from lamina.interpreters.reverse import is_undefined_primal
-from lamina.ir.primitives import Primitive
+from lamina.interpreters import (
+    ad,
+    batching,
+    def_standard_impl,
+    eval_jaxpr,
+    is_undefined_primal,
+    lower_jaxpr_body,
+)
+from lamina.ir import Primitive
 from lamina.lax import control_flow_common as cfc
 
 __all__ = ["linear_solve_p"]

@@ -17,16 +17,18 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
-from lamina.interpreters.dispatch import def_standard_impl
-from lamina.interpreters.lowering import lower_jaxpr_body
+from lamina.interpreters import (
+    Tracer,
+    ad,
+    batching,
+    def_standard_impl,
+    describe_function,
+    lower_jaxpr_body,
+    set_current_trace,
+    trace_to_jaxpr,
+)
 from lamina.interpreters.mlir import hlo, ir
-from lamina.interpreters.partial_eval import partial_eval_rules
-from lamina.interpreters.staging import describe_function, trace_to_jaxpr
-from lamina.interpreters.tracing import Tracer, set_current_trace
-from lamina.ir import dtypes, tree_util
-from lamina.ir.core import ClosedJaxpr, Var
-from lamina.ir.primitives import Primitive
+from lamina.ir import ClosedJaxpr, Primitive, Var, dtypes, tree_util
 from lamina.lax import control_flow_common as cfc
 
 __all__ = ["fori_loop", "while_loop", "while_p"]
@@ -276,7 +278,7 @@ def _drop_inputs(closed, drop):
     )
 
 
-partial_eval_rules[while_p] = _while_partial_eval
+while_p.def_partial_eval(_while_partial_eval)
 
 
 def _while_transpose(cts, *args, **params):

@@ -17,15 +17,18 @@ carry. Under ``vmap`` the body is batched, the batched carries found by a fixed 
 
 from __future__ import annotations
 
-from lamina.interpreters import ad, batching
-from lamina.interpreters.dispatch import def_standard_impl
-from lamina.interpreters.partial_eval import partial_eval_rules
-from lamina.interpreters.reverse import UndefinedPrimal, backward_pass, is_undefined_primal
-from lamina.interpreters.staging import describe_function, trace_to_jaxpr
-from lamina.interpreters.tracing import set_current_trace
-from lamina.ir import tree_util
-from lamina.ir.core import ClosedJaxpr, ShapedArray
-from lamina.ir.primitives import Primitive
+from lamina.interpreters import (
+    UndefinedPrimal,
+    ad,
+    backward_pass,
+    batching,
+    def_standard_impl,
+    describe_function,
+    is_undefined_primal,
+    set_current_trace,
+    trace_to_jaxpr,
+)
+from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, tree_util
 from lamina.lax import control_flow_common as cfc
 from lamina.lax.control_flow_scan_lowering import scan_lowering
 
@@ -301,7 +304,7 @@ def _scan_partial_eval(trace, args, *, jaxpr, num_consts, num_carry, length, **p
     return [next(u_it) if u else next(k_it) for u in out_uk]
 
 
-partial_eval_rules[scan_p] = _scan_partial_eval
+scan_p.def_partial_eval(_scan_partial_eval)
 
 
 def _forwarded_residuals(known: ClosedJaxpr, n_consts, n_carry, n_ys):

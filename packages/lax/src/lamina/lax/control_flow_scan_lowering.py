@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from lamina.interpreters import lower_jaxpr_body
 from lamina.interpreters import mlir_builders as mb
-from lamina.interpreters.lowering import lower_jaxpr_body
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir.core import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray, physical_aval
+from lamina.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray, physical_aval
 
 __all__ = ["scan_lowering"]
 

@@ -12,8 +12,14 @@ Values ``matvec`` or ``f`` close over get their derivatives through the linear p
 
 from __future__ import annotations
 
-from lamina.interpreters import closure_convert, custom_jvp, jvp, linear_transpose, linearize
-from lamina.interpreters.stop_gradient import stop_gradient
+from lamina.interpreters import (
+    closure_convert,
+    custom_jvp,
+    jvp,
+    linear_transpose,
+    linearize,
+    stop_gradient,
+)
 from lamina.ir import tree_util
 from lamina.lax import control_flow_common as cfc
 from lamina.lax.control_flow_linear_solve import _bind, _LinearSolveTuple, linear_solve_p

@@ -11,11 +11,8 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
-from lamina.interpreters.tracing import Tracer
-from lamina.interpreters.transfer import device_put_value
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.interpreters import Tracer, ad, batching, device_put_value
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import FLOAT, aval_of, check_dtype, standard_primitive
 
 __all__ = [
@@ -58,7 +55,7 @@ convert_element_type_p.def_pp_params(
 )
 
 
-def _convert_element_type(operand, new_dtype, weak_type: bool = False, sharding=None):
+def to_dtype(operand, new_dtype, weak_type: bool = False, sharding=None):
     """Convert ``operand`` to ``new_dtype`` (already canonical) with ``weak_type``.
     Host values (Python and NumPy scalars and arrays) are converted on the host, as JAX
     folds them; an array already of that type is returned as it is."""
@@ -95,7 +92,7 @@ def convert_element_type(operand, new_dtype):
     """``operand`` as an array of dtype ``new_dtype`` (not weakly typed). Float to
     integer conversion rounds towards zero; conversion to bool tests for non-zero."""
     new_dtype = dtypes.check_and_canonicalize_user_dtype(new_dtype, "convert_element_type")
-    return _convert_element_type(operand, new_dtype, weak_type=False)
+    return to_dtype(operand, new_dtype, weak_type=False)
 
 
 def _convert_element_type_transpose(ct, operand, *, new_dtype, weak_type, sharding):

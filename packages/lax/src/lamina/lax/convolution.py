@@ -14,8 +14,7 @@ import numpy as np
 
 from lamina.interpreters import ad, reverse
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax._conv_numbers import (
     ConvDimensionNumbers,

@@ -17,9 +17,7 @@ import numpy as np
 
 from lamina.interpreters import ad, reverse
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
-from lamina.ir.parse_params import register_value_reader
+from lamina.ir import ShapedArray, dtypes, register_value_reader
 from lamina.lax._common import aval_of, standard_primitive
 
 __all__ = [

@@ -9,11 +9,9 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import ad, batching, reverse
+from lamina.interpreters import Tracer, ad, batching, reverse
 from lamina.interpreters.mlir import hlo
-from lamina.interpreters.tracing import Tracer
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import aval_of, check_same_dtypes, standard_primitive
 
 __all__ = [
@@ -211,7 +209,7 @@ def _split_index_array(indices):
 def start_indices_for(name: str, shape, start_indices, allow_negative_indices):
     """The start indices as operands: negative ones wrapped (statically for Python and
     NumPy integers, with ``select_n`` for traced signed ones) where allowed."""
-    from lamina.lax.conversion import _convert_element_type
+    from lamina.lax.conversion import to_dtype
     from lamina.lax.elementwise import add, lt, select_n
 
     indices = _split_index_array(start_indices)
@@ -242,7 +240,7 @@ def start_indices_for(name: str, shape, start_indices, allow_negative_indices):
             out.append(i)
             continue
         negative = lt(i, np.zeros((), aval.dtype))
-        strong = _convert_element_type(i, aval.dtype, False) if aval.weak_type else i
+        strong = to_dtype(i, aval.dtype, False) if aval.weak_type else i
         out.append(select_n(negative, i, add(strong, np.array(d, aval.dtype))))
     return out
 

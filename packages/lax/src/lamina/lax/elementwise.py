@@ -17,9 +17,7 @@ import numpy as np
 
 from lamina.interpreters import ad, batching, reverse
 from lamina.interpreters.mlir import chlo, hlo
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
-from lamina.ir.primitives import abstract_eval_rules
+from lamina.ir import ShapedArray, abstract_eval_rules, dtypes
 from lamina.lax._common import (
     ANY,
     INEXACT,

@@ -14,11 +14,9 @@ import math
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
-from lamina.interpreters.jit import jit
+from lamina.interpreters import ad, batching, jit
 from lamina.interpreters.mlir import hlo
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import aval_of, standard_primitive
 from lamina.lax.conversion import convert_element_type
 from lamina.lax.elementwise import mul

@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import Tracer
 from lamina.ir import dtypes
 from lamina.lax._common import aval_of
 
@@ -101,7 +101,7 @@ def collapse(operand, start_dimension, stop_dimension=None):
 
 def _fill_scalar(name, fill_value, dtype, weak_type):
     """``fill_value`` as a scalar of ``dtype`` (host values converted on the host)."""
-    from lamina.lax.conversion import _convert_element_type
+    from lamina.lax.conversion import to_dtype
 
     aval = aval_of(fill_value)
     if aval.ndim:
@@ -111,14 +111,14 @@ def _fill_scalar(name, fill_value, dtype, weak_type):
     if isinstance(fill_value, Tracer) or hasattr(fill_value, "aval"):
         if dtype is None:
             return fill_value
-        return _convert_element_type(fill_value, dtype, weak_type)
+        return to_dtype(fill_value, dtype, weak_type)
     if dtype is None:
         if dtypes.is_python_scalar(fill_value):
             return fill_value  # stays weakly typed
         return np.asarray(fill_value, aval.dtype)
     value = np.asarray(fill_value, dtype)
     if weak_type:
-        from lamina.interpreters.transfer import device_put_value
+        from lamina.interpreters import device_put_value
 
         return device_put_value(value, weak_type=True)
     return value

@@ -13,13 +13,9 @@ import enum
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
-from lamina.interpreters.batching import moveaxis, not_mapped
+from lamina.interpreters import Token, ad, batching, moveaxis, not_mapped
 from lamina.interpreters.mlir import hlo, ir
-from lamina.interpreters.tokens import Token
-from lamina.ir import dtypes, tree_util
-from lamina.ir.core import AbstractToken, ShapedArray, abstract_token
-from lamina.ir.primitives import Primitive
+from lamina.ir import AbstractToken, Primitive, ShapedArray, abstract_token, dtypes, tree_util
 from lamina.lax._common import aval_of, check_dtype, standard_primitive
 from lamina.lax.elementwise import eq, select_n
 from lamina.lax.shapes import broadcast_in_dim, iota
@@ -255,7 +251,7 @@ def index_take(src, idxs, axes):
 
 def shape_as_value(shape):
     """``shape`` as an int32 array (shapes here are always concrete)."""
-    from lamina.interpreters.transfer import device_put
+    from lamina.interpreters import device_put
 
     return device_put(np.asarray([int(d) for d in shape], np.int32))
 
@@ -264,14 +260,13 @@ def stage(x, /):
     """``x`` as an array: a value of the current transformation if it is traced, else
     put on the device. Like JAX, staging leaves no equation in a Jaxpr: a traced value
     is already staged and a constant becomes a literal where it is used."""
-    from lamina.interpreters.tracing import Tracer
-    from lamina.interpreters.transfer import device_put
+    from lamina.interpreters import Tracer, device_put
 
     return x if isinstance(x, Tracer) else device_put(x)
 
 
 def _stage_impl(x):
-    from lamina.interpreters.transfer import device_put
+    from lamina.interpreters import device_put
 
     return device_put(x)
 

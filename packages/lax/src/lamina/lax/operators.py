@@ -17,17 +17,19 @@ from __future__ import annotations
 import numpy as np
 from jaxlib.xla_client import ArrayImpl
 
-from lamina.interpreters import tracing
-from lamina.interpreters.array import set_array_attribute
-from lamina.interpreters.dispatch import scalar_array
-from lamina.interpreters.jit import jit
-from lamina.interpreters.tracing import Tracer
-from lamina.interpreters.transfer import device_put_value
+from lamina.interpreters import (
+    Tracer,
+    device_put_value,
+    jit,
+    scalar_array,
+    set_array_attribute,
+    tracing,
+)
 from lamina.ir import dtypes
 from lamina.lax import binary, unary
 from lamina.lax import elementwise as ew
 from lamina.lax._common import aval_of
-from lamina.lax.conversion import _convert_element_type
+from lamina.lax.conversion import to_dtype
 from lamina.lax.dot import dot_general
 from lamina.lax.shapes import broadcast_in_dim
 
@@ -84,7 +86,7 @@ def promote_args(fun_name: str, *args):
         if type(x) in _PY_SCALARS:
             out.append(_weak_scalar(x, dtype) if aval.dtype != dtype else x)
         elif aval.dtype != dtype or aval.weak_type != weak:
-            out.append(_convert_element_type(x, dtype, weak_type=weak))
+            out.append(to_dtype(x, dtype, weak_type=weak))
         else:
             out.append(x)
     return _promote_shapes(fun_name, out, avals)
@@ -206,8 +208,8 @@ def true_divide(x, y):
     dtype, weak = dtypes.result_type(*avals, return_weak_type_flag=True)
     if not dtypes.issubdtype(dtype, np.inexact):
         dtype = dtypes.to_inexact_dtype(dtype)
-        x = _convert_element_type(x, dtype, weak_type=weak and avals[0].weak_type)
-        y = _convert_element_type(y, dtype, weak_type=weak and avals[1].weak_type)
+        x = to_dtype(x, dtype, weak_type=weak and avals[0].weak_type)
+        y = to_dtype(y, dtype, weak_type=weak and avals[1].weak_type)
     x, y = promote_args("true_divide", x, y)
     return ew.div(x, y)
 
@@ -244,7 +246,7 @@ def promote_args_no_broadcast(fun_name, *args):
     out = []
     for x, aval in zip(args, avals, strict=True):
         if aval.dtype != dtype or aval.weak_type != weak:
-            x = _convert_element_type(x, dtype, weak_type=weak)
+            x = to_dtype(x, dtype, weak_type=weak)
         out.append(x)
     return out
 

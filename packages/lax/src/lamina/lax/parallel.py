@@ -3,7 +3,7 @@ them: ``psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``all_to_all``,
 ``ppermute``, ``psum_scatter``, ``axis_index``, ``axis_size``.
 
 Under the vmap whose ``axis_name`` a collective names, its batching rule (registered in
-``batching.collective_rules``) rewrites it into array operations over the batch axis:
+``collective_rules``) rewrites it into array operations over the batch axis:
 ``psum`` over a named axis becomes ``psum`` over the positional batch dimension, as in
 JAX. Positional axes (integers in ``axis_name``) reduce array dimensions directly. A
 name no enclosing vmap binds raises ``NameError`` (``shard_map`` arrives with the
@@ -14,13 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
-from lamina.interpreters.batching import axis_env, not_mapped
-from lamina.interpreters.lowering import lower_fun
-from lamina.interpreters.reverse import is_undefined_primal
-from lamina.ir import tree_util
-from lamina.ir.core import ShapedArray
-from lamina.ir.primitives import Primitive
+from lamina.interpreters import ad, axis_env, batching, is_undefined_primal, lower_fun, not_mapped
+from lamina.ir import Primitive, ShapedArray, tree_util
 from lamina.lax._common import aval_of
 from lamina.lax.conversion import convert_element_type
 from lamina.lax.elementwise import add, mul
@@ -129,7 +124,7 @@ def _reduction(name: str, reduce_positional, unbatched_scale: bool):
             multiple_results=True,
         )
     )
-    batching.collective_rules[prim] = (lambda params: _named(params["axes"]), collective)
+    prim.def_collective(lambda params: _named(params["axes"]), collective)
     prim.def_batching(_positional_batching(prim))
     return prim
 
@@ -258,7 +253,7 @@ def _axis_index_collective(axis_data, vals, dims, *, axis_name):
 axis_index_p.def_impl(_axis_index_impl)
 axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
 ad.zero_jvp(axis_index_p)
-batching.collective_rules[axis_index_p] = (lambda p: _names(p["axis_name"]), _axis_index_collective)
+axis_index_p.def_collective(lambda p: _names(p["axis_name"]), _axis_index_collective)
 
 
 def axis_index(axis_name):

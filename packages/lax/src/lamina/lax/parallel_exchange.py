@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
-from lamina.interpreters.batching import moveaxis, not_mapped
-from lamina.ir import tree_util
-from lamina.ir.core import ShapedArray
-from lamina.ir.primitives import Primitive
+from lamina.interpreters import ad, batching, moveaxis, not_mapped
+from lamina.ir import Primitive, ShapedArray, tree_util
 from lamina.lax._common import aval_of
 from lamina.lax.elementwise import mul
 from lamina.lax.parallel import _check_bound, _dtype, _names, _no_groups, axis_size
@@ -47,7 +44,7 @@ def _collective_primitive(name: str, abstract_eval, collective, names_of):
 
     prim.def_impl(impl)
     prim.def_abstract_eval(abstract)
-    batching.collective_rules[prim] = (lambda p: _names(names_of(p)), collective)
+    prim.def_collective(lambda p: _names(names_of(p)), collective)
     return prim
 
 

@@ -8,10 +8,15 @@ effect, so an unused ``psend`` is not removed from a program as dead code.
 
 from __future__ import annotations
 
-from lamina.ir import tree_util
-from lamina.ir.core import ShapedArray, abstract_token
-from lamina.ir.effects import Effect, control_flow_allowed_effects, lowerable_effects
-from lamina.ir.primitives import Primitive
+from lamina.ir import (
+    Effect,
+    Primitive,
+    ShapedArray,
+    abstract_token,
+    control_flow_allowed_effects,
+    lowerable_effects,
+    tree_util,
+)
 from lamina.lax.parallel import _check_bound, _names
 
 __all__ = ["precv", "psend"]

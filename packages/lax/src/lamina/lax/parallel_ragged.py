@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
-from lamina.interpreters.batching import moveaxis, not_mapped
-from lamina.ir.core import ShapedArray
+from lamina.interpreters import ad, batching, moveaxis, not_mapped
+from lamina.ir import ShapedArray
 from lamina.lax._common import aval_of
 from lamina.lax.parallel import _names, _no_groups
 from lamina.lax.parallel_exchange import _collective_primitive, all_to_all

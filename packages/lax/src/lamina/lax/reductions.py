@@ -12,8 +12,7 @@ import numpy as np
 
 from lamina.interpreters import ad, batching
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import ANY, NUMBER, aval_of, check_dtype, standard_primitive
 
 __all__ = [

@@ -12,7 +12,7 @@ import numpy as np
 
 from lamina.interpreters import ad, batching, reverse
 from lamina.interpreters.mlir import hlo
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray
 from lamina.lax._common import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax.filling import (
     broadcast,

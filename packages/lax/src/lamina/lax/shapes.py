@@ -13,12 +13,9 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
+from lamina.interpreters import Tracer, ad, batching, device_put_value
 from lamina.interpreters.mlir import hlo
-from lamina.interpreters.tracing import Tracer
-from lamina.interpreters.transfer import device_put_value
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import NUMERIC, aval_of, check_dtype, standard_primitive
 
 __all__ = [

@@ -10,10 +10,8 @@ message saying so, rather than silently ignored.
 
 from __future__ import annotations
 
-from lamina.interpreters import ad
-from lamina.interpreters.sharding import Sharding
-from lamina.ir import tree_util
-from lamina.ir.primitives import Primitive
+from lamina.interpreters import Sharding, ad
+from lamina.ir import Primitive, tree_util
 
 __all__ = ["sharding_constraint_p", "with_sharding_constraint"]
 
@@ -21,7 +19,7 @@ sharding_constraint_p = Primitive("sharding_constraint")
 
 
 def _impl(x, *, sharding, layout, context_mesh, unconstrained_dims):
-    from lamina.interpreters.transfer import device_put
+    from lamina.interpreters import device_put
 
     del layout, context_mesh, unconstrained_dims
     return device_put(x, sharding)

@@ -11,7 +11,7 @@ import numpy as np
 
 from lamina.interpreters import ad
 from lamina.interpreters.mlir import hlo
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray
 from lamina.lax._common import aval_of, standard_primitive
 from lamina.lax.dynamic_slicing import (
     check_slice_sizes,

@@ -13,8 +13,7 @@ import numpy as np
 
 from lamina.interpreters import ad, batching
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import aval_of, standard_primitive
 from lamina.lax.shapes import broadcasted_iota
 

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
+from lamina.interpreters import ad, batching, trace_to_jaxpr
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import chlo
-from lamina.interpreters.staging import trace_to_jaxpr
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import FLOAT, check_dtype, check_same_dtypes, standard_primitive
 from lamina.lax.elementwise import (
     add,

@@ -16,8 +16,7 @@ import numpy as np
 
 from lamina.interpreters import ad
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import FLOAT, aval_of, check_dtype, check_same_dtypes
 from lamina.lax._special_gamma_incomplete import (
     gamma_sample_derivative,

@@ -7,7 +7,7 @@ import operator
 
 from lamina.interpreters import ad, batching, reverse
 from lamina.interpreters.mlir import hlo
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray
 from lamina.lax._common import aval_of, check_same_dtypes, standard_primitive
 
 __all__ = ["stack", "stack_p", "tile", "tile_p", "unstack", "unstack_p"]

@@ -18,8 +18,7 @@ import numpy as np
 
 from lamina.interpreters import ad, batching
 from lamina.interpreters.mlir import chlo, hlo
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import COMPLEX, FLOAT, INEXACT, INT, NUMERIC, check_dtype
 from lamina.lax._common import standard_primitive as _standard_primitive
 from lamina.lax._complex_parts import conj, conj_p, imag, imag_p, real, real_p

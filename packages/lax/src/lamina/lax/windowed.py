@@ -12,13 +12,9 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
-from lamina.interpreters.dispatch import def_standard_impl
-from lamina.interpreters.lowering import lower_jaxpr_body
+from lamina.interpreters import ad, batching, def_standard_impl, lower_jaxpr_body
 from lamina.interpreters.mlir import hlo
-from lamina.ir import tree_util
-from lamina.ir.core import ClosedJaxpr, ShapedArray
-from lamina.ir.primitives import Primitive
+from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, tree_util
 from lamina.lax._common import ANY, NUMBER, aval_of, check_dtype, standard_primitive
 from lamina.lax.reductions import max_identity, min_identity, reduce_region
 
@@ -301,7 +297,7 @@ def _monoid_window(computation, init_values):
     """The windowed primitive that ``computation`` from ``init_values`` is (add from 0,
     max/min from their identities), as JAX recognises them; None otherwise."""
     from lamina import lax
-    from lamina.interpreters.tracing import Tracer
+    from lamina.interpreters import Tracer
 
     if len(init_values) != 1 or isinstance(init_values[0], Tracer):
         return None

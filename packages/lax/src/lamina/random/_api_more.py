@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters.errors import ConcretizationTypeError
+from lamina.interpreters import ConcretizationTypeError
 from lamina.ir import dtypes
 from lamina.lax import convert_element_type, slice_in_dim
 from lamina.lax import reshape as lax_reshape

@@ -11,8 +11,7 @@ from functools import partial
 
 import numpy as np
 
-from lamina.interpreters import ad, batching, default_backend, vmap
-from lamina.interpreters.lowering import lower_fun
+from lamina.interpreters import ad, batching, default_backend, lower_fun, vmap
 from lamina.ir import dtypes
 from lamina.lax import (
     abs as lax_abs,
@@ -276,11 +275,11 @@ def _power(x, p):
 
 def _reciprocal(p):
     # 1 / p as jnp computes it: p as a (weak) float first.
-    from lamina.lax.conversion import _convert_element_type
+    from lamina.lax.conversion import to_dtype
 
     aval = p.aval
     if not dtypes.issubdtype(aval.dtype, np.inexact):
-        p = _convert_element_type(p, dtypes.default_float_dtype(), weak_type=aval.weak_type)
+        p = to_dtype(p, dtypes.default_float_dtype(), weak_type=aval.weak_type)
     return 1.0 / p
 
 

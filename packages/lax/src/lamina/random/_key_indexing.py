@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from lamina import lax
-from lamina.interpreters.array import Array
+from lamina.interpreters import Array
 from lamina.lax._common import aval_of
 from lamina.random._ops import take
 

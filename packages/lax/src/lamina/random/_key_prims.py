@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
-from lamina.interpreters.array import ArrayImpl
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.extended import apply_extended, lower_on_physical, physical_value
-from lamina.interpreters.transfer import device_put
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray, physical_aval
-from lamina.ir.primitives import Primitive
+from lamina.interpreters import (
+    ArrayImpl,
+    ad,
+    apply_extended,
+    batching,
+    device_put,
+    lower_on_physical,
+    physical_value,
+    vmap,
+)
+from lamina.ir import Primitive, ShapedArray, dtypes, physical_aval
 from lamina.lax import broadcast_in_dim, broadcast_shapes
 from lamina.lax._common import aval_of
 from lamina.lax.elementwise import broadcasting_shape

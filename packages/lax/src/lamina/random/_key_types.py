@@ -18,10 +18,8 @@ from typing import NamedTuple
 import numpy as np
 
 from lamina import lax
-from lamina.interpreters import tracing
-from lamina.interpreters.array import Array
-from lamina.ir.core import ShapedArray
-from lamina.ir.dtype_kinds import ExtendedDType, prng_key, register_extended_dtype
+from lamina.interpreters import Array, tracing
+from lamina.ir import ExtendedDType, ShapedArray, prng_key, register_extended_dtype
 
 __all__ = [
     "THREEFRY",

@@ -11,9 +11,8 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters.array import Array
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.interpreters import Array
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import aval_of
 from lamina.random._key_prims import (
     random_bits,

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters import jit
-from lamina.interpreters.array import Array
+from lamina.interpreters import Array, jit
 from lamina.ir import dtypes
 from lamina.lax import (
     GatherDimensionNumbers,
@@ -106,9 +105,9 @@ def promote_inexact(x):
 
 
 def _to_weak_float(x):
-    from lamina.lax.conversion import _convert_element_type
+    from lamina.lax.conversion import to_dtype
 
-    return _convert_element_type(x, dtypes.default_float_dtype(), weak_type=True)
+    return to_dtype(x, dtypes.default_float_dtype(), weak_type=True)
 
 
 def broadcast_to(x, shape):

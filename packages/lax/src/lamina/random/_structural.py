@@ -9,7 +9,7 @@ key<fry> ...``).
 
 from __future__ import annotations
 
-from lamina.interpreters.extended import allow_extended, lower_on_physical
+from lamina.interpreters import allow_extended, lower_on_physical
 from lamina.lax import reduce_and, reduce_or
 from lamina.lax._gather import gather_p
 from lamina.lax._scatter import scatter_p

@@ -17,8 +17,7 @@ import numpy as np
 
 from lamina.interpreters import ad, batching
 from lamina.interpreters.mlir import hlo
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax import (
     bitwise_or,
     bitwise_xor,

@@ -12,7 +12,7 @@ import numpy as np
 import lamina.lax as lax
 import lamina.numpy as jnp
 from lamina.interpreters import custom_jvp, jit
-from lamina.numpy._util import check_arraylike, promote_args_inexact, to_array
+from lamina.numpy import check_arraylike, promote_args_inexact, to_array
 
 __all__ = [
     "celu",

@@ -14,11 +14,9 @@ import numpy as np
 
 import lamina.lax as lax
 import lamina.numpy as jnp
-from lamina.interpreters import config, custom_jvp, jit
-from lamina.interpreters.errors import ConcretizationTypeError
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import ConcretizationTypeError, Tracer, config, custom_jvp, jit
 from lamina.ir import dtypes
-from lamina.numpy._util import canonicalize_axes, check_arraylike, promote_args_inexact
+from lamina.numpy import canonicalize_axes, check_arraylike, promote_args_inexact
 
 __all__ = ["log_softmax", "logmeanexp", "logsumexp", "one_hot", "softmax", "standardize"]
 

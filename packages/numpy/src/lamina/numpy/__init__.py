@@ -46,3 +46,11 @@ from lamina.numpy.array_methods import install_array_methods as _install  # noqa
 
 _install()
 del _name, _module, _install
+
+# Not part of jax.numpy: what the layers above (nn, scipy) build on.
+from lamina.numpy._util import (  # noqa: E402, F401
+    canonicalize_axes,
+    check_arraylike,
+    promote_args_inexact,
+    to_array,
+)

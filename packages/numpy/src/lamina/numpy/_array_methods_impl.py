@@ -12,13 +12,19 @@ import warnings
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters.errors import ConcretizationTypeError
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import ConcretizationTypeError, Tracer
 from lamina.ir import dtypes
-from lamina.lax import bitcast_convert_type, full_like, ne, reduce_or, reshape, rev
-from lamina.lax._common import aval_of
-from lamina.lax.conversion import _convert_element_type
-from lamina.lax.operators import equal
+from lamina.lax import (
+    aval_of,
+    bitcast_convert_type,
+    equal,
+    full_like,
+    ne,
+    reduce_or,
+    reshape,
+    rev,
+    to_dtype,
+)
 
 __all__: list[str] = []
 
@@ -52,7 +58,7 @@ def astype(self, dtype, copy=False, device=None):
             stacklevel=2,
         )
         x = lax.real(x)
-    out = _convert_element_type(x, dtype, weak_type=False)
+    out = to_dtype(x, dtype, weak_type=False)
     if device is not None:
         from lamina.interpreters import device_put
 
@@ -71,7 +77,7 @@ def _bits_of(x):
         x = reshape(x, (*shape[:-2], shape[-2] * 2) if len(shape) > 1 else (2,))
         dtype = aval_of(x).dtype
     if dtype == np.bool_:
-        return _convert_element_type(x, np.uint8, weak_type=False)
+        return to_dtype(x, np.uint8, weak_type=False)
     return bitcast_convert_type(x, np.dtype(f"uint{dtype.itemsize * 8}"))
 
 
@@ -263,7 +269,7 @@ def array_namespace(self, *, api_version=None):
 
 
 def array_module(self, types):
-    from lamina.interpreters.array import Array
+    from lamina.interpreters import Array
 
     if all(issubclass(t, Array) for t in types):
         return importlib.import_module("lamina.numpy")

@@ -8,11 +8,9 @@ import operator
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters.tracing import Tracer
-from lamina.interpreters.transfer import copy_array
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray, physical_aval
-from lamina.lax.conversion import _convert_element_type
+from lamina.interpreters import Tracer, copy_array
+from lamina.ir import ShapedArray, dtypes, physical_aval
+from lamina.lax import to_dtype
 from lamina.numpy._util import aval_of, check_arraylike
 
 __all__ = [
@@ -38,9 +36,9 @@ def _place(out, device):
     they are."""
     if device is None or isinstance(out, Tracer):
         return out
-    from lamina.interpreters.transfer import _placement
+    from lamina.interpreters import placement
 
-    return copy_array(out, _placement(device)[0])
+    return copy_array(out, placement(device)[0])
 
 
 def _shape_error(sizes, fun_name: str, arg_name: str | None) -> TypeError:
@@ -125,7 +123,7 @@ def _wrapped_scalar(value, dtype):
         info = np.iinfo(dtypes.default_int_dtype())
         if not info.min <= value <= info.max:
             wrapped = np.asarray(value, np.int64).astype(info.dtype)
-            return _convert_element_type(wrapped, info.dtype, weak_type=True)
+            return to_dtype(wrapped, info.dtype, weak_type=True)
     return value
 
 
@@ -154,7 +152,7 @@ def _like(fun_name, a, fill_value, dtype, shape, device):
     if np.ndim(fill_value) == 0:
         out = lax.full_like(a, _wrapped_scalar(fill_value, out_dtype), dtype, out_shape)
     else:
-        fill = _convert_element_type(_asarray(fill_value), out_dtype, weak)
+        fill = to_dtype(_asarray(fill_value), out_dtype, weak)
         out = _broadcast_fill(fill, out_shape)
     return _place(out, device)
 

@@ -12,8 +12,7 @@ from operator import eq, ge, le
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import jit
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import Tracer, jit
 from lamina.ir import dtypes
 from lamina.numpy._util import check_arraylike, to_array
 

@@ -12,11 +12,9 @@ import operator
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import jit
-from lamina.interpreters.errors import ConcretizationTypeError
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import ConcretizationTypeError, Tracer, jit
 from lamina.ir import dtypes
-from lamina.lax.conversion import _convert_element_type
+from lamina.lax import to_dtype
 from lamina.numpy._util import aval_of, check_arraylike, is_arraylike, to_array
 
 __all__ = ["arange", "geomspace", "linspace", "logspace"]
@@ -83,15 +81,13 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
         # Narrow floats would lose the positions; count in float32 and round at the end.
         narrow = dtypes.issubdtype(dtype, np.floating) and dtypes.finfo(dtype).bits < 32
         working = np.dtype(np.float32) if narrow else dtype
-        positions = lax.mul(_convert_element_type(step, working), lax.iota(working, size))
-        out = _convert_element_type(
-            lax.add(_convert_element_type(start, working), positions), dtype
-        )
+        positions = lax.mul(to_dtype(step, working), lax.iota(working, size))
+        out = to_dtype(lax.add(to_dtype(start, working), positions), dtype)
     elif first == 0:
         out = lax.iota(dtype, max(0, math.ceil(last)))
     else:
         size = max(0, math.ceil(last - first))
-        out = lax.add(_convert_element_type(start, dtype), lax.iota(dtype, size))
+        out = lax.add(to_dtype(start, dtype), lax.iota(dtype, size))
     return _placed(out, device if device is not None else out_sharding)
 
 
@@ -131,8 +127,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 @jit(static_argnames=("num", "endpoint", "dtype", "axis"))
 def _linspace(start, stop, num, endpoint, dtype, axis):
     computation = dtypes.to_inexact_dtype(dtype)
-    start = _convert_element_type(start, computation)
-    stop = _convert_element_type(stop, computation)
+    start = to_dtype(start, computation)
+    stop = to_dtype(stop, computation)
     bounds_shape = list(lax.broadcast_shapes(start.shape, stop.shape))
     start, stop = _broadcast_to(start, bounds_shape), _broadcast_to(stop, bounds_shape)
     axis = len(bounds_shape) + axis + 1 if axis < 0 else axis
@@ -149,7 +145,7 @@ def _linspace(start, stop, num, endpoint, dtype, axis):
         fractions = lax.iota(real, intervals) / lax.full((), intervals, real)
         iota_shape = [1] * len(with_axis)
         iota_shape[axis] = intervals
-        fractions = _convert_element_type(lax.reshape(fractions, iota_shape), computation)
+        fractions = to_dtype(lax.reshape(fractions, iota_shape), computation)
         start_b, stop_b = lax.reshape(start, with_axis), lax.reshape(stop, with_axis)
         out = start_b * (1 - fractions) + stop_b * fractions
         if endpoint:
@@ -163,7 +159,7 @@ def _linspace(start, stop, num, endpoint, dtype, axis):
         out = lax.full(with_axis, 0, computation)
     if dtypes.issubdtype(dtype, np.integer) and not dtypes.issubdtype(out.dtype, np.integer):
         out = lax.floor(out)
-    return _convert_element_type(out, dtype), delta
+    return to_dtype(out, dtype), delta
 
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
@@ -180,10 +176,10 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
 @jit(static_argnames=("num", "endpoint", "dtype", "axis"))
 def _logspace(start, stop, num, endpoint, base, dtype, axis):
     computation = dtypes.to_inexact_dtype(dtype)
-    start = _convert_element_type(start, computation)
-    stop = _convert_element_type(stop, computation)
+    start = to_dtype(start, computation)
+    stop = to_dtype(stop, computation)
     exponents = _linspace(start, stop, num, endpoint, computation, axis)[0]
-    return _convert_element_type(base**exponents, dtype)
+    return to_dtype(base**exponents, dtype)
 
 
 def _log10(x):
@@ -203,12 +199,12 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
 @jit(static_argnames=("num", "endpoint", "dtype", "axis"))
 def _geomspace(start, stop, num, endpoint, dtype, axis):
     computation = dtypes.to_inexact_dtype(dtype)
-    start = _convert_element_type(start, computation)
-    stop = _convert_element_type(stop, computation)
+    start = to_dtype(start, computation)
+    stop = to_dtype(stop, computation)
     sign = lax.sign(start)
     exponents = _linspace(_log10(start / sign), _log10(stop / sign), num, endpoint, computation, 0)
-    out = sign * _convert_element_type(10.0 ** exponents[0], computation)
+    out = sign * to_dtype(10.0 ** exponents[0], computation)
     if out.ndim > 1 and axis % out.ndim != 0:
         axis = axis % out.ndim
         out = lax.transpose(out, (*range(1, axis + 1), 0, *range(axis + 1, out.ndim)))
-    return _convert_element_type(out, dtype)
+    return to_dtype(out, dtype)

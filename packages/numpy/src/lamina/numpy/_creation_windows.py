@@ -8,9 +8,7 @@ from functools import partial
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import custom_jvp, jit, jvp
-from lamina.interpreters.errors import ConcretizationTypeError
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import ConcretizationTypeError, Tracer, custom_jvp, jit, jvp
 from lamina.ir import dtypes
 from lamina.numpy._util import check_arraylike, to_array
 

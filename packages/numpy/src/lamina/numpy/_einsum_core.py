@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import lamina.lax as lax
 import numpy as np
 from lamina.ir import dtypes
-from lamina.lax.conversion import _convert_element_type
+from lamina.lax import to_dtype
 from lamina.numpy._util import aval_of
 
 __all__ = ["contract_one", "contract_two", "finish", "sum_axes", "transpose_to"]
@@ -28,7 +28,7 @@ def sum_axes(x, axes: Sequence[int], preferred):
         return x
     dtype = aval_of(x).dtype
     if dtypes.promote_types(dtype, preferred) != dtype:
-        x, dtype = _convert_element_type(x, preferred), np.dtype(preferred)
+        x, dtype = to_dtype(x, preferred), np.dtype(preferred)
     if dtype == np.bool_:
         return lax.reduce_or(x, tuple(axes))
     return lax.reduce_sum(x, tuple(axes))
@@ -141,4 +141,4 @@ def contract_two(lhs, lhs_labels: Sequence, rhs, rhs_labels: Sequence, out: Sequ
 
 def finish(x, dtype, weak_type: bool):
     """``x`` as the result type (``dtype`` with ``weak_type``) of the whole contraction."""
-    return _convert_element_type(x, dtype, weak_type=weak_type)
+    return to_dtype(x, dtype, weak_type=weak_type)

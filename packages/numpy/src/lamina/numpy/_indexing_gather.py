@@ -22,9 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from lamina.ir import dtypes
-from lamina.lax import add, broadcast_in_dim, concatenate, lt, select_n
-from lamina.lax._common import aval_of
-from lamina.lax.conversion import _convert_element_type
+from lamina.lax import add, aval_of, broadcast_in_dim, concatenate, lt, select_n, to_dtype
 from lamina.numpy._indexing_parse import Advanced, ParsedIndex, StaticInt, Window
 
 __all__ = ["GatherPlan", "plan_gather"]
@@ -93,7 +91,7 @@ def _index_dtype(shape) -> np.dtype:
 
 def _traced_component(index, size, wrap, index_dtype):
     aval = aval_of(index)
-    index = _convert_element_type(index, index_dtype, weak_type=False)
+    index = to_dtype(index, index_dtype, weak_type=False)
     if wrap and not dtypes.issubdtype(aval.dtype, np.unsignedinteger):
         zero, size = np.zeros((), index_dtype), np.array(size, index_dtype)
         index = select_n(lt(index, zero), index, add(index, size))

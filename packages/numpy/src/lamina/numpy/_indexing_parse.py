@@ -19,10 +19,9 @@ import operator
 from dataclasses import dataclass
 
 import numpy as np
-from lamina.interpreters.errors import NonConcreteBooleanIndexError
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import NonConcreteBooleanIndexError, Tracer
 from lamina.ir import dtypes
-from lamina.lax._common import aval_of
+from lamina.lax import aval_of
 
 __all__ = ["Advanced", "ParsedIndex", "StaticInt", "Window", "is_traced_scalar", "parse_index"]
 

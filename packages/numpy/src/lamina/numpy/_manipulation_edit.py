@@ -9,10 +9,8 @@ from functools import partial
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import jit
-from lamina.interpreters.errors import ConcretizationTypeError
-from lamina.interpreters.tracing import Tracer
-from lamina.lax.conversion import _convert_element_type
+from lamina.interpreters import ConcretizationTypeError, Tracer, jit
+from lamina.lax import to_dtype
 from lamina.numpy._manipulation_common import (
     concrete_value,
     gather_along,
@@ -53,7 +51,7 @@ def _values_block(values, x, axis: int, count: int | None, move_first: bool):
     at least ``x``'s rank (new axes in front), for a scalar index their first axis
     moved to ``axis`` (NumPy's rule); ``count`` wide, or as wide as the values are."""
     aval = aval_of(x)
-    v = _convert_element_type(to_array(values), aval.dtype, weak_type=aval.weak_type)
+    v = to_dtype(to_array(values), aval.dtype, weak_type=aval.weak_type)
     ndim, vshape = len(aval.shape), shape_of(v)
     if len(vshape) < ndim:
         v = lax.reshape(v, (1,) * (ndim - len(vshape)) + vshape)

@@ -9,8 +9,7 @@ from functools import partial
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import jit
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import Tracer, jit
 from lamina.numpy._manipulation_common import (
     as_array,
     axis_tuple,

@@ -7,9 +7,7 @@ from functools import partial
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import jit
-from lamina.interpreters.errors import ConcretizationTypeError
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import ConcretizationTypeError, Tracer, jit
 from lamina.numpy._manipulation_common import (
     as_array,
     concrete_value,

@@ -9,7 +9,7 @@ import numpy as np
 from lamina import lax
 from lamina.interpreters import vmap
 from lamina.ir import dtypes
-from lamina.lax.conversion import _convert_element_type
+from lamina.lax import to_dtype
 from lamina.numpy._manipulation_common import (
     broadcast_along,
     shape_of,
@@ -33,7 +33,7 @@ def _like(x, value):
     """``value`` in ``x``'s dtype, weakly typed when ``x`` is (as JAX converts pad
     values)."""
     aval = aval_of(x)
-    return _convert_element_type(value, aval.dtype, weak_type=aval.weak_type)
+    return to_dtype(value, aval.dtype, weak_type=aval.weak_type)
 
 
 def _no_empty_axis(size: int, widths: tuple[int, int], mode: str) -> None:

@@ -10,11 +10,9 @@ import operator
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import jit
-from lamina.interpreters.errors import ConcretizationTypeError
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import ConcretizationTypeError, Tracer, jit
 from lamina.ir import dtypes
-from lamina.lax.conversion import _convert_element_type
+from lamina.lax import to_dtype
 from lamina.numpy._util import aval_of, canonicalize_axis, check_arraylike, to_array
 
 
@@ -157,7 +155,7 @@ def select(pred, on_true, on_false):
     values = []
     for value in (on_false, on_true):
         if value.dtype != dtype or value.weak_type != weak:
-            value = _convert_element_type(value, dtype, weak_type=weak)
+            value = to_dtype(value, dtype, weak_type=weak)
         values.append(broadcast_to(value, shape))
     return lax.select_n(broadcast_to(pred, shape), *values)
 

@@ -14,11 +14,9 @@ import operator
 
 import lamina.lax as lax
 import numpy as np
-from lamina.interpreters.errors import ConcretizationTypeError
-from lamina.interpreters.jit import jit
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import ConcretizationTypeError, Tracer, jit
 from lamina.ir import dtypes
-from lamina.lax.conversion import _convert_element_type
+from lamina.lax import to_dtype
 from lamina.numpy._util import aval_of, canonicalize_axis, promote_dtypes, to_array
 
 __all__ = [
@@ -191,4 +189,4 @@ def keep_weak_type(result, like):
     operations that drop the flag."""
     if not aval_of(like).weak_type or aval_of(result).weak_type:
         return result
-    return _convert_element_type(result, aval_of(result).dtype, weak_type=True)
+    return to_dtype(result, aval_of(result).dtype, weak_type=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
-from lamina.lax.sorting import take_along
+from lamina.lax import take_along
 from lamina.numpy import _reductions_common as rc
 from lamina.numpy._util import promote_dtypes_inexact
 

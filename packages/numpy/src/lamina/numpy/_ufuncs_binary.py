@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import Tracer
 from lamina.ir import dtypes
 from lamina.numpy._ufuncs_common import (
     const_like,

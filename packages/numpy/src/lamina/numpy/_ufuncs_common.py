@@ -8,12 +8,10 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from lamina.interpreters.jit import jit
+from lamina.interpreters import jit
 from lamina.ir import dtypes
+from lamina.lax import aval_of, broadcast_in_dim, reshape, to_dtype
 from lamina.lax import elementwise as ew
-from lamina.lax._common import aval_of
-from lamina.lax.conversion import _convert_element_type
-from lamina.lax.shapes import broadcast_in_dim, reshape
 
 __all__ = [
     "broadcast_to",
@@ -93,14 +91,14 @@ def _weak_scalar(value, dtype):
     for python_type in (int, float, complex):
         if dtypes.dtype(python_type(0)) == dtype:
             return python_type(np.asarray(value, dtype).item())
-    return _convert_element_type(np.asarray(value, dtype), dtype, weak_type=True)
+    return to_dtype(np.asarray(value, dtype), dtype, weak_type=True)
 
 
 def weak_like_inputs(out, *operands):
     """``out`` (a comparison's result) weakly typed when every operand is, as JAX's
     comparisons propagate weak types even to their boolean results."""
     if all(aval_of(x).weak_type for x in operands) and not aval_of(out).weak_type:
-        return _convert_element_type(out, aval_of(out).dtype, weak_type=True)
+        return to_dtype(out, aval_of(out).dtype, weak_type=True)
     return out
 
 

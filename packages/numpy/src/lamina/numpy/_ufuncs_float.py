@@ -9,9 +9,7 @@ import operator
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters.custom_derivatives import custom_jvp
-from lamina.interpreters.errors import ConcretizationTypeError
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import ConcretizationTypeError, Tracer, custom_jvp
 from lamina.ir import dtypes
 from lamina.numpy._ufuncs_common import (
     const_like,
@@ -174,7 +172,7 @@ _i0 = custom_jvp(_i0_values)
 
 @_i0.defjvp
 def _i0_jvp(primals, tangents):
-    from lamina.interpreters.ad import jvp
+    from lamina.interpreters import jvp
 
     (x,) = primals
     out, t_out = jvp(_i0_values, primals, tangents)

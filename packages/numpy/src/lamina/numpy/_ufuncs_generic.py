@@ -9,8 +9,7 @@ import math
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters.trace_api import eval_shape
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import Tracer, eval_shape
 from lamina.numpy._ufuncs_common import broadcast_to, dtype_of, select
 from lamina.numpy._util import aval_of, to_array
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters.custom_derivatives import custom_jvp
+from lamina.interpreters import custom_jvp
 from lamina.numpy._ufuncs_common import (
     const_like,
     dtype_of,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters.stop_gradient import stop_gradient
+from lamina.interpreters import stop_gradient
 from lamina.ir import dtypes
 from lamina.numpy._ufuncs_bits import to_bool
 from lamina.numpy._ufuncs_common import (

@@ -10,13 +10,9 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-from lamina.interpreters.array import ArrayImpl
-from lamina.interpreters.tracing import Tracer
-from lamina.interpreters.transfer import device_put_value
+from lamina.interpreters import ArrayImpl, Tracer, device_put_value
 from lamina.ir import dtypes
-from lamina.lax._common import aval_of
-from lamina.lax.conversion import _convert_element_type
-from lamina.lax.operators import promote_args, promote_args_no_broadcast
+from lamina.lax import aval_of, promote_args, promote_args_no_broadcast, to_dtype
 
 __all__ = [
     "aval_of",
@@ -68,7 +64,7 @@ def to_array(x):
     if hasattr(x, "__jax_array__"):
         return to_array(x.__jax_array__())
     if type(x) in _PY_SCALARS:  # not NumPy scalars: np.float64 subclasses float
-        return _convert_element_type(x, dtypes.dtype(x), weak_type=type(x) is not bool)
+        return to_dtype(x, dtypes.dtype(x), weak_type=type(x) is not bool)
     value = np.asarray(x)
     return device_put_value(value.astype(dtypes.canonicalize_dtype(value.dtype), copy=False))
 
@@ -86,9 +82,7 @@ def _promote_to(args, convert) -> list:
     dtype = convert(dtype)
     return [
         to_array(
-            x
-            if (a.dtype, a.weak_type) == (dtype, weak)
-            else _convert_element_type(x, dtype, weak_type=weak)
+            x if (a.dtype, a.weak_type) == (dtype, weak) else to_dtype(x, dtype, weak_type=weak)
         )
         for x, a in zip(args, avals, strict=True)
     ]

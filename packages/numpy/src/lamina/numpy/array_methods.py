@@ -9,8 +9,7 @@ method runs. :func:`install_array_methods` puts them on concrete arrays (jaxlib'
 
 from __future__ import annotations
 
-from lamina.interpreters import tracing
-from lamina.interpreters.array import set_array_attribute
+from lamina.interpreters import set_array_attribute, tracing
 from lamina.numpy import _array_methods_impl as impl
 from lamina.numpy._array_methods_impl import jnp
 from lamina.numpy._util import is_arraylike

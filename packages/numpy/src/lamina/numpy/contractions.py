@@ -12,7 +12,7 @@ import lamina.lax as lax
 import numpy as np
 from lamina.interpreters import jit
 from lamina.ir import dtypes
-from lamina.lax.dot import canonicalize_precision
+from lamina.lax import canonicalize_precision
 from lamina.numpy._contractions_diag import cross, diagonal, kron, outer, trace
 from lamina.numpy._einsum_core import contract_two, finish
 from lamina.numpy._util import aval_of, canonicalize_axis, check_arraylike, to_array

@@ -11,11 +11,9 @@ import operator
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import dlpack
-from lamina.interpreters.tracing import Tracer
-from lamina.interpreters.transfer import device_put_value
+from lamina.interpreters import Tracer, device_put_value, dlpack
 from lamina.ir import dtypes
-from lamina.lax.conversion import _convert_element_type
+from lamina.lax import to_dtype
 from lamina.numpy._creation_filled import (
     _place,
     empty,
@@ -152,11 +150,7 @@ def _stack_nested(obj, dtype):
     """Nested lists holding tracers as one array, built with lax (stack level by level)."""
     if not isinstance(obj, list):
         if _is_traced_or_array(obj):
-            return (
-                obj
-                if (obj.dtype, obj.weak_type) == (dtype, False)
-                else _convert_element_type(obj, dtype)
-            )
+            return obj if (obj.dtype, obj.weak_type) == (dtype, False) else to_dtype(obj, dtype)
         return device_put_value(np.asarray(obj, dtype))
     parts = [_stack_nested(item, dtype) for item in obj]
     if not parts:
@@ -202,7 +196,7 @@ def _to_array_of(obj, dtype, copy: bool):
         obj = obj.__jax_array__()
     if _is_traced_or_array(obj):
         if dtype is not None and (obj.dtype != dtype or obj.weak_type):
-            return _convert_element_type(obj, dtype)
+            return to_dtype(obj, dtype)
         return lax.copy_p.bind(obj) if copy else obj
     if type(obj) in _PY_SCALARS:
         return _python_scalar(obj, dtype)
@@ -280,7 +274,7 @@ def astype(x, dtype, /, *, copy=False, device=None):
     if x.dtype == dtype and not x.weak_type:
         out = lax.copy_p.bind(x) if copy else x
     else:
-        out = _convert_element_type(x, dtype)
+        out = to_dtype(x, dtype)
     return _place(out, device)
 
 

@@ -14,8 +14,8 @@ import opt_einsum
 
 from lamina.interpreters import jit
 from lamina.ir import dtypes
+from lamina.lax import canonicalize_precision
 from lamina.lax import dot_general as lax_dot_general
-from lamina.lax.dot import canonicalize_precision
 from lamina.numpy._einsum_core import contract_one, contract_two, finish
 from lamina.numpy._util import aval_of, check_arraylike, to_array
 

@@ -15,8 +15,7 @@ import operator
 
 import lamina.lax as lax
 import numpy as np
-from lamina.interpreters import jit
-from lamina.interpreters.transfer import device_put_value
+from lamina.interpreters import device_put_value, jit
 from lamina.ir import dtypes
 from lamina.numpy._selection_util import (
     concrete_value,

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters.errors import ConcretizationTypeError
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters import ConcretizationTypeError, Tracer
 from lamina.numpy._util import canonicalize_axis, check_arraylike, promote_dtypes, to_array
 
 __all__ = ["c_", "index_exp", "meshgrid", "mgrid", "ogrid", "r_", "s_"]

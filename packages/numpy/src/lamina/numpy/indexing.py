@@ -18,6 +18,7 @@ from lamina.lax import (
     GatherDimensionNumbers,
     GatherScatterMode,
     ScatterDimensionNumbers,
+    aval_of,
     broadcast_in_dim,
     dynamic_slice,
     gather,
@@ -31,10 +32,9 @@ from lamina.lax import (
     scatter_mul,
     scatter_sub,
     squeeze,
+    to_dtype,
 )
 from lamina.lax import slice as lax_slice
-from lamina.lax._common import aval_of
-from lamina.lax.conversion import _convert_element_type
 from lamina.numpy._indexing_gather import plan_gather
 from lamina.numpy._indexing_parse import StaticInt, Window, is_traced_scalar, parse_index
 from lamina.numpy._util import check_arraylike, to_array
@@ -56,7 +56,7 @@ def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None
         return _basic_indexing(x, parsed, wrap_negative_indices)
     plan = plan_gather(parsed, wrap_negative_indices)
     if plan.is_empty:
-        zero = _convert_element_type(np.zeros((), aval.dtype), aval.dtype, aval.weak_type)
+        zero = to_dtype(np.zeros((), aval.dtype), aval.dtype, aval.weak_type)
         return broadcast_in_dim(zero, plan.out_shape, ())
     if plan.empty_axis is not None:
         raise IndexError(f"index is out of bounds for axis {plan.empty_axis} with size 0")
@@ -128,9 +128,7 @@ def _basic_indexing(x, parsed, wrap):
     if traced:
         current = aval_of(x).shape
         index_starts = [
-            _convert_element_type(traced[a], np.int32, weak_type=False)
-            if a in traced
-            else np.int32(0)
+            to_dtype(traced[a], np.int32, weak_type=False) if a in traced else np.int32(0)
             for a in range(len(current))
         ]
         sizes = [1 if a in traced else current[a] for a in range(len(current))]
@@ -172,7 +170,7 @@ def _update_values(values, dtype, shape):
                 FutureWarning,
                 stacklevel=5,
             )
-        values = _convert_element_type(values, dtype, weak_type=False)
+        values = to_dtype(values, dtype, weak_type=False)
     return _broadcast_to(values, aval.shape, tuple(shape))
 
 
@@ -224,7 +222,7 @@ def scatter_update(x, idx, values, kind, *, indices_are_sorted=False, unique_ind
         out = scatter_apply(operand, plan.indices, func, dnums, update_shape=plan.out_shape,
                             **flags)  # fmt: skip
     elif kind in ("divide", "power"):
-        from lamina.lax.operators import power, true_divide
+        from lamina.lax import power, true_divide
 
         ones = broadcast_in_dim(np.ones((), aval.dtype), parsed.expanded_shape, ())
         factors = scatter_mul(ones, plan.indices, values, dnums, **flags)

@@ -13,7 +13,7 @@ import math
 import warnings
 
 import numpy as np
-from lamina.interpreters.array import Array
+from lamina.interpreters import Array
 from lamina.ir import dtypes
 from lamina.numpy._util import canonicalize_axes, is_arraylike
 

@@ -14,7 +14,7 @@ import operator
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters.jit import jit
+from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.numpy import _ufuncs_binary as _binary
 from lamina.numpy import _ufuncs_bits as _bits

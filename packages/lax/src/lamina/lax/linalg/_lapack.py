@@ -20,8 +20,7 @@ import threading
 import numpy as np
 
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 
 _PREFIX = {
     np.dtype(np.float32): "s",

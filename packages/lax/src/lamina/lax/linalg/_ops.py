@@ -140,7 +140,7 @@ def real_diagonal(x):
 def inline(ctx, fun, values, avals):
     """Lower ``fun`` (lax code on operands of types ``avals``, returning a list) in
     place on the MLIR ``values``."""
-    from lamina.interpreters.staging import trace_to_jaxpr
+    from lamina.interpreters import trace_to_jaxpr
 
     closed, _ = trace_to_jaxpr(lambda *xs: list(fun(*xs)), list(avals))
     return ctx.call(closed, list(values), inline=True)

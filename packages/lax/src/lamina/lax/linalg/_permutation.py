@@ -8,7 +8,7 @@ import numpy as np
 
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray
 from lamina.lax.linalg._lapack import constant
 
 _I32 = np.dtype(np.int32)

@@ -9,8 +9,7 @@ import enum
 import numpy as np
 
 from lamina.interpreters import ad
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import aval_of, standard_primitive
 from lamina.lax.linalg import _lapack, _ops
 

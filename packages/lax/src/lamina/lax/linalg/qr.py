@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters import ad
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray
 from lamina.lax._common import aval_of, standard_primitive
 from lamina.lax.linalg import _lapack, _ops
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters import ad, reverse
-from lamina.ir import dtypes
-from lamina.ir.core import ShapedArray
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax._common import FLOAT, aval_of, check_dtype, standard_primitive
 from lamina.lax.linalg import _lapack, _ops
 from lamina.lax.linalg.cholesky import cholesky_p

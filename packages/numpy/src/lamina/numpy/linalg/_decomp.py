@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from lamina import lax
-from lamina.lax.linalg.qr import geqrf
+from lamina.lax.linalg import geqrf
 from lamina.numpy._util import aval_of
 from lamina.numpy.linalg._common import adjoint, as_matrix, swap_last
 

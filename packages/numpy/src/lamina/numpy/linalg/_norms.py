@@ -8,8 +8,7 @@ import functools
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters.custom_jvp import custom_jvp
-from lamina.interpreters.jit import jit
+from lamina.interpreters import custom_jvp, jit
 from lamina.numpy._util import (
     aval_of,
     canonicalize_axis,

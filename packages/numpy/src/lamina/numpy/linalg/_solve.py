@@ -9,8 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters.custom_jvp import custom_jvp
-from lamina.interpreters.stop_gradient import stop_gradient
+from lamina.interpreters import custom_jvp, stop_gradient
 from lamina.numpy._util import aval_of, promote_dtypes_inexact, to_array
 from lamina.numpy.linalg._common import (
     adjoint,
