@@ -9,9 +9,9 @@ exist only for linear primitives, so for them the inventory lists who has one.
 
 import pytest
 
-import lamina  # noqa: F401  (registers every layer's primitives)
-import lamina.nn  # noqa: F401
-import lamina.numpy  # noqa: F401
+import lamina  # registers every layer's primitives
+import lamina.nn
+import lamina.numpy
 import lamina.random  # noqa: F401
 from lamina.ir import (
     abstract_eval_rules,
