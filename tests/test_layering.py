@@ -1,6 +1,7 @@
 """The layering check (tools/layering.py): clean on the real repository, and failing, with a
 message that says what to do, on fake workspaces that break DESIGN.md's layer table."""
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -293,8 +294,9 @@ def test_main_reports_violations_and_exits_1(tmp_path, capsys):
     files = {"packages/ir/src/lamina/ir/core.py": "import lamina.lax\n"}
     assert layering.main([str(make_workspace(tmp_path, files=files))]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "layering: 1 violation(s) of DESIGN.md's layer table:"
+    assert out[0] == "layering: 1 violation(s) of DESIGN.md's layer table and rules:"
     assert out[1].startswith("packages/ir/src/lamina/ir/core.py:1: [undeclared] lamina-ir imports")
+    assert out[-1] == "layering: 1 violation(s) (undeclared 1); internal import cycles: none"
 
 
 def test_main_prints_one_line_and_exits_0(tmp_path, capsys):
@@ -310,3 +312,325 @@ def test_the_script_runs_on_the_real_repository():
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.startswith("layering: ok")
+
+
+# --- the import rules: internal-cycle, local-import, third-party, private -----------------
+
+
+def test_import_sites_know_where_an_import_runs():
+    source = """\
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            import a
+        try:
+            import b
+        except (ImportError, OSError):
+            b = None
+        class C:
+            import c
+            def method(self):
+                import d
+        f = lambda: __import__("e")
+    """
+    sites = layering.import_sites(ast.parse(dedent(source)), None)
+    assert [(s.full, s.scope, s.optional) for s in sites] == [
+        ("typing.TYPE_CHECKING", "module", False),
+        ("a", "type-checking", False),
+        ("b", "module", True),
+        ("c", "module", False),
+        ("d", "function", False),
+        ("e", "function", False),
+    ]
+
+
+def test_an_internal_import_cycle(tmp_path):
+    files = {
+        # a submodule importing its own package, whose __init__ imports it
+        "packages/lax/src/lamina/lax/__init__.py": "from lamina.lax.core import add\n",
+        "packages/lax/src/lamina/lax/core.py": "import numpy\nfrom lamina.lax import shapes\n",
+        "packages/lax/src/lamina/lax/shapes.py": "from lamina.lax import reshape\n",
+        # two siblings importing each other at module level (one inside a top-level try)
+        "packages/numpy/src/lamina/numpy/elementwise.py": "from . import binary\n",
+        "packages/numpy/src/lamina/numpy/binary.py": (
+            "try:\n    from lamina.numpy.elementwise import add\nexcept ImportError:\n    pass\n"
+        ),
+    }
+    violations = [v for v in layering.check(make_workspace(tmp_path, files=files))]
+    cycles = [v for v in violations if v.kind == "internal-cycle"]
+    assert [(v.path, v.line, v.package, v.target) for v in cycles] == [
+        (
+            "packages/lax/src/lamina/lax/__init__.py",
+            1,
+            "lamina-lax",
+            "lamina.lax -> lamina.lax.core -> lamina.lax.shapes -> lamina.lax",
+        ),
+        (
+            "packages/numpy/src/lamina/numpy/binary.py",
+            2,
+            "lamina-numpy",
+            "lamina.numpy.binary -> lamina.numpy.elementwise -> lamina.numpy.binary",
+        ),
+    ]
+    assert (
+        "module-level imports form a cycle inside lamina-lax: "
+        "lamina.lax -> lamina.lax.core -> lamina.lax.shapes -> lamina.lax" in cycles[0].message
+    )
+    assert "import names from the module that defines them" in cycles[0].message
+
+
+def test_a_package_init_importing_its_submodules_is_not_a_cycle(tmp_path):
+    files = {
+        "packages/lax/src/lamina/lax/__init__.py": (
+            "from lamina.lax import a, b\nfrom lamina.lax.linalg import qr\n"
+        ),
+        "packages/lax/src/lamina/lax/a.py": (
+            "from . import b\nfrom lamina.lax import b as bb\nimport lamina.lax.b\n"
+        ),
+        "packages/lax/src/lamina/lax/b.py": """\
+            from typing import TYPE_CHECKING
+
+            from lamina.lax.linalg.qr import qr
+
+            if TYPE_CHECKING:
+                from lamina.lax.a import A
+        """,
+        "packages/lax/src/lamina/lax/linalg/__init__.py": "from .qr import qr\n",
+        "packages/lax/src/lamina/lax/linalg/qr.py": "from lamina.lax.linalg import _lapack\n",
+        "packages/lax/src/lamina/lax/linalg/_lapack.py": "",
+        "packages/lax/src/lamina/random/__init__.py": "from lamina.random.keys import key\n",
+        "packages/lax/src/lamina/random/keys.py": "from lamina.lax.a import A\n",
+    }
+    assert layering.check(make_workspace(tmp_path, files=files)) == []
+
+
+def test_a_lazy_import_of_a_sibling_module(tmp_path):
+    files = {
+        "packages/lax/src/lamina/lax/shapes.py": "",
+        "packages/lax/src/lamina/random/keys.py": "",
+        "packages/lax/src/lamina/lax/core.py": """\
+            def reshape(x):
+                from lamina.lax import shapes
+                return shapes
+
+
+            class Key:
+                def split(self):
+                    if self:
+                        import lamina.random.keys
+        """,
+        "src/lamina/api.py": "def jit():\n    from lamina import tree_util\n",
+        "src/lamina/tree_util.py": "",
+    }
+    violations = layering.check(make_workspace(tmp_path, files=files))
+    assert [(v.kind, v.path, v.line, v.package, v.target) for v in violations] == [
+        (
+            "local-import",
+            "packages/lax/src/lamina/lax/core.py",
+            2,
+            "lamina-lax",
+            "lamina.lax.shapes",
+        ),
+        (
+            "local-import",
+            "packages/lax/src/lamina/lax/core.py",
+            9,
+            "lamina-lax",
+            "lamina.random.keys",
+        ),
+        ("local-import", "src/lamina/api.py", 2, "lamina", "lamina.tree_util"),
+    ]
+    assert (
+        "lamina-lax imports lamina.lax.shapes inside a function, a module of its own package"
+        in violations[0].message
+    )
+    assert "move the shared part to a lower tier" in violations[0].message
+
+
+def test_lazy_imports_of_third_party_modules_and_of_higher_layers_from_the_root(tmp_path):
+    files = {
+        "packages/lax/src/lamina/lax/shapes.py": "",
+        "packages/lax/src/lamina/lax/core.py": """\
+            from typing import TYPE_CHECKING
+
+            if TYPE_CHECKING:
+                from lamina.lax.shapes import Shape
+
+
+            def reshape(x):
+                import numpy as np
+                from lamina.ir import core  # a lower layer: the table decides
+                return np, core
+        """,
+        "packages/lax/tests/test_core.py": "def test_it():\n    from lamina.lax import core\n",
+        "src/lamina/api.py": "def numpy():\n    from lamina import numpy\n    import lamina.lax\n",
+    }
+    root = make_workspace(tmp_path, extra={"lax": ["numpy>=1.26"]}, files=files)
+    assert layering.check(root) == []
+
+
+def test_an_undeclared_third_party_import(tmp_path):
+    files = {
+        "packages/ir/src/lamina/ir/core.py": """\
+            import os
+            import yaml
+            from ml_dtypes import bfloat16
+            import scipy.linalg
+
+
+            def plot():
+                import matplotlib.pyplot as plt
+                return plt
+        """,
+        "packages/ir/tests/test_core.py": "import hypothesis\n",
+        # lamina-lax declares numpy; lamina-numpy, which depends on it, must declare it too
+        "packages/numpy/src/lamina/numpy/a.py": "import numpy as np\n",
+    }
+    root = make_workspace(tmp_path, extra={"ir": ["ml_dtypes>=0.5"], "lax": ["numpy"]}, files=files)
+    violations = layering.check(root)
+    assert [(v.kind, v.path, v.line, v.target) for v in violations] == [
+        ("third-party", "packages/ir/src/lamina/ir/core.py", 2, "yaml"),
+        ("third-party", "packages/ir/src/lamina/ir/core.py", 4, "scipy"),
+        ("third-party", "packages/ir/src/lamina/ir/core.py", 8, "matplotlib"),
+        ("third-party", "packages/ir/tests/test_core.py", 1, "hypothesis"),
+        ("third-party", "packages/numpy/src/lamina/numpy/a.py", 1, "numpy"),
+    ]
+    assert violations[0].message.startswith(
+        "lamina-ir imports yaml (distribution pyyaml), which packages/ir/pyproject.toml does "
+        "not declare: add it to [project].dependencies ("
+    )
+    assert "add it to [project].dependencies or [project.optional-dependencies]" in (
+        violations[2].message
+    )
+    assert "or [dependency-groups]" in violations[3].message
+    assert "what its lamina layers depend on does not count" in violations[4].message
+
+
+def test_declared_and_optional_third_party_imports(tmp_path):
+    pyproject = """\
+        [project]
+        name = "lamina-interpreters"
+        dependencies = ["lamina-ir", "numpy>=1.26", "jaxlib==0.10.2", "PyYAML"]
+
+        [project.optional-dependencies]
+        cuda12 = ["jax-cuda12-pjrt==0.10.2"]
+        plot = ["matplotlib"]
+
+        [dependency-groups]
+        dev = ["pytest>=8", "hypothesis"]
+    """
+    files = {
+        "packages/interpreters/pyproject.toml": pyproject,
+        "packages/interpreters/src/lamina/interpreters/backend.py": """\
+            import sys
+
+            import jaxlib.xla_client
+            import numpy as np
+            import yaml
+
+            try:
+                import jax_plugins.xla_cuda12
+            except ModuleNotFoundError:
+                pass
+
+
+            def plot():
+                import matplotlib.pyplot as plt
+                return plt
+        """,
+        "packages/interpreters/tests/helpers.py": "",
+        "packages/interpreters/tests/test_backend.py": """\
+            import hypothesis
+            import pytest
+
+            import helpers
+
+            mpl = pytest.importorskip("matplotlib")
+        """,
+        "benchmarks/bench.py": "import pandas\n",  # benchmarks and examples are exempt
+        "examples/demo.py": "import matplotlib\n",
+    }
+    assert layering.check(make_workspace(tmp_path, files=files)) == []
+
+
+def test_importing_a_private_name_of_another_layer(tmp_path):
+    files = {
+        "packages/numpy/src/lamina/numpy/a.py": """\
+            from lamina.lax import __version__
+            from lamina.lax.conversion import _convert_element_type, convert_element_type
+            from lamina.lax._common import aval_of
+            import lamina.lax._scatter_ad
+        """,
+        "packages/numpy/tests/test_a.py": "from lamina.random._keys import key_data\n",
+        "tests/test_private.py": "from lamina.ir.core import _Tracer\n",
+    }
+    violations = layering.check(make_workspace(tmp_path, files=files))
+    assert [(v.kind, v.path, v.line, v.package, v.target) for v in violations] == [
+        (
+            "private",
+            "packages/numpy/src/lamina/numpy/a.py",
+            2,
+            "lamina-numpy",
+            "lamina.lax.conversion._convert_element_type",
+        ),
+        (
+            "private",
+            "packages/numpy/src/lamina/numpy/a.py",
+            3,
+            "lamina-numpy",
+            "lamina.lax._common.aval_of",
+        ),
+        (
+            "private",
+            "packages/numpy/src/lamina/numpy/a.py",
+            4,
+            "lamina-numpy",
+            "lamina.lax._scatter_ad",
+        ),
+        (
+            "private",
+            "packages/numpy/tests/test_a.py",
+            1,
+            "lamina-numpy",
+            "lamina.random._keys.key_data",
+        ),
+        ("private", "tests/test_private.py", 1, "lamina", "lamina.ir.core._Tracer"),
+    ]
+    assert violations[0].message.startswith(
+        "lamina-numpy imports lamina.lax.conversion._convert_element_type, private to "
+        "lamina-lax (_convert_element_type starts with '_'): make what other layers need "
+        "public in its layer"
+    )
+
+
+def test_private_names_inside_their_own_layer(tmp_path):
+    files = {
+        "packages/lax/src/lamina/lax/_common.py": "",
+        "packages/lax/src/lamina/lax/conversion.py": (
+            "from lamina.lax._common import aval_of\nfrom lamina.random._bits import _bits\n"
+        ),
+        "packages/lax/tests/test_conversion.py": "from lamina.lax.conversion import _convert\n",
+        "src/lamina/api.py": "from lamina._config import _flags\n",  # the root's own
+    }
+    assert layering.check(make_workspace(tmp_path, files=files)) == []
+
+
+def test_main_report_groups_violations_by_kind_and_package(tmp_path, capsys):
+    files = {
+        "packages/lax/src/lamina/lax/__init__.py": "from lamina.lax.core import add\n",
+        "packages/lax/src/lamina/lax/core.py": (
+            "from lamina.lax import sub\n\n\ndef f():\n    import lamina.lax.core\n"
+        ),
+        "packages/numpy/src/lamina/numpy/a.py": "from lamina.lax import _private\n",
+    }
+    assert layering.main(["--report", str(make_workspace(tmp_path, files=files))]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "== internal-cycle: 1" in out
+    assert "-- internal-cycle in lamina-lax: 1" in out
+    assert "== local-import: 1" in out
+    assert "-- private in lamina-numpy: 1" in out
+    assert "private: 1 (lamina-numpy 1)" in out
+    assert "lamina-lax: lamina.lax -> lamina.lax.core -> lamina.lax" in out  # the cycles
+    assert out[-1] == (
+        "layering: 3 violation(s) (internal-cycle 1, local-import 1, private 1); "
+        "internal import cycles: lamina-lax 1"
+    )

@@ -1,12 +1,17 @@
-"""The layering check: every lamina package imports only what DESIGN.md's layer table allows.
+"""The layering check: every lamina package imports only what DESIGN.md's layer table allows,
+and follows the import rules below (no import cycles, no lazy sibling imports, declared
+third-party dependencies, no other layer's private names).
 
-Run it as ``uv run python tools/layering.py [REPO_ROOT]``: it prints one line per violation
-and exits 1, or prints a one-line summary and exits 0. Tests import it and call ``check``.
+Run it as ``uv run python tools/layering.py [REPO_ROOT]``: it checks every rule below, prints
+one line per violation and a summary line, and exits 1; or prints a one-line summary and exits
+0. ``--report`` prints the measurement instead: every violation grouped by kind and package,
+with counts, and exits 0. Tests import it and call ``check``.
 
 What it reads:
 
 * every package's ``pyproject.toml`` (the root meta-package ``lamina`` and ``packages/*``),
-  for the lamina layers it declares in ``[project].dependencies``;
+  for what it declares: ``[project].dependencies`` (lamina layers and third-party
+  distributions), ``[project.optional-dependencies]`` and ``[dependency-groups]``;
 * every ``.py`` file of every package (a layer's whole folder: ``src/``, ``tests/``, ...;
   the root's ``src/``, ``tests/``, ``examples/``, ``benchmarks/``), for the lamina layers
   it imports. It finds ``import lamina.x``, ``from lamina.x import y``,
@@ -24,11 +29,34 @@ What it reports (``Violation.kind``):
 * ``jaxlib``: ``lamina-ir`` declares or imports jaxlib (it must install without it);
 * ``jax``: a package declares or imports ``jax`` (JAX is not a dependency);
 * ``package``: a folder under ``packages/`` that is not a layer of the table;
-* ``syntax``: a file that cannot be parsed, so cannot be checked.
+* ``syntax``: a file that cannot be parsed, so cannot be checked;
+* ``internal-cycle``: module-level imports between the modules of one package's ``src/``
+  form a cycle. Module level means run when the module is imported: at the top, inside
+  top-level ``if``/``try``/``with`` and class bodies, but not in ``def``/``lambda`` bodies
+  nor under ``if TYPE_CHECKING:``. An import of ``p.q.m`` runs ``p.q.m`` and the packages
+  above it that are not already being imported (those above the importer itself), so a
+  package's ``__init__`` importing its submodules is fine, while a submodule importing its
+  own package (``from lamina.lax import x`` in ``lamina/lax/foo.py``) closes a loop. Each
+  cycle is reported once, at its first import, naming the whole loop;
+* ``local-import``: a module under ``src/`` imports a module of its own package inside a
+  function, at any depth (a lazy import, usually dodging a cycle). Inside functions a
+  package may import third-party modules, other layers as the table allows, and, in the
+  root meta-package only, any layer; tests may import lazily;
+* ``third-party``: a file under ``src/`` or ``tests/`` imports a third-party module whose
+  distribution its package does not declare itself (a lamina layer's dependencies do not
+  count): ``src/`` needs ``[project].dependencies``, or an optional-dependencies extra for
+  an import inside a function or a ``try`` that handles ``ImportError``; ``tests/`` may also
+  use ``[dependency-groups]`` and pytest. The root's ``benchmarks/`` and ``examples/`` are
+  exempt; the standard library and the tests' own helper modules are not third-party;
+* ``private``: a file under ``src/`` or ``tests/`` imports a private name of another layer:
+  one with a component after ``lamina.<layer>`` starting with ``_`` (not a dunder), e.g.
+  ``lamina.lax._common`` or ``from lamina.lax.conversion import _convert_element_type``.
+  The root meta-package counts as another layer; inside a layer private names are fine.
 """
 
 from __future__ import annotations
 
+import argparse
 import ast
 import re
 import sys
@@ -65,6 +93,29 @@ SKIP_DIRS = {"__pycache__", "build", "dist", "node_modules"}  # and every ".hidd
 # Calls whose literal first argument names a module to import.
 DYNAMIC_IMPORTS = {"import_module", "__import__", "importorskip"}
 
+# The folders of a package whose files the third-party and private rules check.
+CHECKED_DIRS = ("src", "tests")
+# Import names whose distribution is named otherwise; any one of several may provide it.
+# Every other name is its own distribution's name, normalized (_normalize).
+DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
+    "yaml": ("pyyaml",),
+    "ml_dtypes": ("ml-dtypes",),
+    "opt_einsum": ("opt-einsum",),
+    "jaxlib": ("jaxlib",),
+    # jaxlib's CUDA plugins: lamina-interpreters' cuda12 / cuda13 extras
+    "jax_plugins": ("jax-cuda12-pjrt", "jax-cuda13-pjrt", "jax-cuda12-plugin", "jax-cuda13-plugin"),
+    "jax_cuda12_plugin": ("jax-cuda12-plugin",),
+    "jax_cuda13_plugin": ("jax-cuda13-plugin",),
+    "jax_cuda12_pjrt": ("jax-cuda12-pjrt",),
+    "jax_cuda13_pjrt": ("jax-cuda13-pjrt",),
+}
+TEST_TOOLS = ("pytest",)  # tests may import these without declaring them
+SECTIONS = {  # how the third-party rule names a pyproject's sections
+    "dependencies": "[project].dependencies",
+    "optional-dependencies": "[project.optional-dependencies]",
+    "dependency-groups": "[dependency-groups]",
+}
+
 
 @dataclass(frozen=True)
 class Violation:
@@ -100,12 +151,49 @@ class Package:
         """The lamina layers in [project].dependencies, e.g. {"lax", "ir"}."""
         return {name.removeprefix("lamina-") for name in self.declared if _layer_of(name)}
 
+    def declares(self, distribution: str, sections: tuple[str, ...]) -> bool:
+        """Whether ``distribution`` is listed in one of ``sections`` ("dependencies",
+        "optional-dependencies", "dependency-groups"; any extra or group of those)."""
+        return any(
+            name == distribution and section.split(".")[0] in sections
+            for section, name, _ in self.requirements
+        )
+
     def line_of(self, requirement: str) -> int:
         """The pyproject line where ``requirement`` (as written) is listed."""
         for needle in (f'"{requirement}"', f"'{requirement}'", requirement):
             if line := _line_of(self.text, needle):
                 return line
         return 1
+
+
+@dataclass(frozen=True)
+class Import:
+    """One module an import statement (or an importlib call with a literal name) brings in."""
+
+    line: int
+    module: str  # absolute: `import a.b` -> "a.b"; `from a.b import c` -> "a.b"
+    name: str | None  # `from a.b import c` -> "c"; None for `import a.b` and `import *`
+    scope: str  # "module" (run on import), "function" or "type-checking" (never run)
+    optional: bool  # inside `try: ... except ImportError`, or pytest.importorskip
+
+    @property
+    def full(self) -> str:
+        """``a.b.c`` for ``from a.b import c``: a submodule, or a name in ``a.b``."""
+        return f"{self.module}.{self.name}" if self.name else self.module
+
+
+@dataclass
+class Source:
+    """One .py file of a package, parsed."""
+
+    path: Path
+    where: str  # relative to the repository root
+    folder: str  # its top folder in the package: "src", "tests", "examples", ...
+    module: str | None  # its dotted name, for a file under src/
+    error: Exception | None = None  # why it cannot be parsed, if it cannot
+    imported: list[tuple[int, str]] = field(default_factory=list)  # imports_of(...)
+    imports: list[Import] = field(default_factory=list)  # import_sites(...)
 
 
 @dataclass
@@ -140,10 +228,19 @@ def run(repo_root: Path) -> tuple[list[Violation], Stats]:
     for pkg in packages:
         violations += _check_declarations(pkg, repo_root)
     violations += _check_cycles(packages, repo_root)
-    for pkg in packages:
-        for path in python_files(pkg, repo_root):
+    sources = [
+        [read_source(pkg, path, repo_root) for path in python_files(pkg, repo_root)]
+        for pkg in packages
+    ]
+    modules = {source.module for files in sources for source in files if source.module}
+    for pkg, files in zip(packages, sources, strict=True):
+        for source in files:
             stats.files += 1
-            violations += _check_file(pkg, path, repo_root, stats)
+            violations += _check_file(pkg, source, repo_root, stats)
+            violations += _check_local_imports(pkg, source, modules)
+            violations += _check_third_party(pkg, source, repo_root)
+            violations += _check_private(pkg, source)
+        violations += _check_internal_cycles(pkg, files, modules)
     return _dedupe(violations), stats
 
 
@@ -193,6 +290,22 @@ def python_files(pkg: Package, repo_root: Path) -> list[Path]:
             if not any(part in SKIP_DIRS or part.startswith(".") for part in rel):
                 files.append(path)
     return files
+
+
+def read_source(pkg: Package, path: Path, repo_root: Path) -> Source:
+    """``path`` parsed, with its imports."""
+    source = Source(
+        path, _rel(path, repo_root), path.relative_to(pkg.root).parts[0], _module_name(pkg, path)
+    )
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (SyntaxError, UnicodeDecodeError, ValueError) as err:
+        source.error = err
+        return source
+    package = _file_package(pkg, path)
+    source.imported = imports_of(tree, package)
+    source.imports = import_sites(tree, package)
+    return source  # without the tree: keeping every tree alive slows the parsing down
 
 
 def _requirement_name(req: str) -> str:
@@ -332,29 +445,27 @@ def find_cycles(graph: dict[str, list[str]]) -> list[list[str]]:
 # --- checking imports ------------------------------------------------------------------
 
 
-def _check_file(pkg: Package, path: Path, repo_root: Path, stats: Stats) -> list[Violation]:
-    where = _rel(path, repo_root)
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except (SyntaxError, UnicodeDecodeError, ValueError) as err:
-        line = getattr(err, "lineno", None) or 1
+def _check_file(pkg: Package, source: Source, repo_root: Path, stats: Stats) -> list[Violation]:
+    """The layer table's rules (and ``jax``, ``jaxlib``, ``meta``) for one file."""
+    where = source.where
+    if source.error is not None:
         return [
             Violation(
                 "syntax",
                 where,
-                line,
+                getattr(source.error, "lineno", None) or 1,
                 pkg.name,
                 "",
-                f"cannot parse this file, so its imports cannot be checked: {err}",
+                f"cannot parse this file, so its imports cannot be checked: {source.error}",
             )
         ]
     out = []
-    for line, module in imports_of(tree, _file_package(pkg, path, repo_root)):
+    for line, module in source.imported:
         target = classify(module)
         if target is None:
             continue
         stats.imports += 1
-        message = _import_problem(pkg, path, repo_root, module, target)
+        message = _import_problem(pkg, source.path, repo_root, module, target)
         if message:
             kind = target if target in ("jax", "jaxlib") else _import_kind(target)
             out.append(Violation(kind, where, line, pkg.name, target, message))
@@ -452,6 +563,54 @@ def imports_of(tree: ast.AST, package: str | None) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+def import_sites(tree: ast.Module, package: str | None) -> list[Import]:
+    """Every import in ``tree``, in line order, with where it runs: at ``module`` level (also
+    in top-level ``if``/``try``/``with`` and class bodies), in a ``function`` body, or under
+    ``if TYPE_CHECKING:`` (``type-checking``, never run); ``optional`` inside a ``try`` that
+    handles ``ImportError``. ``package`` is the file's package, for relative imports."""
+    sites: list[Import] = []
+    todo: list[tuple[ast.AST, str, bool]] = [(tree, "module", False)]
+    while todo:
+        node, scope, optional = todo.pop()
+        if isinstance(node, ast.Import):
+            sites += [Import(node.lineno, a.name, None, scope, optional) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = resolve(node.level, node.module, package)
+            for alias in node.names if base else ():
+                name = None if alias.name == "*" else alias.name
+                sites.append(Import(node.lineno, base, name, scope, optional))
+        elif isinstance(node, ast.Call):
+            maybe = optional or _call_name(node) == "importorskip"
+            sites += [Import(n, m, None, scope, maybe) for n, m in _dynamic_imports(node)]
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            scope = "function" if scope == "module" else scope
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            todo += [(child, "type-checking", optional) for child in node.body]
+            todo += [(child, scope, optional) for child in node.orelse]
+        elif isinstance(node, (ast.Try, ast.TryStar)) and _handles_import_error(node):
+            todo += [(child, scope, True) for child in node.body]
+            rest = [*node.handlers, *node.orelse, *node.finalbody]
+            todo += [(child, scope, optional) for child in rest]
+        else:
+            todo += [(child, scope, optional) for child in ast.iter_child_nodes(node)]
+    return sorted(sites, key=lambda site: (site.line, site.full))
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``."""
+    return getattr(test, "id", getattr(test, "attr", None)) == "TYPE_CHECKING"
+
+
+def _handles_import_error(node: ast.Try | ast.TryStar) -> bool:
+    """Whether an ``except`` clause of ``node`` names ImportError or ModuleNotFoundError."""
+    for handler in node.handlers:
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        names = {getattr(t, "id", getattr(t, "attr", None)) for t in types}
+        if names & {"ImportError", "ModuleNotFoundError"}:
+            return True
+    return False
+
+
 def resolve(level: int, module: str | None, package: str | None) -> str | None:
     """The absolute name of ``from <level dots><module> import ...`` inside ``package``."""
     if level == 0:
@@ -465,9 +624,14 @@ def resolve(level: int, module: str | None, package: str | None) -> str | None:
     return ".".join(base + ([module] if module else []))
 
 
-def _dynamic_imports(call: ast.Call) -> list[tuple[int, str]]:
+def _call_name(call: ast.Call) -> str | None:
+    """``f`` for ``f(...)`` and ``x.f(...)``."""
     func = call.func
-    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+
+
+def _dynamic_imports(call: ast.Call) -> list[tuple[int, str]]:
+    name = _call_name(call)
     if name not in DYNAMIC_IMPORTS or not call.args:
         return []
     target = _literal(call.args[0])
@@ -499,7 +663,7 @@ def _literal(node: ast.expr | None) -> str | None:
     return None
 
 
-def _file_package(pkg: Package, path: Path, repo_root: Path) -> str | None:
+def _file_package(pkg: Package, path: Path) -> str | None:
     """The dotted package a file under ``src/`` belongs to (for relative imports)."""
     try:
         rel = path.relative_to(pkg.root / "src")
@@ -508,6 +672,180 @@ def _file_package(pkg: Package, path: Path, repo_root: Path) -> str | None:
     parts = list(rel.with_suffix("").parts)
     parts.pop()  # the module itself, or "__init__"
     return ".".join(parts) or None
+
+
+def _module_name(pkg: Package, path: Path) -> str | None:
+    """The dotted name of a module under ``src/``: ``lamina.lax.foo``; ``lamina.lax`` for
+    ``lamina/lax/__init__.py``."""
+    try:
+        parts = list(path.relative_to(pkg.root / "src").with_suffix("").parts)
+    except ValueError:
+        return None
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts) or None
+
+
+# --- checking the import rules ---------------------------------------------------------
+
+
+def _check_internal_cycles(pkg: Package, files: list[Source], modules: set[str]) -> list[Violation]:
+    """``internal-cycle``: cycles of module-level imports between ``pkg``'s own modules."""
+    own = {source.module: source for source in files if source.module}
+    edges: dict[str, dict[str, int]] = {module: {} for module in own}  # -> {target: line}
+    for module, source in own.items():
+        for site in source.imports:
+            if site.scope != "module":
+                continue
+            for target in imported_modules(site, module, modules):
+                if target in own:
+                    edges[module].setdefault(target, site.line)
+    out = []
+    for cycle in find_cycles({module: sorted(targets) for module, targets in edges.items()}):
+        loop = " -> ".join(cycle)
+        out.append(
+            Violation(
+                "internal-cycle",
+                own[cycle[0]].where,
+                edges[cycle[0]][cycle[1]],
+                pkg.name,
+                loop,
+                f"module-level imports form a cycle inside {pkg.name}: {loop}; whichever "
+                f"module is imported first sees the other half-initialized: import names from "
+                f"the module that defines them (not from a package whose __init__ imports "
+                f"you), and move what the modules share into a lower module that imports "
+                f"none of them",
+            )
+        )
+    return out
+
+
+def imported_modules(site: Import, importer: str, modules: set[str]) -> list[str]:
+    """The modules that ``site``, run in module ``importer``, may import: its target (the
+    submodule ``m.c`` for ``from m import c``, else ``m``) and the packages above the target
+    that are not above ``importer`` (those are already being imported). ``modules``: every
+    module of the workspace, to tell a submodule from a name."""
+    target = imported_module(site, modules)
+    parts = target.split(".")
+    parents = [".".join(parts[:i]) for i in range(1, len(parts))]
+    found = [parent for parent in parents if not importer.startswith(f"{parent}.")]
+    return [module for module in (*found, target) if module != importer]
+
+
+def imported_module(site: Import, modules: set[str]) -> str:
+    """The module ``site`` imports: the submodule ``m.c`` for ``from m import c``, else ``m``."""
+    return site.full if site.name and site.full in modules else site.module
+
+
+def _check_local_imports(pkg: Package, source: Source, modules: set[str]) -> list[Violation]:
+    """``local-import``: a module under src/ importing its own package inside a function."""
+    if source.folder != "src":
+        return []
+    own = pkg.layer or META
+    out = []
+    for site in source.imports:
+        if site.scope == "function" and classify(site.full) == own:
+            module = imported_module(site, modules)
+            out.append(
+                Violation(
+                    "local-import",
+                    source.where,
+                    site.line,
+                    pkg.name,
+                    module,
+                    f"{pkg.name} imports {module} inside a function, a module of its own "
+                    f"package imported lazily (usually to dodge an import cycle): move the "
+                    f"shared part to a lower tier so it can be imported at the top of the "
+                    f"module",
+                )
+            )
+    return out
+
+
+def _check_third_party(pkg: Package, source: Source, repo_root: Path) -> list[Violation]:
+    """``third-party``: a third-party import that ``pkg`` does not declare itself."""
+    if source.folder not in CHECKED_DIRS:
+        return []  # the root's benchmarks/ and examples/
+    out = []
+    for site in source.imports:
+        top = site.module.split(".")[0]
+        if (
+            site.scope == "type-checking"
+            or top in (META, "jax")  # jax has its own rule
+            or (top == "jaxlib" and pkg.layer == "ir")  # and so has jaxlib in ir
+            or top in sys.stdlib_module_names
+            or (
+                source.folder == "tests"
+                and (top in TEST_TOOLS or _is_local(top, source, repo_root))
+            )
+        ):
+            continue
+        sections = ("dependencies",)
+        if source.folder == "tests":
+            sections += ("optional-dependencies", "dependency-groups")
+        elif site.optional or site.scope == "function":
+            sections += ("optional-dependencies",)
+        distributions = DISTRIBUTIONS.get(top, (_normalize(top),))
+        if any(pkg.declares(dist, sections) for dist in distributions):
+            continue
+        where = " or ".join(SECTIONS[section] for section in sections)
+        out.append(
+            Violation(
+                "third-party",
+                source.where,
+                site.line,
+                pkg.name,
+                top,
+                f"{pkg.name} imports {site.module} (distribution "
+                f"{' or '.join(distributions)}), which {_rel(pkg.pyproject, repo_root)} does "
+                f"not declare: add it to {where} (each package declares what it imports "
+                f"itself; what its lamina layers depend on does not count), or stop importing "
+                f"it",
+            )
+        )
+    return out
+
+
+def _is_local(top: str, source: Source, repo_root: Path) -> bool:
+    """Whether ``top`` is a test helper module: ``top.py`` or ``top/__init__.py`` in the
+    file's folder or a folder above it in the repository (e.g. ``tools``)."""
+    return any(
+        (folder / f"{top}.py").is_file() or (folder / top / "__init__.py").is_file()
+        for folder in source.path.parents
+        if folder.is_relative_to(repo_root)
+    )
+
+
+def _check_private(pkg: Package, source: Source) -> list[Violation]:
+    """``private``: a private name of another layer imported by ``pkg``'s src/ or tests/."""
+    if source.folder not in CHECKED_DIRS:
+        return []
+    out = []
+    for site in source.imports:
+        target = classify(site.full)
+        private = _private_part(site.full)
+        if target in LAYERS and target != pkg.layer and private:
+            out.append(
+                Violation(
+                    "private",
+                    source.where,
+                    site.line,
+                    pkg.name,
+                    site.full,
+                    f"{pkg.name} imports {site.full}, private to lamina-{target} ({private} "
+                    f"starts with '_'): make what other layers need public in its layer (a "
+                    f"public name of a public module of {target}) and import that",
+                )
+            )
+    return out
+
+
+def _private_part(module: str) -> str | None:
+    """The first component after ``lamina.<layer>`` that starts with ``_`` (not a dunder)."""
+    for part in module.split(".")[2:]:
+        if part.startswith("_") and not (part.startswith("__") and part.endswith("__")):
+            return part
+    return None
 
 
 # --- helpers -----------------------------------------------------------------------------
@@ -543,18 +881,73 @@ def _dedupe(violations: list[Violation]) -> list[Violation]:
     return sorted(set(violations), key=lambda v: (v.path, v.line, v.kind, v.target))
 
 
+def _group(violations: list[Violation], key: str) -> dict[str, list[Violation]]:
+    """``violations`` by their ``key`` attribute ("kind", "package"), sorted by it."""
+    groups: dict[str, list[Violation]] = {}
+    for violation in violations:
+        groups.setdefault(getattr(violation, key), []).append(violation)
+    return dict(sorted(groups.items()))
+
+
+def summary(violations: list[Violation]) -> str:
+    """The count of each kind, and of internal import cycles per package."""
+    kinds = ", ".join(f"{k} {len(v)}" for k, v in _group(violations, "kind").items())
+    cycles = _group([v for v in violations if v.kind == "internal-cycle"], "package")
+    per_package = ", ".join(f"{pkg} {len(found)}" for pkg, found in cycles.items())
+    return (
+        f"layering: {len(violations)} violation(s) ({kinds or 'none'}); internal import "
+        f"cycles: {per_package or 'none'}"
+    )
+
+
+def report(violations: list[Violation], stats: Stats) -> list[str]:
+    """The measurement: every violation grouped by kind and package, with counts, then the
+    counts, the internal cycles and the local imports per package."""
+    lines = [f"layering report: {stats.packages} packages, {stats.files} files"]
+    by_kind = _group(violations, "kind")
+    for kind, of_kind in by_kind.items():
+        lines.append(f"== {kind}: {len(of_kind)}")
+        for package, found in _group(of_kind, "package").items():
+            lines.append(f"-- {kind} in {package}: {len(found)}")
+            lines += [f"   {violation}" for violation in found]
+    lines.append("== counts by kind and package")
+    for kind, of_kind in by_kind.items():
+        counts = ", ".join(f"{p} {len(f)}" for p, f in _group(of_kind, "package").items())
+        lines.append(f"{kind}: {len(of_kind)} ({counts})")
+    lines.append("== internal cycles")
+    lines += [f"{v.package}: {v.target}" for v in by_kind.get("internal-cycle", [])]
+    lines.append("== local imports per package")
+    for package, found in _group(by_kind.get("local-import", []), "package").items():
+        lines.append(f"{package}: {len(found)}")
+    lines.append(summary(violations))
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    repo_root = Path(args[0]) if args else Path(__file__).resolve().parent.parent
-    violations, stats = run(repo_root)
+    parser = argparse.ArgumentParser(description="The layering check (tools/layering.py).")
+    parser.add_argument(
+        "repo_root", nargs="?", type=Path, default=Path(__file__).resolve().parents[1]
+    )
+    parser.add_argument(
+        "--report",
+        action="store_true",
+        help="print every violation grouped by kind and package, with counts; exit 0",
+    )
+    args = parser.parse_args(argv)
+    violations, stats = run(args.repo_root.resolve())
+    if args.report:
+        print("\n".join(report(violations, stats)))
+        return 0
     if violations:
-        print(f"layering: {len(violations)} violation(s) of DESIGN.md's layer table:")
+        print(f"layering: {len(violations)} violation(s) of DESIGN.md's layer table and rules:")
         for violation in violations:
             print(violation)
+        print(summary(violations))
         return 1
     print(
         f"layering: ok: {stats.packages} packages, {stats.files} files, {stats.imports} "
-        f"lamina/jax imports checked against DESIGN.md's layer table"
+        f"lamina/jax imports checked against DESIGN.md's layer table and rules, no internal "
+        f"import cycles"
     )
     return 0
 
