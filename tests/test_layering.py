@@ -556,7 +556,7 @@ def test_importing_a_private_name_of_another_layer(tmp_path):
     files = {
         "packages/numpy/src/lamina/numpy/a.py": """\
             from lamina.lax import __version__
-            from lamina.lax.conversion import _convert_element_type, convert_element_type
+            from lamina.lax.conversion import _convert_element_type
             from lamina.lax._common import aval_of
             import lamina.lax._scatter_ad
         """,
@@ -634,3 +634,58 @@ def test_main_report_groups_violations_by_kind_and_package(tmp_path, capsys):
         "layering: 3 violation(s) (internal-cycle 1, local-import 1, private 1); "
         "internal import cycles: lamina-lax 1"
     )
+
+
+def test_reaching_into_another_layers_modules(tmp_path):
+    files = {
+        "packages/numpy/src/lamina/numpy/a.py": """\
+            from lamina.lax.conversion import convert_element_type
+            import lamina.interpreters.jit
+            from lamina.lax.linalg.qr import qr
+        """,
+        "tests/test_internal.py": "from lamina.ir.core import Var\n",
+    }
+    violations = layering.check(make_workspace(tmp_path, files=files))
+    assert [(v.kind, v.path, v.line, v.package, v.target) for v in violations] == [
+        (
+            "internal",
+            "packages/numpy/src/lamina/numpy/a.py",
+            1,
+            "lamina-numpy",
+            "lamina.lax.conversion",
+        ),
+        (
+            "internal",
+            "packages/numpy/src/lamina/numpy/a.py",
+            2,
+            "lamina-numpy",
+            "lamina.interpreters.jit",
+        ),
+        (
+            "internal",
+            "packages/numpy/src/lamina/numpy/a.py",
+            3,
+            "lamina-numpy",
+            "lamina.lax.linalg.qr",
+        ),
+        ("internal", "tests/test_internal.py", 1, "lamina", "lamina.ir.core"),
+    ]
+    assert violations[0].message.startswith(
+        "lamina-numpy imports lamina.lax.conversion, an internal module of lamina-lax: import "
+        "what you need from lamina.lax"
+    )
+
+
+def test_a_layers_namespace_and_public_modules(tmp_path):
+    files = {
+        "packages/numpy/src/lamina/numpy/a.py": """\
+            from lamina.lax import convert_element_type
+            from lamina.lax.linalg import qr
+            from lamina.interpreters import batching
+            from lamina.interpreters.test_util import check_grads
+            import lamina.ir.tree_util
+        """,
+        "packages/lax/src/lamina/lax/b.py": "from lamina.lax.conversion import convert\n",
+        "tests/test_public.py": "from lamina.numpy.fft import fft\nimport lamina.random\n",
+    }
+    assert layering.check(make_workspace(tmp_path, files=files)) == []

@@ -51,7 +51,11 @@ What it reports (``Violation.kind``):
 * ``private``: a file under ``src/`` or ``tests/`` imports a private name of another layer:
   one with a component after ``lamina.<layer>`` starting with ``_`` (not a dunder), e.g.
   ``lamina.lax._common`` or ``from lamina.lax.conversion import _convert_element_type``.
-  The root meta-package counts as another layer; inside a layer private names are fine.
+  The root meta-package counts as another layer; inside a layer private names are fine;
+* ``internal``: a file under ``src/`` or ``tests/`` reaches into another layer's modules
+  (``from lamina.lax.shapes import reshape``, ``import lamina.interpreters.jit``) instead of
+  going through the layer's package namespace (``from lamina.lax import reshape``) or one of
+  its public modules (``PUBLIC_MODULES``), so a layer may rearrange its modules freely.
 """
 
 from __future__ import annotations
@@ -89,6 +93,16 @@ META = "lamina"  # the root meta-package; it may declare and import every layer
 ROOT_DIRS = ("src", "tests", "examples", "benchmarks")
 JAX_ALLOWED_ROOT_DIRS = ("benchmarks",)
 SKIP_DIRS = {"__pycache__", "build", "dist", "node_modules"}  # and every ".hidden" folder
+
+# The modules of a layer that other layers may import by path, besides the layer's package
+# itself: the ones that mirror a public module of JAX's, and the test helpers.
+PUBLIC_MODULES: dict[str, tuple[str, ...]] = {
+    "ir": ("lamina.ir.dtypes", "lamina.ir.tree", "lamina.ir.tree_util"),
+    "interpreters": ("lamina.interpreters.mlir", "lamina.interpreters.test_util"),
+    "lax": ("lamina.lax.linalg",),
+    "numpy": ("lamina.numpy.fft", "lamina.numpy.linalg"),
+    "nn": ("lamina.nn.initializers",),
+}
 
 # Calls whose literal first argument names a module to import.
 DYNAMIC_IMPORTS = {"import_module", "__import__", "importorskip"}
@@ -240,6 +254,7 @@ def run(repo_root: Path) -> tuple[list[Violation], Stats]:
             violations += _check_local_imports(pkg, source, modules)
             violations += _check_third_party(pkg, source, repo_root)
             violations += _check_private(pkg, source)
+            violations += _check_internal(pkg, source)
         violations += _check_internal_cycles(pkg, files, modules)
     return _dedupe(violations), stats
 
@@ -835,6 +850,36 @@ def _check_private(pkg: Package, source: Source) -> list[Violation]:
                     f"{pkg.name} imports {site.full}, private to lamina-{target} ({private} "
                     f"starts with '_'): make what other layers need public in its layer (a "
                     f"public name of a public module of {target}) and import that",
+                )
+            )
+    return out
+
+
+def _check_internal(pkg: Package, source: Source) -> list[Violation]:
+    """``internal``: a module of another layer imported by path by ``pkg``'s src/ or tests/."""
+    if source.folder not in CHECKED_DIRS:
+        return []
+    out = []
+    for site in source.imports:
+        target = classify(site.module)
+        if target not in LAYERS or target == pkg.layer or _private_part(site.full):
+            continue  # private names have their own rule
+        tops = {f"lamina.{target}"} | {
+            f"lamina.{p}" for p, lay in PORTIONS.items() if lay == target
+        }
+        if site.module not in tops | set(PUBLIC_MODULES.get(target, ())):
+            namespace = ".".join(site.module.split(".")[:2])
+            out.append(
+                Violation(
+                    "internal",
+                    source.where,
+                    site.line,
+                    pkg.name,
+                    site.module,
+                    f"{pkg.name} imports {site.module}, an internal module of lamina-{target}: "
+                    f"import what you need from {namespace} (exported there if it is not"
+                    f" yet), or from a public module of {target} "
+                    f"({', '.join(PUBLIC_MODULES.get(target, ())) or 'none'})",
                 )
             )
     return out
