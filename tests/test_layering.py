@@ -226,7 +226,8 @@ def test_a_declaration_that_contradicts_the_table(tmp_path):
     assert violation.line == line_of(root / violation.path, '"lamina-sharding"')
     assert (
         "lamina-nn declares lamina-sharding in dependencies, but DESIGN.md's table does not "
-        "let nn use sharding (nn may use: ir, interpreters, lax, numpy)" in violation.message
+        "let nn use sharding (nn may use: ir, interpreters, lax, numpy, random)"
+        in violation.message
     )
 
 

@@ -13,7 +13,7 @@ PACKAGES = pathlib.Path(__file__).parent.parent / "packages"
 SURFACES = [
     ("lax/tests/data/jax_lax_api.json", "lamina.lax"),
     ("lax/tests/data/jax_lax_linalg_api.json", "lamina.lax.linalg"),
-    ("lax/tests/data/jax_random_api.json", "lamina.random"),
+    ("random/tests/data/jax_random_api.json", "lamina.random"),
     ("numpy/tests/data/jax_numpy_api.json", "lamina.numpy"),
     ("numpy/tests/data/jax_numpy_linalg_api.json", "lamina.numpy.linalg"),
     ("numpy/tests/data/jax_numpy_fft_api.json", "lamina.numpy.fft"),

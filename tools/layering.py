@@ -75,17 +75,17 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "interpreters": ("ir",),
     "lax": ("interpreters", "ir"),
     "numpy": ("lax",),
+    "random": ("numpy", "lax"),
     "scipy": ("numpy", "lax"),
-    "nn": ("numpy", "lax"),
+    "nn": ("random", "numpy", "lax"),
     "sharding": ("interpreters", "lax"),
     "export": ("interpreters", "lax"),
     "pallas": ("numpy", "lax"),
     "profiler": ("interpreters",),
 }
 LAYERS = tuple(ALLOWED)
-# Public modules shipped by a layer under a name of their own: lamina.random lives with
-# the primitives it is built on (DESIGN.md), in lamina-lax.
-PORTIONS = {"random": "lax"}
+# Public modules shipped by a layer under a name of their own (none at present).
+PORTIONS: dict[str, str] = {}
 META = "lamina"  # the root meta-package; it may declare and import every layer
 
 # Folders of the root package that are scanned; "benchmarks" may import jax, because

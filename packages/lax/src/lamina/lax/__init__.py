@@ -55,6 +55,37 @@ from lamina.lax.operators import (  # noqa: F401, E402
     promote_args_no_broadcast,
     true_divide,
 )
+from lamina.lax.prng import (  # noqa: F401, E402  (PRNG keys, for lamina.random and numpy)
+    PRNG_IMPLS,
+    THREEFRY,
+    KeyTy,
+    PRNGImpl,
+    PRNGKeyArray,
+    PRNGSpec,
+    check_key_data,
+    check_prng_key,
+    default_prng_impl,
+    is_typed_key,
+    key_dtype,
+    random_bits,
+    random_bits_p,
+    random_clone,
+    random_clone_p,
+    random_fold_in,
+    random_fold_in_p,
+    random_seed,
+    random_seed_p,
+    random_split,
+    random_split_p,
+    random_unwrap,
+    random_unwrap_p,
+    random_wrap,
+    random_wrap_p,
+    resolve_prng_impl,
+    threefry2x32_p,
+    threefry_2x32,
+    wrap_key_data,
+)
 from lamina.lax.sorting import take_along  # noqa: F401, E402
 
 # Each module lists its public names in __all__; the package exports their union.

@@ -160,7 +160,7 @@ def _like(fun_name, a, fill_value, dtype, shape, device):
 def _keys_like(key_dtype, fill_value, shape):
     """PRNG keys of ``shape`` whose key data holds ``fill_value``, as JAX fills them
     (``zeros_like(keys)`` is keys whose data is zeros)."""
-    from lamina.random import wrap_key_data
+    from lamina.lax import wrap_key_data
 
     physical = physical_aval(ShapedArray(shape, key_dtype))
     data = lax.full(physical.shape, fill_value, physical.dtype)

@@ -17,11 +17,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from lamina import lax
 from lamina.interpreters import Array, tracing
 from lamina.ir import ExtendedDType, ShapedArray, prng_key, register_extended_dtype
+from lamina.lax.operators import OPERATORS
+from lamina.lax.prng.key_indexing import index_keys
+from lamina.lax.reshaping import squeeze
+from lamina.lax.shapes import reshape, transpose
+from lamina.lax.unary import copy_p
 
 __all__ = [
+    "PRNG_IMPLS",
     "THREEFRY",
     "KeyTy",
     "PRNGImpl",
@@ -45,7 +50,8 @@ class PRNGImpl(NamedTuple):
 
 
 THREEFRY = PRNGImpl(key_shape=(2,), name="threefry2x32", tag="fry")
-_IMPLS = {THREEFRY.name: THREEFRY}
+# The implementations by name (what ``key_impl`` names rather than describes).
+PRNG_IMPLS = {THREEFRY.name: THREEFRY}
 # What JAX 0.10.2 registers; lamina implements the default one.
 _JAX_IMPL_NAMES = ("philox2x32", "philox4x32", "threefry2x32", "rbg", "unsafe_rbg", "threefry4x32")
 
@@ -90,6 +96,10 @@ class KeyTy(ExtendedDType):
         return f"key<{self._impl.tag}>"
 
     @property
+    def impl(self) -> PRNGImpl:
+        return self._impl
+
+    @property
     def physical_element_shape(self) -> tuple[int, ...]:
         return self._impl.key_shape
 
@@ -120,8 +130,8 @@ def resolve_prng_impl(spec) -> PRNGImpl:
     if isinstance(spec, KeyTy):
         return spec._impl
     if type(spec) is str:
-        if spec in _IMPLS:
-            return _IMPLS[spec]
+        if spec in PRNG_IMPLS:
+            return PRNG_IMPLS[spec]
         if spec in _JAX_IMPL_NAMES:
             raise ValueError(
                 f'PRNG implementation "{spec}" is not available in lamina; only '
@@ -191,8 +201,6 @@ class PRNGKeyArray(Array):
         return (self[i] for i in range(self.shape[0]))
 
     def __getitem__(self, idx):
-        from lamina.random._key_indexing import index_keys
-
         return index_keys(self, idx)
 
     def reshape(self, *shape, order="C"):
@@ -204,19 +212,19 @@ class PRNGKeyArray(Array):
         if -1 in shape:
             known = math.prod(d for d in shape if d != -1)
             shape[shape.index(-1)] = self.size // max(known, 1)
-        return lax.reshape(self, tuple(shape))
+        return reshape(self, tuple(shape))
 
     def squeeze(self, axis=None):
         if axis is None:
             axis = tuple(i for i, d in enumerate(self.shape) if d == 1)
         axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-        return lax.squeeze(self, tuple(a % max(self.ndim, 1) for a in axes))
+        return squeeze(self, tuple(a % max(self.ndim, 1) for a in axes))
 
     def transpose(self, *axes):
         if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
             axes = tuple(axes[0]) if axes[0] is not None else ()
         perm = tuple(axes) if axes else tuple(reversed(range(self.ndim)))
-        return lax.transpose(self, perm)
+        return transpose(self, perm)
 
     def ravel(self, order="C"):
         return self.reshape(self.size, order=order)
@@ -228,7 +236,7 @@ class PRNGKeyArray(Array):
         return self
 
     def copy(self):
-        return lax.copy_p.bind(self)
+        return copy_p.bind(self)
 
     def __reduce__(self):
         return (PRNGKeyArray, (self._impl, self._base_array))
@@ -255,16 +263,10 @@ class PRNGKeyArray(Array):
     __str__ = __repr__
 
 
-def _install_operators() -> None:
-    """Arithmetic and comparisons go to lax, whose dtype checks reject keys as JAX's do."""
-    from lamina.lax.operators import OPERATORS
-
-    for name, method in OPERATORS.items():
-        if name not in PRNGKeyArray.__dict__:
-            setattr(PRNGKeyArray, name, method)
-
-
-_install_operators()
+# Arithmetic and comparisons go to lax, whose dtype checks reject keys as JAX's do.
+for _name, _method in OPERATORS.items():
+    if _name not in PRNGKeyArray.__dict__:
+        setattr(PRNGKeyArray, _name, _method)
 
 # Traced key arrays have the same methods (written with lax, they work on tracers too).
 KeyTy.array_methods = {

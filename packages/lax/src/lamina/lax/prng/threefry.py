@@ -6,7 +6,7 @@ the 64-bit row-major index of every element of a shape as two ``uint32`` words. 
 of them: seeding, splitting, folding in data and drawing bits from a raw ``uint32[2]``
 key, following JAX 0.10.2's "partitionable" Threefry scheme (its default), so that the
 bits are the same as JAX's for the same key. These are what the typed-key primitives
-(``random_seed``, ``random_split``, ... in :mod:`._key_prims`) lower to, per key.
+(``random_seed``, ``random_split``, ... in :mod:`.key_primitives`) lower to, per key.
 """
 
 from __future__ import annotations
@@ -18,20 +18,13 @@ import numpy as np
 from lamina.interpreters import ad, batching
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax import (
-    bitwise_or,
-    bitwise_xor,
-    concatenate,
-    convert_element_type,
-    expand_dims,
-    reshape,
-    shift_left,
-    shift_right_logical,
-    slice_in_dim,
-    squeeze,
-)
 from lamina.lax._common import aval_of, standard_primitive
+from lamina.lax.binary import bitwise_or, bitwise_xor, shift_left, shift_right_logical
+from lamina.lax.conversion import convert_element_type
 from lamina.lax.elementwise import broadcasting_shape
+from lamina.lax.reshaping import concatenate, expand_dims, squeeze
+from lamina.lax.shapes import reshape
+from lamina.lax.slicing import slice_in_dim
 
 __all__ = [
     "iota_2x32_shape",

@@ -10,17 +10,23 @@ key<fry> ...``).
 from __future__ import annotations
 
 from lamina.interpreters import allow_extended, lower_on_physical
-from lamina.lax import reduce_and, reduce_or
+from lamina.lax._common import aval_of
 from lamina.lax._gather import gather_p
 from lamina.lax._scatter import scatter_p
 from lamina.lax.dynamic_slicing import dynamic_slice_p, dynamic_update_slice_p
 from lamina.lax.elementwise import eq, eq_p, ne, ne_p, select_n_p
+from lamina.lax.reductions import reduce_and, reduce_or
 from lamina.lax.reshaping import concatenate_p, rev_p, split_p, squeeze_p
-from lamina.lax.shapes import broadcast_in_dim_p, reshape_p, transpose_p
+from lamina.lax.shapes import (
+    broadcast_in_dim,
+    broadcast_in_dim_p,
+    reshape,
+    reshape_p,
+    transpose_p,
+)
 from lamina.lax.slicing import slice_p
 from lamina.lax.stacking import stack_p, tile_p, unstack_p
 from lamina.lax.unary import copy_p
-from lamina.random._ops import broadcast_to
 
 __all__ = ["KEY_COMPARISONS", "KEY_STRUCTURAL_PRIMITIVES"]
 
@@ -48,6 +54,19 @@ for _primitive in KEY_STRUCTURAL_PRIMITIVES:
     allow_extended(_primitive)
 
 
+def _broadcast_physical(x, shape):
+    """The key data ``x`` broadcast NumPy-style (trailing axes aligned, size-1 axes
+    stretched) to ``shape``."""
+    x_shape = tuple(aval_of(x).shape)
+    if x_shape == shape:
+        return x
+    offset = len(shape) - len(x_shape)
+    keep = [i for i, d in enumerate(x_shape) if d == shape[i + offset]]
+    if len(keep) != len(x_shape):
+        x = reshape(x, tuple(x_shape[i] for i in keep))
+    return broadcast_in_dim(x, shape, tuple(i + offset for i in keep))
+
+
 def _whole_element_comparison(compare, combine):
     """Lowering of ``==``/``!=`` on keys: compare the key data, then combine (all /
     any) over each key's trailing dimensions."""
@@ -58,7 +77,7 @@ def _whole_element_comparison(compare, combine):
 
         def fun(px, py):
             # lax lets a scalar meet an array: broadcast both keys' data to one shape.
-            px, py = (broadcast_to(v, shape) for v in (px, py))
+            px, py = (_broadcast_physical(v, shape) for v in (px, py))
             same = compare(px, py)
             return [combine(same, tuple(range(len(shape) - len(element), len(shape))))]
 

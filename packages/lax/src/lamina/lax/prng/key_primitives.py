@@ -11,7 +11,7 @@
 =====================================  ============================================
 
 Each acts on every key of its operand: lowered as the Threefry operations of
-:mod:`._threefry` on one key's physical data (``uint32[2]``), mapped over the key
+:mod:`.threefry` on one key's physical data (``uint32[2]``), mapped over the key
 array's shape. Outputs are integers or keys, so their tangents are zero (``float0``).
 """
 
@@ -30,11 +30,12 @@ from lamina.interpreters import (
     vmap,
 )
 from lamina.ir import Primitive, ShapedArray, dtypes, physical_aval
-from lamina.lax import broadcast_in_dim, broadcast_shapes
 from lamina.lax._common import aval_of
 from lamina.lax.elementwise import broadcasting_shape
-from lamina.random import _threefry
-from lamina.random._key_types import KeyTy, PRNGKeyArray
+from lamina.lax.filling import broadcast_shapes
+from lamina.lax.prng import threefry
+from lamina.lax.prng.key_types import KeyTy, PRNGKeyArray
+from lamina.lax.shapes import broadcast_in_dim
 
 __all__ = [
     "random_bits",
@@ -134,7 +135,7 @@ def _seed_abstract_eval(seeds, *, impl):
 
 
 random_seed_p = _key_primitive(
-    "random_seed", _seed_abstract_eval, lambda seed, *, impl: _threefry.raw_seed(seed)
+    "random_seed", _seed_abstract_eval, lambda seed, *, impl: threefry.raw_seed(seed)
 )
 batching.defvectorized(random_seed_p)
 
@@ -156,7 +157,7 @@ def _bits_abstract_eval(keys, *, bit_width, shape):
 random_bits_p = _key_primitive(
     "random_bits",
     _bits_abstract_eval,
-    lambda key, *, bit_width, shape: _threefry.raw_random_bits(key, bit_width, shape),
+    lambda key, *, bit_width, shape: threefry.raw_random_bits(key, bit_width, shape),
 )
 _keys_first_rule(random_bits_p)
 
@@ -175,7 +176,7 @@ def _split_abstract_eval(keys, *, shape):
 
 
 random_split_p = _key_primitive(
-    "random_split", _split_abstract_eval, lambda key, *, shape: _threefry.raw_split(key, shape)
+    "random_split", _split_abstract_eval, lambda key, *, shape: threefry.raw_split(key, shape)
 )
 _keys_first_rule(random_split_p)
 
@@ -197,7 +198,7 @@ def _fold_in_abstract_eval(keys, msgs):
 
 
 random_fold_in_p = _key_primitive(
-    "random_fold_in", _fold_in_abstract_eval, lambda key, msg: _threefry.raw_fold_in(key, msg)
+    "random_fold_in", _fold_in_abstract_eval, lambda key, msg: threefry.raw_fold_in(key, msg)
 )
 batching.defbroadcasting(random_fold_in_p)
 

@@ -1,65 +1,51 @@
 """lamina.random: JAX's ``jax.random``, bit-identical to JAX 0.10.2 for the same keys.
 
 Keys are Threefry-2x32 keys: typed key arrays (``key``, dtype ``key<fry>``) or legacy raw
-``uint32[2]`` keys (``PRNGKey``). Bits come from the ``threefry2x32`` primitive in JAX's
-default "partitionable" scheme; every sampler performs JAX's operations in JAX's order.
+``uint32[2]`` keys (``PRNGKey``). The keys, their dtype and the primitives on them
+(``random_bits``, ``random_split``, ...) are lax's; the samplers here draw their bits with
+``random_bits`` in JAX's default "partitionable" scheme and perform JAX's operations in
+JAX's order, written on lamina.numpy and lamina.lax.
 """
 
-from lamina.random import _structural  # noqa: F401  (keys through lax ops)
-from lamina.random._api_basic import (
-    bernoulli,
-    cauchy,
-    exponential,
-    gumbel,
-    laplace,
-    logistic,
-    normal,
-    rademacher,
-    randint,
-    uniform,
-)
-from lamina.random._api_more import (
+from lamina.lax import key_dtype, wrap_key_data
+from lamina.random.keys import PRNGKey, bits, clone, fold_in, key, key_data, key_impl, split
+from lamina.random.samplers.counting import binomial, multinomial, poisson
+from lamina.random.samplers.gamma import (
     ball,
     beta,
-    binomial,
-    categorical,
     chisquare,
-    choice,
     dirichlet,
-    double_sided_maxwell,
     f,
     gamma,
     generalized_normal,
-    geometric,
     loggamma,
-    lognormal,
-    maxwell,
-    multinomial,
-    multivariate_normal,
-    orthogonal,
-    pareto,
-    permutation,
-    poisson,
-    rayleigh,
+    random_gamma_p,
     t,
+)
+from lamina.random.samplers.inverse_cdf import (
+    cauchy,
+    exponential,
+    geometric,
+    gumbel,
+    laplace,
+    logistic,
+    pareto,
+    rayleigh,
     triangular,
-    truncated_normal,
-    wald,
     weibull_min,
 )
-from lamina.random._gamma import random_gamma_p
-from lamina.random._keys import (
-    PRNGKey,
-    bits,
-    clone,
-    fold_in,
-    key,
-    key_data,
-    key_dtype,
-    key_impl,
-    split,
-    wrap_key_data,
+from lamina.random.samplers.normal import (
+    double_sided_maxwell,
+    lognormal,
+    maxwell,
+    multivariate_normal,
+    normal,
+    orthogonal,
+    truncated_normal,
+    wald,
 )
+from lamina.random.samplers.selection import categorical, choice, permutation
+from lamina.random.samplers.uniform import bernoulli, rademacher, randint, uniform
 
 __all__ = [
     "PRNGKey",

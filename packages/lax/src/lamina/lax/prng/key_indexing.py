@@ -12,12 +12,15 @@ import operator
 
 import numpy as np
 
-from lamina import lax
 from lamina.interpreters import Array
+from lamina.lax import slicing
 from lamina.lax._common import aval_of
-from lamina.random._ops import take
+from lamina.lax._gather import GatherDimensionNumbers, GatherScatterMode, gather
+from lamina.lax.conversion import convert_element_type
+from lamina.lax.elementwise import lt, select_n
+from lamina.lax.reshaping import expand_dims, rev, squeeze
 
-__all__ = ["index_keys"]
+__all__ = ["index_keys", "take_keys"]
 
 
 def _expand_ellipsis(idx: tuple, ndim: int) -> tuple:
@@ -44,17 +47,36 @@ def _is_int_array(i) -> bool:
     return False
 
 
+def take_keys(keys, indices, axis: int):
+    """``keys`` gathered at the (in-bounds, non-negative) integer array ``indices`` along
+    ``axis``; the index dimensions replace ``axis`` in the result (as ``jnp.take``)."""
+    shape = tuple(aval_of(keys).shape)
+    ind_ndim = aval_of(indices).ndim
+    offset_dims = tuple(range(axis)) + tuple(range(axis + ind_ndim, len(shape) - 1 + ind_ndim))
+    dnums = GatherDimensionNumbers(
+        offset_dims=offset_dims, collapsed_slice_dims=(axis,), start_index_map=(axis,)
+    )
+    slice_sizes = tuple(1 if i == axis else d for i, d in enumerate(shape))
+    return gather(
+        keys,
+        expand_dims(indices, (ind_ndim,)),
+        dnums,
+        slice_sizes,
+        mode=GatherScatterMode.PROMISE_IN_BOUNDS,
+    )
+
+
 def _strided(keys, axis: int, start: int, stop: int, step: int):
     if step < 0:  # NumPy's negative steps: reverse, then slice forward
         n = keys.shape[axis]
-        keys = lax.rev(keys, (axis,))
+        keys = rev(keys, (axis,))
         start, stop, step = n - 1 - start, n - 1 - stop, -step
     stop = max(start, stop)
     starts = [0] * keys.ndim
     limits = list(keys.shape)
     strides = [1] * keys.ndim
     starts[axis], limits[axis], strides[axis] = start, stop, step
-    return lax.slice(keys, starts, limits, None if step == 1 else strides)
+    return slicing.slice(keys, starts, limits, None if step == 1 else strides)
 
 
 def index_keys(keys, idx):
@@ -64,7 +86,7 @@ def index_keys(keys, idx):
     axis = 0
     for i in idx:
         if i is None:
-            keys = lax.expand_dims(keys, (axis,))
+            keys = expand_dims(keys, (axis,))
             axis += 1
         elif isinstance(i, slice):
             start, stop, step = i.indices(keys.shape[axis])
@@ -72,13 +94,9 @@ def index_keys(keys, idx):
             axis += 1
         elif _is_int_array(i):
             n = keys.shape[axis]
-            positions = lax.convert_element_type(
-                np.asarray(i) if isinstance(i, list) else i, np.int32
-            )
-            positions = lax.select_n(
-                lax.lt(positions, np.int32(0)), positions, positions + np.int32(n)
-            )
-            keys = take(keys, positions, axis)
+            positions = convert_element_type(np.asarray(i) if isinstance(i, list) else i, np.int32)
+            positions = select_n(lt(positions, np.int32(0)), positions, positions + np.int32(n))
+            keys = take_keys(keys, positions, axis)
             axis += positions.ndim
         else:
             n = keys.shape[axis]
@@ -86,5 +104,5 @@ def index_keys(keys, idx):
             if not -n <= j < n:
                 raise IndexError(f"index {j} is out of bounds for axis {axis} with size {n}")
             j %= n
-            keys = lax.squeeze(lax.slice_in_dim(keys, j, j + 1, axis=axis), (axis,))
+            keys = squeeze(slicing.slice_in_dim(keys, j, j + 1, axis=axis), (axis,))
     return keys

@@ -19,7 +19,7 @@ from lamina.interpreters import (
     vmap,
 )
 from lamina.ir import ShapedArray, dtypes, parse_jaxpr, physical_aval
-from lamina.random._key_types import PRNGKeyArray
+from lamina.lax import PRNGKeyArray
 
 U32 = np.uint32
 

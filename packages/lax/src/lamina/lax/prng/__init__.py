@@ -1,0 +1,74 @@
+"""PRNG keys in lax: the Threefry-2x32 hash, the key dtype ``key<fry>`` and typed key
+arrays, the primitives on keys (``random_seed``, ``random_bits``, ``random_split``,
+``random_fold_in``, ``random_wrap``, ``random_unwrap``, ``random_clone``), their indexing,
+the structural lax primitives that accept keys, and typed keys from key data.
+
+Tiers, bottom to top: :mod:`.threefry` (the hash and the raw-key operations),
+:mod:`.key_indexing` (NumPy indexing of concrete key arrays), :mod:`.key_types`
+(implementations, the key dtype, ``PRNGKeyArray``), :mod:`.key_primitives`,
+:mod:`.key_structural` (lax's structural primitives on keys) and :mod:`.key_data`.
+The samplers of ``jax.random`` are built on these in lamina-random.
+"""
+
+from lamina.lax.prng import key_structural  # noqa: F401  (keys through lax's structural ops)
+from lamina.lax.prng.key_data import check_key_data, check_prng_key, is_typed_key, wrap_key_data
+from lamina.lax.prng.key_primitives import (
+    random_bits,
+    random_bits_p,
+    random_clone,
+    random_clone_p,
+    random_fold_in,
+    random_fold_in_p,
+    random_seed,
+    random_seed_p,
+    random_split,
+    random_split_p,
+    random_unwrap,
+    random_unwrap_p,
+    random_wrap,
+    random_wrap_p,
+)
+from lamina.lax.prng.key_types import (
+    PRNG_IMPLS,
+    THREEFRY,
+    KeyTy,
+    PRNGImpl,
+    PRNGKeyArray,
+    PRNGSpec,
+    default_prng_impl,
+    key_dtype,
+    resolve_prng_impl,
+)
+from lamina.lax.prng.threefry import threefry2x32_p, threefry_2x32
+
+__all__ = [
+    "PRNG_IMPLS",
+    "THREEFRY",
+    "KeyTy",
+    "PRNGImpl",
+    "PRNGKeyArray",
+    "PRNGSpec",
+    "check_key_data",
+    "check_prng_key",
+    "default_prng_impl",
+    "is_typed_key",
+    "key_dtype",
+    "random_bits",
+    "random_bits_p",
+    "random_clone",
+    "random_clone_p",
+    "random_fold_in",
+    "random_fold_in_p",
+    "random_seed",
+    "random_seed_p",
+    "random_split",
+    "random_split_p",
+    "random_unwrap",
+    "random_unwrap_p",
+    "random_wrap",
+    "random_wrap_p",
+    "resolve_prng_impl",
+    "threefry2x32_p",
+    "threefry_2x32",
+    "wrap_key_data",
+]
