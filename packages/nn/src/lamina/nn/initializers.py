@@ -15,6 +15,7 @@ from typing import Protocol
 import numpy as np
 
 import lamina.numpy as jnp
+import lamina.random as random
 from lamina.ir import dtypes
 
 __all__ = [
@@ -44,12 +45,6 @@ __all__ = [
 # the complex analogue, to rescale truncated draws back to unit variance.
 _TRUNCATED_NORMAL_STDDEV = 0.8796256610342398
 _COMPLEX_TRUNCATED_NORMAL_STDDEV = 0.9531116438049121
-
-
-def _random():
-    import lamina.random as random
-
-    return random
 
 
 @typing.runtime_checkable
@@ -87,7 +82,7 @@ def uniform(scale=0.01, dtype=None) -> Initializer:
 
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype_or_default(dtype)
-        draws = _random().uniform(key, shape, dtype, out_sharding=out_sharding)
+        draws = random.uniform(key, shape, dtype, out_sharding=out_sharding)
         return draws * jnp.array(scale, dtype)
 
     return init
@@ -98,7 +93,7 @@ def normal(stddev=0.01, dtype=None) -> Initializer:
 
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype_or_default(dtype)
-        draws = _random().normal(key, shape, dtype, out_sharding=out_sharding)
+        draws = random.normal(key, shape, dtype, out_sharding=out_sharding)
         return draws * jnp.array(stddev, dtype)
 
     return init
@@ -110,9 +105,7 @@ def truncated_normal(stddev=0.01, dtype=None, lower=-2.0, upper=2.0) -> Initiali
 
     def init(key, shape, dtype=dtype, out_sharding=None):
         dtype = _dtype_or_default(dtype)
-        draws = _random().truncated_normal(
-            key, lower, upper, shape, dtype, out_sharding=out_sharding
-        )
+        draws = random.truncated_normal(key, lower, upper, shape, dtype, out_sharding=out_sharding)
         return draws * jnp.array(stddev, dtype)
 
     return init
@@ -146,7 +139,6 @@ def _real_and_complex(dtype):
 
 def _complex_uniform(key, shape, dtype):
     """Complex draws uniform on the disk of radius sqrt(2) (unit variance)."""
-    random = _random()
     key_r, key_theta = random.split(key)
     real, dtype = _real_and_complex(dtype)
     r = jnp.sqrt(2 * random.uniform(key_r, shape, real)).astype(dtype)
@@ -156,7 +148,6 @@ def _complex_uniform(key, shape, dtype):
 
 def _complex_truncated_normal(key, upper, shape, dtype):
     """Complex draws whose modulus is Rayleigh-distributed, truncated at ``upper``."""
-    random = _random()
     key_r, key_theta = random.split(key)
     real, dtype = _real_and_complex(dtype)
     t = (1 - jnp.exp(jnp.array(-(upper**2), dtype))) * random.uniform(key_r, shape, real).astype(
@@ -187,7 +178,6 @@ def variance_scaling(
     Complex dtypes draw complex values of that variance."""
 
     def init(key, shape, dtype=dtype, out_sharding=None):
-        random = _random()
         shape = _canonical_shape(shape)
         dtype = _dtype_or_default(dtype)
         fan_in, fan_out = _compute_fans(shape, in_axis, out_axis, batch_axis)
@@ -278,7 +268,7 @@ def orthogonal(scale=1.0, column_axis=-1, dtype=None) -> Initializer:
             return jnp.zeros(shape, dtype=dtype)
         n_cols = shape[column_axis]
         n_rows = math.prod(shape) // n_cols
-        q = _random().orthogonal(key, n_rows, (), dtype, n_cols)
+        q = random.orthogonal(key, n_rows, (), dtype, n_cols)
         rows_shape = tuple(np.delete(np.array(shape), column_axis))
         q = jnp.reshape(q, (*rows_shape, n_cols))
         q = jnp.moveaxis(q, -1, column_axis)
