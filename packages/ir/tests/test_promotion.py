@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lamina.ir import dtypes, promotion
+from lamina.ir import dtypes
+from lamina.ir.dtypes import promotion
 from lamina.ir.dtypes import (
     TypePromotionError,
     dtype_from_short_name,

@@ -22,7 +22,7 @@ from lamina.ir.core import (
     new_jaxpr_eqn,
     physical_aval,
 )
-from lamina.ir.dtype_kinds import ExtendedDType, prng_key, register_extended_dtype
+from lamina.ir.dtypes.kinds import ExtendedDType, prng_key, register_extended_dtype
 from lamina.ir.dtypes import enable_x64
 from lamina.ir.effects import (
     Effect,
