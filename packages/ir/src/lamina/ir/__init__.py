@@ -52,7 +52,7 @@ from lamina.ir.primitives import (
     remat_split_rules,
     transpose_rules,
 )
-from lamina.ir.tree_errors import prefix_errors
+from lamina.ir.trees.errors import prefix_errors
 
 __all__ = [
     "AbstractToken",
