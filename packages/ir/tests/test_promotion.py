@@ -25,13 +25,13 @@ import numpy as np
 import pytest
 
 from lamina.ir import dtypes
-from lamina.ir.dtypes import promotion
 from lamina.ir.dtypes import (
     TypePromotionError,
     dtype_from_short_name,
     enable_x64,
     numpy_dtype_promotion,
     promote_types,
+    promotion,
     result_type,
     short_dtype_name,
 )

@@ -19,9 +19,6 @@ import functools
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
-from lamina.ir.trees.pytree import PyTreeDef, _wrap, default_registry, treedef_is_leaf
-from lamina.ir.trees.pytree import treedef_is_strict_leaf as treedef_is_strict_leaf
-from lamina.ir.trees.pytree import treedef_tuple as _treedef_tuple
 from lamina.ir.trees.errors import equality_errors as equality_errors
 from lamina.ir.trees.errors import prefix_errors as prefix_errors
 from lamina.ir.trees.keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey, keystr
@@ -34,6 +31,9 @@ from lamina.ir.trees.nodes import (
     register_pytree_with_keys_class,
     register_static,
 )
+from lamina.ir.trees.pytree import PyTreeDef, _wrap, default_registry, treedef_is_leaf
+from lamina.ir.trees.pytree import treedef_is_strict_leaf as treedef_is_strict_leaf
+from lamina.ir.trees.pytree import treedef_tuple as _treedef_tuple
 
 __all__ = [
     "DictKey",
