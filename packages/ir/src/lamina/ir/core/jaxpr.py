@@ -1,13 +1,12 @@
 """The Jaxpr IR: variables, literals, equations, Jaxprs, their equality and their text.
 
-Variables are compared by identity, as binders are; whole Jaxprs are compared
-structurally (up to renaming of variables), so a Jaxpr read back from its printed text
-equals the original. A Jaxpr's ``str`` is its text; equality and printing walk the same
-classes that call them, so they live here with them.
+A Jaxpr's ``==`` is its structural equality and its ``str`` its printed text; the
+matcher and the printer walk these very classes, so they are part of this module.
 
-Equality. Structural equality of Jaxprs: equal up to a consistent renaming of variables.
-Constants and params compare with ``values_equal``: bitwise for floats (nan == nan,
--0.0 != 0.0).
+Equality. Variables are compared by identity, as binders are; whole Jaxprs are compared
+structurally, up to a consistent renaming of variables, so a Jaxpr read back from its
+printed text equals the original. Constants and params compare with ``values_equal``:
+bitwise for floats (nan == nan, -0.0 != 0.0).
 
 Printing. Jaxprs print in JAX's text form, character for character:
 

@@ -1,7 +1,8 @@
 """Reading printed Jaxprs (JAX 0.10.2's text) back into Jaxprs.
 
-``parse_jaxpr(text)`` returns a ``Jaxpr`` equal (structurally, see ``equality.py``) to
-the one printed; ``parse_closed_jaxpr(text, consts)`` wraps it in a ``ClosedJaxpr``.
+``parse_jaxpr(text)`` returns a ``Jaxpr`` equal (structurally, see
+``lamina.ir.core.jaxpr``) to the one printed; ``parse_closed_jaxpr(text, consts)`` wraps
+it in a ``ClosedJaxpr``.
 
 The grammar, with whitespace (newlines included) free between tokens::
 
