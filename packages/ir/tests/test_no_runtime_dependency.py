@@ -4,7 +4,7 @@ import sys
 PROBE = """
 import sys
 import lamina.ir
-import lamina.ir.parser, lamina.ir.pretty, lamina.ir.checker, lamina.ir.tree_util
+import lamina.ir.parsing.parser, lamina.ir.core.jaxpr, lamina.ir.checker, lamina.ir.tree_util
 loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('jaxlib', 'jax'))
 print(','.join(loaded))
 """

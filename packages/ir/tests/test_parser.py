@@ -20,19 +20,21 @@ import numpy as np
 import pytest
 
 from lamina.ir import dtypes
-from lamina.ir.core import (
+from lamina.ir.core.avals import ShapedArray, abstract_token
+from lamina.ir.core.jaxpr import (
     ClosedJaxpr,
     DropVar,
     Jaxpr,
     JaxprEqn,
     Literal,
-    ShapedArray,
     Var,
-    abstract_token,
     new_jaxpr_eqn,
+    pp_jaxpr,
+    share_names_with_param,
 )
-from lamina.ir.parse_params import param_readers, value_readers
-from lamina.ir.parser import (
+from lamina.ir.core.primitives import Primitive, PrimitiveRegistry
+from lamina.ir.parsing.parse_params import param_readers, value_readers
+from lamina.ir.parsing.parser import (
     JaxprSyntaxError,
     MissingConst,
     OpaqueParam,
@@ -42,8 +44,6 @@ from lamina.ir.parser import (
     parse_jaxpr,
     register_value_reader,
 )
-from lamina.ir.pretty import pp_jaxpr, share_names_with_param
-from lamina.ir.primitives import Primitive, PrimitiveRegistry
 
 f32 = np.dtype("float32")
 i32 = np.dtype("int32")

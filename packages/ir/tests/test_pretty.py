@@ -17,21 +17,23 @@ import numpy as np
 import pytest
 
 from lamina.ir import dtypes
-from lamina.ir import pretty_doc as pd
-from lamina.ir.core import (
+from lamina.ir.core import pretty_doc as pd
+from lamina.ir.core.avals import ShapedArray, abstract_token
+from lamina.ir.core.jaxpr import (
     ClosedJaxpr,
     DropVar,
     Jaxpr,
     Literal,
-    ShapedArray,
+    PpContext,
     SourceInfo,
     Var,
-    abstract_token,
     new_jaxpr_eqn,
+    pp_eqn,
+    pp_jaxpr,
+    share_names_with_param,
 )
+from lamina.ir.core.primitives import Primitive, PrimitiveRegistry, pp_param_rules
 from lamina.ir.effects import Effect
-from lamina.ir.pretty import PpContext, pp_eqn, pp_jaxpr, share_names_with_param
-from lamina.ir.primitives import Primitive, PrimitiveRegistry, pp_param_rules
 
 # ------------------------------------------------------------------ test helpers
 

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 
 from lamina.ir import MissingRuleError, Primitive, PrimitiveRegistry, ShapedArray
+from lamina.ir.core.primitives import abstract_eval_rules, jvp_rules
 from lamina.ir.effects import Effect, EffectTypeSet, is_ordered, ordered_effects
-from lamina.ir.primitives import abstract_eval_rules, jvp_rules
 
 
 def test_registry_by_name_first_wins():

@@ -24,13 +24,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lamina.ir import dtypes, promotion
+from lamina.ir import dtypes
 from lamina.ir.dtypes import (
     TypePromotionError,
     dtype_from_short_name,
     enable_x64,
     numpy_dtype_promotion,
     promote_types,
+    promotion,
     result_type,
     short_dtype_name,
 )

@@ -15,7 +15,6 @@ import pytest
 
 from lamina.ir import tree
 from lamina.ir import tree_util as tu
-from lamina.ir.tree_errors import equality_errors, equality_errors_pytreedef
 from lamina.ir.tree_util import (
     DictKey,
     FlattenedIndexKey,
@@ -31,6 +30,7 @@ from lamina.ir.tree_util import (
     tree_structure,
     tree_unflatten,
 )
+from lamina.ir.trees.errors import equality_errors, equality_errors_pytreedef
 
 # ----------------------------------------------------------------------------- fixtures
 
@@ -937,7 +937,7 @@ def test_register_static():
 
 
 def test_registration_reaches_registries_made_earlier_and_later():
-    from lamina.ir.pytree import PyTreeRegistry
+    from lamina.ir.trees.pytree import PyTreeRegistry
 
     before = PyTreeRegistry(enable_none=False)
 

@@ -6,37 +6,32 @@ need nothing else.
 
 from lamina.ir import dtypes, effects, tree, tree_util
 from lamina.ir.checker import JaxprTypeError, check_jaxpr
-from lamina.ir.core import (
+
+# Other layers reach the printer as lamina.ir.pretty and the primitives as lamina.ir.primitives.
+from lamina.ir.core import jaxpr as pretty  # noqa: F401
+from lamina.ir.core import primitives as primitives
+from lamina.ir.core.avals import (
     AbstractToken,
     AbstractValue,
+    ShapedArray,
+    abstract_token,
+    is_extended_aval,
+    physical_aval,
+)
+from lamina.ir.core.jaxpr import (
     ClosedJaxpr,
     DropVar,
     Jaxpr,
     JaxprEqn,
     Literal,
-    ShapedArray,
     SourceInfo,
     Var,
-    abstract_token,
-    is_extended_aval,
     new_jaxpr_eqn,
-    physical_aval,
+    pp_eqn,
+    pp_jaxpr,
+    share_names_with_param,
 )
-from lamina.ir.dtype_kinds import ExtendedDType, prng_key, register_extended_dtype
-from lamina.ir.dtypes import enable_x64
-from lamina.ir.effects import (
-    Effect,
-    EffectTypeSet,
-    control_flow_allowed_effects,
-    lowerable_effects,
-    no_effects,
-    ordered_effects,
-)
-from lamina.ir.lexer import JaxprSyntaxError
-from lamina.ir.parse_params import declare_param, parse_call_args, register_value_reader
-from lamina.ir.parser import parse_closed_jaxpr, parse_jaxpr
-from lamina.ir.pretty import pp_eqn, pp_jaxpr
-from lamina.ir.primitives import (
+from lamina.ir.core.primitives import (
     MissingRuleError,
     Primitive,
     PrimitiveRegistry,
@@ -50,9 +45,23 @@ from lamina.ir.primitives import (
     lowering_rules,
     partial_eval_rules,
     remat_split_rules,
+    set_bind_handler,
     transpose_rules,
 )
-from lamina.ir.tree_errors import prefix_errors
+from lamina.ir.dtypes import enable_x64
+from lamina.ir.dtypes.kinds import ExtendedDType, prng_key, register_extended_dtype
+from lamina.ir.effects import (
+    Effect,
+    EffectTypeSet,
+    control_flow_allowed_effects,
+    lowerable_effects,
+    no_effects,
+    ordered_effects,
+)
+from lamina.ir.parsing.lexer import JaxprSyntaxError
+from lamina.ir.parsing.parse_params import declare_param, parse_call_args, register_value_reader
+from lamina.ir.parsing.parser import parse_closed_jaxpr, parse_jaxpr
+from lamina.ir.trees.errors import prefix_errors
 
 __all__ = [
     "AbstractToken",
@@ -105,6 +114,8 @@ __all__ = [
     "register_extended_dtype",
     "register_value_reader",
     "remat_split_rules",
+    "set_bind_handler",
+    "share_names_with_param",
     "transpose_rules",
     "tree",
     "tree_util",

@@ -11,16 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.ir.core import (
-    AbstractValue,
-    ClosedJaxpr,
-    DropVar,
-    Jaxpr,
-    JaxprEqn,
-    Literal,
-    ShapedArray,
-)
-from lamina.ir.primitives import Primitive, PrimitiveRegistry, abstract_eval_rules
+from lamina.ir.core.avals import AbstractValue, ShapedArray
+from lamina.ir.core.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, pp_eqn
+from lamina.ir.core.primitives import Primitive, PrimitiveRegistry, abstract_eval_rules
 
 __all__ = ["JaxprTypeError", "check_jaxpr"]
 
@@ -55,8 +48,6 @@ def _check_consts(closed: ClosedJaxpr) -> None:
 
 def _describe(eqn: JaxprEqn, index: int) -> str:
     try:
-        from lamina.ir.pretty import pp_eqn
-
         text = pp_eqn(eqn)
     except Exception:  # the checker must report even when printing itself fails
         text = f"{eqn.primitive} ..."

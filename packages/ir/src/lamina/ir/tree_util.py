@@ -7,10 +7,10 @@ children are pytrees. Registered node types: ``None`` (no children), ``tuple``,
 registered with ``register_pytree_node`` and friends. Registration is by exact type,
 once, for the whole process.
 
-This module is the public face. Behind it: ``pytree`` (registries, ``PyTreeDef``,
-flattening), ``tree_kinds`` (what each kind of node means), ``tree_nodes``
-(registration functions and ``Partial``), ``tree_keys`` (key paths) and
-``tree_errors`` (messages about mismatched structures).
+This module is the public face. Behind it, in ``lamina.ir.trees``: ``pytree``
+(registries, ``PyTreeDef``, flattening), ``kinds`` (what each kind of node means),
+``nodes`` (registration functions and ``Partial``), ``keys`` (key paths) and ``errors``
+(messages about mismatched structures).
 """
 
 from __future__ import annotations
@@ -19,13 +19,10 @@ import functools
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any, TypeVar
 
-from lamina.ir.pytree import PyTreeDef, _wrap, default_registry, treedef_is_leaf
-from lamina.ir.pytree import treedef_is_strict_leaf as treedef_is_strict_leaf
-from lamina.ir.pytree import treedef_tuple as _treedef_tuple
-from lamina.ir.tree_errors import equality_errors as equality_errors
-from lamina.ir.tree_errors import prefix_errors as prefix_errors
-from lamina.ir.tree_keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey, keystr
-from lamina.ir.tree_nodes import (
+from lamina.ir.trees.errors import equality_errors as equality_errors
+from lamina.ir.trees.errors import prefix_errors as prefix_errors
+from lamina.ir.trees.keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey, keystr
+from lamina.ir.trees.nodes import (
     Partial,
     register_dataclass,
     register_pytree_node,
@@ -34,6 +31,9 @@ from lamina.ir.tree_nodes import (
     register_pytree_with_keys_class,
     register_static,
 )
+from lamina.ir.trees.pytree import PyTreeDef, _wrap, default_registry, treedef_is_leaf
+from lamina.ir.trees.pytree import treedef_is_strict_leaf as treedef_is_strict_leaf
+from lamina.ir.trees.pytree import treedef_tuple as _treedef_tuple
 
 __all__ = [
     "DictKey",

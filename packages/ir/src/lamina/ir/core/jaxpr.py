@@ -1,8 +1,18 @@
-"""Printing Jaxprs in JAX's text form, character for character.
+"""The Jaxpr IR: variables, literals, equations, Jaxprs, their equality and their text.
+
+A Jaxpr's ``==`` is its structural equality and its ``str`` its printed text; the
+matcher and the printer walk these very classes, so they are part of this module.
+
+Equality. Variables are compared by identity, as binders are; whole Jaxprs are compared
+structurally, up to a consistent renaming of variables, so a Jaxpr read back from its
+printed text equals the original. Constants and params compare with ``values_equal``:
+bitwise for floats (nan == nan, -0.0 != 0.0).
+
+Printing. Jaxprs print in JAX's text form, character for character:
 
     { lambda a:f32[3]; b:f32[3]. let c:f32[3] = add b a in (c,) }
 
-The text is a document of ``lamina.ir.pretty_doc`` laid out in 80 columns; a Jaxpr
+The text is a document of ``lamina.ir.core.pretty_doc`` laid out in 80 columns; a Jaxpr
 that does not fit on one line puts one equation on a line, and an equation that does
 not fit puts its params one on a line.
 
@@ -39,26 +49,331 @@ so by default neither does lamina. With ``print_weak_types=True`` a weak type ge
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from collections import Counter, deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
+from typing import Any
 
 import numpy as np
 
-from lamina.ir import pretty_doc as pd
-from lamina.ir.core import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Var
-from lamina.ir.primitives import Primitive, pp_param_rules
+from lamina.ir import dtypes
+from lamina.ir.core import pretty_doc as pd
+from lamina.ir.core.avals import AbstractValue
+from lamina.ir.core.primitives import Primitive, pp_param_rules
+from lamina.ir.effects import Effect, no_effects
 
 __all__ = [
+    "ClosedJaxpr",
+    "DropVar",
+    "Jaxpr",
+    "JaxprEqn",
+    "Literal",
     "PpContext",
     "PpSettings",
+    "SourceInfo",
+    "Var",
     "eqn_doc",
     "jaxpr_doc",
+    "jaxpr_fingerprint",
+    "jaxprs_equal",
+    "new_jaxpr_eqn",
     "pp_eqn",
     "pp_jaxpr",
     "share_names_with_param",
+    "values_equal",
 ]
+
+
+_var_ids = itertools.count()
+
+
+class Var:
+    """A binder in a Jaxpr. Identity is the variable; ``suffix`` decorates printed names."""
+
+    __slots__ = ("_id", "aval", "suffix")
+
+    def __init__(self, aval: AbstractValue, suffix: str = ""):
+        if not isinstance(aval, AbstractValue):
+            raise TypeError(f"Var needs an abstract value, got {aval!r}")
+        self.aval = aval
+        self.suffix = suffix
+        self._id = next(_var_ids)
+
+    def __lt__(self, other: Var) -> bool:
+        return self._id < other._id
+
+    def __repr__(self):
+        return f"Var(id={self._id}){self.suffix}:{self.aval.str_short()}"
+
+
+class DropVar(Var):
+    """An output binder whose value is unused; printed as ``_``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"_:{self.aval.str_short()}"
+
+
+class Literal:
+    """A constant scalar written inline in an equation, e.g. ``2.0:f32[]``."""
+
+    __slots__ = ("aval", "val")
+
+    def __init__(self, val, aval: AbstractValue):
+        self.val = val
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Literal({self.val!r}:{self.aval.str_short(short_dtypes=True)})"
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """Where an equation came from: a traceback (list of frames) and a name stack."""
+
+    traceback: tuple = ()
+    name_stack: str = ""
+
+
+_no_source_info = SourceInfo()
+
+
+class JaxprEqn:
+    """``outvars = primitive[params] invars``, with its effects and provenance."""
+
+    __slots__ = ("ctx", "effects", "invars", "outvars", "params", "primitive", "source_info")
+
+    def __init__(self, invars, outvars, primitive, params, effects, source_info, ctx=None):
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.primitive = primitive
+        self.params = dict(params)
+        self.effects = frozenset(effects)
+        self.source_info = source_info
+        self.ctx = ctx
+
+    def replace(self, **changes) -> JaxprEqn:
+        fields = {name: getattr(self, name) for name in self.__slots__}
+        fields.update(changes)
+        return JaxprEqn(**fields)
+
+    def __repr__(self):
+        return pp_eqn(self)
+
+
+def new_jaxpr_eqn(invars, outvars, primitive, params, effects=no_effects, source_info=None):
+    return JaxprEqn(invars, outvars, primitive, params, effects, source_info or _no_source_info)
+
+
+class Jaxpr:
+    """A closed-scope program: constants and inputs bound, equations in order, outputs."""
+
+    __slots__ = ("_hash", "constvars", "debug_info", "effects", "eqns", "invars", "outvars")
+
+    def __init__(
+        self,
+        constvars: Sequence[Var],
+        invars: Sequence[Var],
+        outvars: Sequence[Var | Literal],
+        eqns: Sequence[JaxprEqn],
+        effects: frozenset[Effect] = no_effects,
+        debug_info: Any = None,
+    ):
+        self.constvars = list(constvars)
+        self.invars = list(invars)
+        self.outvars = list(outvars)
+        self.eqns = list(eqns)
+        self.effects = frozenset(effects)
+        self.debug_info = debug_info
+        self._hash = None
+
+    in_avals = property(lambda self: [v.aval for v in self.invars])
+    out_avals = property(lambda self: [v.aval for v in self.outvars])
+
+    def replace(self, **changes) -> Jaxpr:
+        fields = {n: getattr(self, n) for n in self.__slots__ if n != "_hash"}
+        fields.update(changes)
+        return Jaxpr(**fields)
+
+    def pretty_print(self, **settings) -> str:
+        return pp_jaxpr(self, **settings)
+
+    def __str__(self):
+        return self.pretty_print()
+
+    __repr__ = __str__
+
+    def __eq__(self, other):
+        return isinstance(other, Jaxpr) and jaxprs_equal(self, other)
+
+    def __hash__(self):
+        if self._hash is None:
+            self._hash = hash(jaxpr_fingerprint(self))
+        return self._hash
+
+
+class ClosedJaxpr:
+    """A Jaxpr together with the values of its constvars."""
+
+    __slots__ = ("consts", "jaxpr")
+
+    def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]):
+        if len(jaxpr.constvars) != len(consts):
+            raise ValueError(
+                f"ClosedJaxpr got {len(consts)} constants for {len(jaxpr.constvars)} constvars"
+            )
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+
+    in_avals = property(lambda self: self.jaxpr.in_avals)
+    out_avals = property(lambda self: self.jaxpr.out_avals)
+    eqns = property(lambda self: self.jaxpr.eqns)
+    effects = property(lambda self: self.jaxpr.effects)
+    literals = property(lambda self: self.consts)
+
+    def map_jaxpr(self, f) -> ClosedJaxpr:
+        return ClosedJaxpr(f(self.jaxpr), self.consts)
+
+    def replace(self, *, jaxpr=None, consts=None) -> ClosedJaxpr:
+        return ClosedJaxpr(
+            self.jaxpr if jaxpr is None else jaxpr, self.consts if consts is None else consts
+        )
+
+    def pretty_print(self, **settings) -> str:
+        return self.jaxpr.pretty_print(**settings)
+
+    def __str__(self):
+        return self.pretty_print()
+
+    __repr__ = __str__
+
+    def __eq__(self, other):
+        return (
+            isinstance(other, ClosedJaxpr)
+            and self.jaxpr == other.jaxpr
+            and len(self.consts) == len(other.consts)
+            and all(values_equal(a, b) for a, b in zip(self.consts, other.consts, strict=True))
+        )
+
+    def __hash__(self):
+        return hash(self.jaxpr)
+
+
+# ---------------------------------------------------------------- equality
+
+
+def values_equal(a, b) -> bool:
+    """Equality of constants and params: bitwise for floats (nan == nan, -0.0 != 0.0)."""
+    if isinstance(a, (Jaxpr, ClosedJaxpr)) or isinstance(b, (Jaxpr, ClosedJaxpr)):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (tuple, list)) or isinstance(b, (tuple, list)):
+        return (
+            type(a) is type(b)
+            and len(a) == len(b)
+            and all(values_equal(x, y) for x, y in zip(a, b, strict=True))
+        )
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (
+            type(a) is type(b) and a.keys() == b.keys() and all(values_equal(a[k], b[k]) for k in a)
+        )
+    if isinstance(a, float) and isinstance(b, float):
+        return (a == b and math.copysign(1, a) == math.copysign(1, b)) or (a != a and b != b)
+    if isinstance(a, (np.ndarray, np.generic)) or isinstance(b, (np.ndarray, np.generic)):
+        a, b = np.asarray(a), np.asarray(b)
+        return (a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()) or (
+            a.dtype == b.dtype and a.shape == b.shape and _same_with_nans(a, b)
+        )
+    try:
+        return bool(a == b)
+    except Exception:
+        return a is b
+
+
+def _same_with_nans(a: np.ndarray, b: np.ndarray) -> bool:
+    # Different NaN payloads still denote the same printed literal.
+    if not dtypes.issubdtype(a.dtype, np.inexact):
+        return False
+    both_nan = np.isnan(a) & np.isnan(b)
+    return bool(np.all(both_nan | ((a == b) & (np.signbit(a) == np.signbit(b)))))
+
+
+def _literal_array(lit: Literal) -> np.ndarray:
+    dtype = getattr(lit.aval, "dtype", None)
+    return np.asarray(lit.val, dtype=dtype if isinstance(dtype, np.dtype) else None)
+
+
+def jaxprs_equal(a: Jaxpr, b: Jaxpr) -> bool:
+    return _Matcher().jaxprs(a, b)
+
+
+class _Matcher:
+    def __init__(self):
+        self.renaming: dict[Var, Var] = {}
+
+    def bind(self, xs, ys) -> bool:
+        if len(xs) != len(ys):
+            return False
+        for x, y in zip(xs, ys, strict=True):
+            # A dropped binder equals one that nothing reads: printing writes both as `_`,
+            # and a later read of the non-dropped side fails the atom comparison anyway.
+            if x.aval != y.aval:
+                return False
+            self.renaming[x] = y
+        return True
+
+    def atom(self, x, y) -> bool:
+        if isinstance(x, Literal) or isinstance(y, Literal):
+            return (
+                isinstance(x, Literal)
+                and isinstance(y, Literal)
+                and x.aval == y.aval
+                and values_equal(_literal_array(x), _literal_array(y))
+            )
+        return self.renaming.get(x) is y
+
+    def jaxprs(self, a: Jaxpr, b: Jaxpr) -> bool:
+        if a is b:
+            return True
+        if a.effects != b.effects or len(a.eqns) != len(b.eqns):
+            return False
+        if not (self.bind(a.constvars, b.constvars) and self.bind(a.invars, b.invars)):
+            return False
+        for ea, eb in zip(a.eqns, b.eqns, strict=True):
+            if (
+                ea.primitive is not eb.primitive
+                and getattr(ea.primitive, "name", ea.primitive)
+                != getattr(eb.primitive, "name", eb.primitive)
+            ) or ea.effects != eb.effects:
+                return False
+            if len(ea.invars) != len(eb.invars):
+                return False
+            if not all(self.atom(x, y) for x, y in zip(ea.invars, eb.invars, strict=True)):
+                return False
+            if ea.params.keys() != eb.params.keys():
+                return False
+            if not all(values_equal(ea.params[k], eb.params[k]) for k in ea.params):
+                return False
+            if not self.bind(ea.outvars, eb.outvars):
+                return False
+        return len(a.outvars) == len(b.outvars) and all(
+            self.atom(x, y) for x, y in zip(a.outvars, b.outvars, strict=True)
+        )
+
+
+def jaxpr_fingerprint(j: Jaxpr) -> tuple:
+    """A cheap summary that equal Jaxprs share, for hashing."""
+    return (
+        tuple(v.aval for v in j.invars),
+        tuple(v.aval for v in j.outvars),
+        tuple(getattr(e.primitive, "name", e.primitive) for e in j.eqns),
+    )
+
+
+# ---------------------------------------------------------------- printing
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import collections
 from collections.abc import Iterable
 
-from lamina.ir.tree_keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
+from lamina.ir.trees.keys import DictKey, FlattenedIndexKey, GetAttrKey, SequenceKey
 
 _NoneType = type(None)
 

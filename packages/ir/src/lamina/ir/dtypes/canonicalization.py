@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.ir.dtype_kinds import (
+from lamina.ir.dtypes.kinds import (
     _DTYPES_32,
     _DTYPES_64,
     _TO_32_BIT,

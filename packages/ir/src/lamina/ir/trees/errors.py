@@ -11,8 +11,8 @@ import textwrap
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from lamina.ir.pytree import PyTreeDef, default_registry
-from lamina.ir.tree_keys import _KeyEntry, keystr
+from lamina.ir.trees.keys import _KeyEntry, keystr
+from lamina.ir.trees.pytree import PyTreeDef, default_registry
 
 __all__ = ["equality_errors", "equality_errors_pytreedef", "prefix_errors"]
 

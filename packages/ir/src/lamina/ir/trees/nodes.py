@@ -12,8 +12,8 @@ import operator
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from lamina.ir.pytree import register_node_everywhere
-from lamina.ir.tree_keys import GetAttrKey
+from lamina.ir.trees.keys import GetAttrKey
+from lamina.ir.trees.pytree import register_node_everywhere
 
 __all__ = [
     "Partial",

@@ -2,16 +2,18 @@
 subtype queries, ``finfo``/``iinfo`` and the short names Jaxprs print.
 
 Everything here follows JAX 0.10.2 (``jax.dtypes`` and ``jax.numpy``'s dtype functions).
-This module is the one to import from; its work is split over three modules:
+Import from this package; its modules hold the parts:
 
-* :mod:`lamina.ir.dtype_kinds`: the scalar types and dtype groups, extended dtypes,
+* :mod:`lamina.ir.dtypes.kinds`: the scalar types and dtype groups, extended dtypes,
   ``issubdtype``/``isdtype``, ``finfo``/``iinfo``, the ``to_*_dtype`` conversions and
   short names;
-* :mod:`lamina.ir.dtype_canonicalization`: x64 mode, default dtypes, weak types,
+* :mod:`lamina.ir.dtypes.canonicalization`: x64 mode, default dtypes, weak types,
   :func:`dtype` and :func:`canonicalize_dtype`;
-* this module: the promotion mode and the functions that apply the promotion lattice
-  (:mod:`lamina.ir.promotion`) to values: :func:`result_type`, :func:`promote_types`,
-  :func:`safe_to_cast`. It re-exports everything public from the other two.
+* :mod:`lamina.ir.dtypes.promotion`: the promotion lattice over dtype names.
+
+This module itself holds the promotion mode and the functions that apply the lattice to
+values: :func:`result_type`, :func:`promote_types`, :func:`safe_to_cast`, and exports
+everything public from the modules above.
 
 Two process-wide settings are there for higher layers to flip:
 
@@ -37,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.ir.dtype_canonicalization import (
+from lamina.ir.dtypes.canonicalization import (
     _DEFAULTS_32,
     _DEFAULTS_64,
     _WEAK_TYPES,
@@ -63,7 +65,7 @@ from lamina.ir.dtype_canonicalization import (
     set_x64,
     x64_enabled,
 )
-from lamina.ir.dtype_kinds import (
+from lamina.ir.dtypes.kinds import (
     _TO_32_BIT,
     ALL_DTYPES,
     BOOL_DTYPES,
@@ -130,7 +132,7 @@ from lamina.ir.dtype_kinds import (
     uint32,
     uint64,
 )
-from lamina.ir.promotion import (
+from lamina.ir.dtypes.promotion import (
     PROMOTION_MODES,
     TypePromotionError,
     least_upper_bound,

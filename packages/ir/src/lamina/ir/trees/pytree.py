@@ -9,7 +9,7 @@ comparing and walking them is cheap:
 
 * a leaf is ``None``;
 * a node is ``(kind, data, children, num_leaves, flat)``: ``kind`` is a node kind from
-  ``tree_kinds`` (compared by identity), ``data`` what the kind needs to rebuild the
+  ``trees.kinds`` (compared by identity), ``data`` what the kind needs to rebuild the
   node (dict keys, a named tuple's class, a custom node's auxiliary data),
   ``children`` a tuple of such trees, and ``flat`` is true when every child is a leaf
   (unflattening then takes the children in one slice).
@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from lamina.ir.tree_kinds import (
+from lamina.ir.trees.kinds import (
     _CUSTOM_KINDS,
     _DICT,
     _LIST,

@@ -1,7 +1,8 @@
 """Reading printed Jaxprs (JAX 0.10.2's text) back into Jaxprs.
 
-``parse_jaxpr(text)`` returns a ``Jaxpr`` equal (structurally, see ``equality.py``) to
-the one printed; ``parse_closed_jaxpr(text, consts)`` wraps it in a ``ClosedJaxpr``.
+``parse_jaxpr(text)`` returns a ``Jaxpr`` equal (structurally, see
+``lamina.ir.core.jaxpr``) to the one printed; ``parse_closed_jaxpr(text, consts)`` wraps
+it in a ``ClosedJaxpr``.
 
 The grammar, with whitespace (newlines included) free between tokens::
 
@@ -42,31 +43,29 @@ import ml_dtypes
 import numpy as np
 
 from lamina.ir import dtypes
-from lamina.ir.core import (
-    AbstractValue,
-    ClosedJaxpr,
-    DropVar,
-    Jaxpr,
-    Literal,
-    ShapedArray,
-    Var,
-    abstract_token,
-    new_jaxpr_eqn,
+from lamina.ir.core.avals import AbstractValue, ShapedArray, abstract_token
+from lamina.ir.core.jaxpr import ClosedJaxpr, DropVar, Jaxpr, Literal, Var, new_jaxpr_eqn
+from lamina.ir.core.primitives import (
+    Primitive,
+    PrimitiveRegistry,
+    default_registry,
+    param_completion_rules,
 )
-from lamina.ir.lexer import PRIMITIVE_NAME, STRING, JaxprSyntaxError, Scanner, Token, describe
-from lamina.ir.parse_params import (
+from lamina.ir.parsing.lexer import (
+    PRIMITIVE_NAME,
+    STRING,
+    JaxprSyntaxError,
+    Scanner,
+    Token,
+    describe,
+)
+from lamina.ir.parsing.parse_params import (
     COMPLEX,
     OpaqueParam,
     ValueParser,
     declare_param,
     parse_call_args,
     register_value_reader,
-)
-from lamina.ir.primitives import (
-    Primitive,
-    PrimitiveRegistry,
-    default_registry,
-    param_completion_rules,
 )
 
 __all__ = [

@@ -46,8 +46,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from lamina.ir import dtypes
-from lamina.ir.core import ClosedJaxpr, Jaxpr
-from lamina.ir.lexer import STRING, JaxprSyntaxError, Scanner, describe
+from lamina.ir.core.jaxpr import ClosedJaxpr, Jaxpr
+from lamina.ir.parsing.lexer import STRING, JaxprSyntaxError, Scanner, describe
 
 __all__ = [
     "OpaqueParam",

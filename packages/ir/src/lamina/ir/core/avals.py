@@ -1,0 +1,125 @@
+"""Abstract values: the types of the values in a Jaxpr (arrays of a shape and dtype, and
+tokens)."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from lamina.ir import dtypes
+
+__all__ = [
+    "AbstractToken",
+    "AbstractValue",
+    "ShapedArray",
+    "abstract_token",
+    "is_extended_aval",
+    "physical_aval",
+]
+
+
+class AbstractValue:
+    """The type of a value in a Jaxpr: what tracing knows without the data."""
+
+    def str_short(self, short_dtypes: bool = False) -> str:
+        raise NotImplementedError
+
+
+def _canonical_shape(shape) -> tuple:
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise TypeError(f"shape must be a sequence of dimensions, got {shape!r}") from None
+    for d in dims:
+        if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
+            if d < 0:
+                raise ValueError(f"shape dimensions must be non-negative, got shape {dims}")
+        elif not hasattr(d, "__index__") and not _is_symbolic_dim(d):
+            raise TypeError(f"shape dimensions must be integers, got {d!r} in shape {dims}")
+    return tuple(operator.index(d) if isinstance(d, np.integer) else d for d in dims)
+
+
+def _is_symbolic_dim(d) -> bool:
+    # Symbolic dimensions (shape polymorphism, added by the export layer) mark themselves.
+    return getattr(d, "is_symbolic_dim", False)
+
+
+class ShapedArray(AbstractValue):
+    """An array of known shape and dtype; ``weak_type`` marks Python-scalar provenance."""
+
+    __slots__ = ("dtype", "shape", "weak_type")
+
+    def __init__(self, shape, dtype, weak_type: bool = False):
+        self.shape = _canonical_shape(shape)
+        self.dtype = dtypes.dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    ndim = property(lambda self: len(self.shape))
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+        return ShapedArray(
+            self.shape if shape is None else shape,
+            self.dtype if dtype is None else dtype,
+            self.weak_type if weak_type is None else weak_type,
+        )
+
+    def __eq__(self, other):
+        return (
+            type(other) is ShapedArray
+            and self.shape == other.shape
+            and self.dtype == other.dtype
+            and self.weak_type == other.weak_type
+        )
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def str_short(self, short_dtypes: bool = False) -> str:
+        name = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
+        return f"{name}[{','.join(str(d) for d in self.shape)}]"
+
+    def __str__(self):
+        return ("~" if self.weak_type else "") + self.str_short()
+
+    def __repr__(self):
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.str_short()}{weak})"
+
+
+def is_extended_aval(aval) -> bool:
+    """Whether ``aval`` is an array of an extended dtype (PRNG keys, say)."""
+    return isinstance(aval, ShapedArray) and isinstance(aval.dtype, dtypes.ExtendedDType)
+
+
+def physical_aval(aval):
+    """The type of the data that stands for ``aval`` on a device: an extended dtype's
+    physical element shape appended to the shape, its physical dtype; other abstract
+    values are returned as they are (``key<fry>[3]`` is ``u32[3,2]``)."""
+    if not is_extended_aval(aval):
+        return aval
+    dt = aval.dtype
+    return ShapedArray((*aval.shape, *dt.physical_element_shape), dt.physical_element_dtype)
+
+
+class AbstractToken(AbstractValue):
+    """The type of tokens, which thread ordering through side-effecting operations."""
+
+    def str_short(self, short_dtypes: bool = False) -> str:
+        return "Tok"
+
+    def __eq__(self, other):
+        return isinstance(other, AbstractToken)
+
+    def __hash__(self):
+        return hash(AbstractToken)
+
+    def __repr__(self):
+        return "AbstractToken()"
+
+
+abstract_token = AbstractToken()

@@ -1,0 +1,2 @@
+"""Reading Jaxpr text back into Jaxprs: the lexer, the readers of param values and the
+parser."""
