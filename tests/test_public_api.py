@@ -32,6 +32,15 @@ def test_dtypes_module():
     assert float(jax.dtypes.finfo(jax.dtypes.bfloat16).eps) == 2.0**-7
 
 
+@pytest.mark.parametrize("name", ["dtypes", "tree", "tree_util"])
+def test_public_modules_star_import_their_names(name):
+    namespace: dict = {}
+    exec(f"from lamina.{name} import *", namespace)
+    names = set(namespace) - {"__builtins__"}
+    assert names == set(getattr(jax, name).__all__)
+    assert {"result_type", "map", "tree_flatten"} & names
+
+
 def test_runtime_names_from_the_top_level():
     x = jax.device_put(np.arange(3, dtype=np.float32))
     assert isinstance(x, jax.Array)
