@@ -7,16 +7,9 @@ import pytest
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from lamina.interpreters import jit, make_jaxpr
-from lamina.interpreters.ad import (
-    JVPTracer,
-    Zero,
-    add_tangents,
-    defjvp,
-    deflinear,
-    jvp,
-    linearize,
-    tangent_aval,
-)
+from lamina.interpreters.ad import JVPTracer, add_tangents, defjvp, deflinear, jvp
+from lamina.interpreters.reverse import linearize
+from lamina.interpreters.tangents import Zero, tangent_aval
 from lamina.interpreters.test_util import check_grads
 from lamina.ir import MissingRuleError, Primitive, ShapedArray, dtypes
 

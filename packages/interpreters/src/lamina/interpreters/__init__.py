@@ -16,7 +16,7 @@ import os as _os
 # quiet it as JAX does, before jaxlib loads, leaving a user's own setting alone.
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-from lamina.interpreters.ad import JVPTrace, JVPTracer, Zero, jvp, linearize
+from lamina.interpreters.ad import JVPTrace, JVPTracer, jvp
 from lamina.interpreters.array import (
     Array,
     ArrayImpl,
@@ -60,6 +60,7 @@ from lamina.interpreters.config import (
     enable_x64,
     softmax_custom_jvp,
 )
+from lamina.interpreters.cpp_pjit import FastpathData
 from lamina.interpreters.custom_derivatives import (
     CustomVJPPrimal,
     SymbolicZero,
@@ -73,6 +74,7 @@ from lamina.interpreters.custom_derivatives import (
 )
 from lamina.interpreters.device_put_primitive import device_put_p
 from lamina.interpreters.dispatch import (
+    apply_extended,
     apply_primitive,
     compile_count,
     def_standard_impl,
@@ -91,13 +93,8 @@ from lamina.interpreters.errors import (
     UnexpectedTracerError,
 )
 from lamina.interpreters.execute import CompiledModule, execute_stablehlo
-from lamina.interpreters.extended import (
-    allow_extended,
-    apply_extended,
-    lower_on_physical,
-    physical_value,
-)
-from lamina.interpreters.fastpath import FastpathData
+from lamina.interpreters.extended import physical_value
+from lamina.interpreters.extended_lowering import allow_extended, lower_on_physical
 from lamina.interpreters.jacobians import hessian, jacfwd, jacobian, jacrev, linear_transpose
 from lamina.interpreters.jit import clear_caches, jit
 from lamina.interpreters.lowering import (
@@ -118,17 +115,14 @@ from lamina.interpreters.reverse import (
     backward_pass,
     grad,
     is_undefined_primal,
+    linearize,
     value_and_grad,
     vjp,
 )
 from lamina.interpreters.sharding import Sharding, SingleDeviceSharding, sharding_for_device
-from lamina.interpreters.staging import (
-    DynamicJaxprTrace,
-    describe_function,
-    shaped_abstractify,
-    trace_to_jaxpr,
-)
+from lamina.interpreters.staging import DynamicJaxprTrace, describe_function, trace_to_jaxpr
 from lamina.interpreters.stop_gradient import stop_gradient, stop_gradient_p
+from lamina.interpreters.tangents import Zero
 from lamina.interpreters.tokens import Token
 from lamina.interpreters.trace_api import ShapeDtypeStruct, eval_shape, make_jaxpr
 from lamina.interpreters.tracing import (
@@ -139,6 +133,7 @@ from lamina.interpreters.tracing import (
     eval_trace,
     find_current_trace,
     set_current_trace,
+    shaped_abstractify,
     take_current_trace,
 )
 from lamina.interpreters.transfer import (

@@ -1,4 +1,4 @@
-"""Forward-mode automatic differentiation: ``jvp``, ``linearize`` and JVP rules.
+"""Forward-mode automatic differentiation: ``jvp`` and JVP rules.
 
 A :class:`JVPTrace` carries each value as a pair (primal, tangent) in a
 :class:`JVPTracer`. The trace keeps the trace that was current when it was made (its
@@ -29,14 +29,24 @@ from lamina.interpreters.calls import call_jaxpr, eval_jaxpr, jit_p
 from lamina.interpreters.dispatch import def_standard_impl
 from lamina.interpreters.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.mlir import hlo
-from lamina.interpreters.staging import shaped_abstractify, trace_to_jaxpr
+from lamina.interpreters.staging import trace_to_jaxpr
+from lamina.interpreters.tangents import (
+    Zero,
+    instantiate_zeros,
+    is_zero,
+    register_zeros_maker,
+    tangent_aval,
+    tangent_dtype,
+    zeros_like_aval,
+)
 from lamina.interpreters.tracing import (
     Trace,
     Tracer,
     find_current_trace,
     set_current_trace,
+    shaped_abstractify,
 )
-from lamina.ir import MissingRuleError, Primitive, ShapedArray, dtypes, jvp_rules, tree_util
+from lamina.ir import MissingRuleError, Primitive, dtypes, jvp_rules, tree_util
 
 __all__ = [
     "JVPTrace",
@@ -51,79 +61,12 @@ __all__ = [
     "jvp",
     "jvp_flat",
     "jvp_jaxpr",
-    "linearize",
     "register_zeros_maker",
     "split_jvp_outputs",
     "tangent_aval",
     "tangent_dtype",
     "zeros_like_aval",
 ]
-
-
-# --------------------------------------------------------------------------- tangent types
-
-
-def tangent_dtype(dtype) -> np.dtype:
-    """The dtype of tangents of ``dtype``: itself for inexact dtypes, else float0
-    (extended dtypes, PRNG keys, included)."""
-    if isinstance(dtype, dtypes.ExtendedDType):
-        return dtypes.float0
-    dtype = np.dtype(dtype)
-    if dtype == dtypes.float0 or not dtypes.issubdtype(dtype, np.inexact):
-        return dtypes.float0
-    return dtype
-
-
-def tangent_aval(aval: ShapedArray) -> ShapedArray:
-    """The abstract value of tangents of values of type ``aval``."""
-    dtype = tangent_dtype(aval.dtype)
-    if dtype == aval.dtype:
-        return aval
-    return ShapedArray(aval.shape, dtype, weak_type=aval.weak_type)
-
-
-class Zero:
-    """A symbolic zero tangent of type ``aval``: no array exists for it."""
-
-    __slots__ = ("aval",)
-
-    def __init__(self, aval: ShapedArray):
-        self.aval = aval
-
-    @staticmethod
-    def from_primal_value(x) -> Zero:
-        return Zero(tangent_aval(shaped_abstractify(x)))
-
-    def __repr__(self):
-        return f"Zero({self.aval.str_short()})"
-
-
-def is_zero(t) -> bool:
-    return type(t) is Zero
-
-
-_zeros_maker = None
-
-
-def register_zeros_maker(maker) -> None:
-    """``maker(aval)`` builds an array of zeros of type ``aval`` by binding primitives
-    (the array layer installs one, so a traced zero prints as JAX prints it)."""
-    global _zeros_maker
-    _zeros_maker = maker
-
-
-def zeros_like_aval(aval: ShapedArray):
-    """An array of zeros of type ``aval`` (a NumPy ``float0`` array for ``float0``)."""
-    if aval.dtype == dtypes.float0:
-        return np.zeros(aval.shape, dtypes.float0)
-    if _zeros_maker is not None:
-        return _zeros_maker(aval)
-    return np.zeros(aval.shape, aval.dtype)
-
-
-def instantiate_zeros(t):
-    """``t``, or an array of zeros where ``t`` is a symbolic zero."""
-    return zeros_like_aval(t.aval) if type(t) is Zero else t
 
 
 # --------------------------------------------------------------------------- add_any
@@ -354,54 +297,6 @@ def _strip_tangents(tree, trace):
     return tree_util.tree_map(strip, tree)
 
 
-def linearize(fun, *primals):
-    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP of ``fun`` at
-    ``primals``. The linear function is staged once into a Jaxpr of the tangents, with
-    the primal values as its constants (not split by partial evaluation yet: the Jaxpr
-    also recomputes the primal values the tangents need)."""
-    _check_callable(fun)
-    primals_flat, tree = tree_util.tree_flatten(primals)
-    in_avals = [_check_jax_type(p) for p in primals_flat]
-    out_primal = fun(*primals)
-    out_tree = tree_util.tree_structure(out_primal)
-    t_avals = [tangent_aval(a) for a in in_avals]
-    diff = [a.dtype != dtypes.float0 for a in t_avals]
-
-    def tangent_fun(*ts):
-        it = iter(ts)
-        tangents = [next(it) if d else Zero(a) for d, a in zip(diff, t_avals, strict=True)]
-
-        def f(*xs):
-            out = fun(*tree_util.tree_unflatten(tree, xs))
-            return tree_util.tree_leaves(out)
-
-        _, outs = jvp_flat(f, primals_flat, tangents)
-        return [instantiate_zeros(t) for t in outs]
-
-    closed, _ = trace_to_jaxpr(tangent_fun, [a for a, d in zip(t_avals, diff, strict=True) if d])
-
-    def f_jvp(*tangents):
-        t_flat, t_tree = tree_util.tree_flatten(tangents)
-        if t_tree != tree:
-            raise TypeError(
-                f"linearized function called on tangent values inconsistent with the "
-                f"original primal values: expected tree structure {tree}, got {t_tree}"
-            )
-        for t, a in zip(t_flat, t_avals, strict=True):
-            got = _tangent_value_dtype(t)
-            if got != a.dtype or tuple(np.shape(t)) != tuple(a.shape):
-                raise ValueError(
-                    "linearized function called on tangent values inconsistent with the "
-                    f"original primal values: got tangent {got}{list(np.shape(t))} for "
-                    f"primal {a.str_short()}"
-                )
-        args = [t for t, d in zip(t_flat, diff, strict=True) if d]
-        outs = call_jaxpr(closed, *args, name="linearized")
-        return tree_util.tree_unflatten(out_tree, outs)
-
-    return out_primal, f_jvp
-
-
 def zeros_like_value(x):
     """Zeros of the tangent type of ``x``."""
     return zeros_like_aval(tangent_aval(_check_jax_type(x)))
@@ -533,7 +428,3 @@ def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, keep_unused, inl
 
 
 jit_p.def_jvp(_jit_jvp)
-
-
-# ``linearize`` by partial evaluation of the JVP (the primal work runs once, now).
-from lamina.interpreters.reverse import linearize  # noqa: E402, F811

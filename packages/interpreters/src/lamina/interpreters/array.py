@@ -32,6 +32,8 @@ from jaxlib import _jax, xla_client
 
 from lamina.interpreters import dlpack
 from lamina.interpreters.cpp_classes import extends
+from lamina.interpreters.execute import unstack
+from lamina.interpreters.transfer import device_put_value
 from lamina.ir import dtypes
 
 __all__ = [
@@ -327,8 +329,6 @@ class ArrayImpl:
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d array")
-        from lamina.interpreters.execute import unstack
-
         return iter(unstack(self))
 
     def __bool__(self) -> bool:
@@ -365,6 +365,4 @@ class ArrayImpl:
 
 def _reconstruct_array(value: np.ndarray, weak_type: bool):
     """Unpickle an array: its value goes to the default device, uncommitted."""
-    from lamina.interpreters.transfer import device_put_value
-
     return device_put_value(value, weak_type=weak_type)

@@ -32,13 +32,14 @@ from typing import Any, NamedTuple
 
 from lamina.interpreters.calls import call_jaxpr, eval_jaxpr, jit_p
 from lamina.interpreters.jaxpr_cache import cache_on_jaxpr
-from lamina.interpreters.staging import shaped_abstractify, trace_to_jaxpr
+from lamina.interpreters.staging import trace_to_jaxpr
 from lamina.interpreters.tracing import (
     Trace,
     Tracer,
     find_current_trace,
     leaked_tracer_error,
     set_current_trace,
+    shaped_abstractify,
 )
 from lamina.ir import MissingRuleError, batching_rules, collective_rules, prefix_errors, tree_util
 

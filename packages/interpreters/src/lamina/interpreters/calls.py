@@ -12,8 +12,8 @@ sub-Jaxpr's inputs and outputs named like the equation's. Its impl, set by
 from __future__ import annotations
 
 from lamina.interpreters.lowering import call_lowering
-from lamina.interpreters.staging import describe_function, shaped_abstractify, trace_to_jaxpr
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters.staging import describe_function, trace_to_jaxpr
+from lamina.interpreters.tracing import Tracer, shaped_abstractify
 from lamina.ir import ClosedJaxpr, Jaxpr, Literal, Primitive, pretty
 
 __all__ = ["UNSPECIFIED", "call_jaxpr", "call_staged", "eval_jaxpr", "jit_p"]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import functools
 
 from lamina.interpreters import batching
-from lamina.interpreters.ad import Zero, jvp_jaxpr, split_jvp_outputs
+from lamina.interpreters.ad import jvp_jaxpr, split_jvp_outputs
 from lamina.interpreters.calls import eval_jaxpr
 from lamina.interpreters.checkpoint_partial_eval import split_call_eqn, split_jaxpr
 from lamina.interpreters.checkpoint_policies import checkpoint_name, checkpoint_policies
@@ -38,8 +38,9 @@ from lamina.interpreters.reverse import (
     merge_transposed_outputs,
     transpose_jaxpr,
 )
-from lamina.interpreters.staging import describe_function, shaped_abstractify, trace_to_jaxpr
-from lamina.interpreters.tracing import set_current_trace
+from lamina.interpreters.staging import describe_function, trace_to_jaxpr
+from lamina.interpreters.tangents import Zero
+from lamina.interpreters.tracing import set_current_trace, shaped_abstractify
 from lamina.ir import ClosedJaxpr, Jaxpr, Primitive, declare_param, new_jaxpr_eqn, tree_util
 
 __all__ = [

@@ -10,12 +10,12 @@ from __future__ import annotations
 import functools
 import inspect
 
-from lamina.interpreters.ad import Zero, instantiate_zeros, tangent_aval
 from lamina.interpreters.batching import batch_flat, matchaxis, moveaxis, not_mapped
 from lamina.interpreters.calls import eval_jaxpr
 from lamina.interpreters.reverse import _jit_transpose
-from lamina.interpreters.staging import describe_function, shaped_abstractify, trace_to_jaxpr
-from lamina.interpreters.tracing import eval_trace, find_current_trace
+from lamina.interpreters.staging import describe_function, trace_to_jaxpr
+from lamina.interpreters.tangents import Zero, instantiate_zeros, tangent_aval
+from lamina.interpreters.tracing import eval_trace, find_current_trace, shaped_abstractify
 from lamina.ir import ClosedJaxpr, Primitive, dtypes, tree_util
 
 __all__ = [

@@ -7,7 +7,7 @@ differentiate with respect to them.
 
 from __future__ import annotations
 
-from lamina.interpreters.ad import JVPTracer, tangent_aval
+from lamina.interpreters.ad import JVPTracer
 from lamina.interpreters.batching import BatchTracer
 from lamina.interpreters.calls import eval_jaxpr
 from lamina.interpreters.custom_calls import SymbolicZero, function_name, zero_from_primal
@@ -20,13 +20,9 @@ from lamina.interpreters.custom_vjp import (
     custom_vjp_call_p,
     custom_vjp_primal_tree_values,
 )
-from lamina.interpreters.staging import (
-    DynamicJaxprTracer,
-    describe_function,
-    shaped_abstractify,
-    trace_to_jaxpr,
-)
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters.staging import DynamicJaxprTracer, describe_function, trace_to_jaxpr
+from lamina.interpreters.tangents import tangent_aval
+from lamina.interpreters.tracing import Tracer, shaped_abstractify
 from lamina.ir import dtypes, tree_util
 
 __all__ = [

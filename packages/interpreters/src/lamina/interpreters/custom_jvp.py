@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 
-from lamina.interpreters.ad import Zero, add_tangents, tangent_aval
+from lamina.interpreters.ad import add_tangents
 from lamina.interpreters.custom_calls import (
     ArgResolver,
     TracedCall,
@@ -42,8 +42,8 @@ from lamina.interpreters.custom_calls import (
     zero_if_float0,
     zero_of,
 )
-from lamina.interpreters.staging import shaped_abstractify
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters.tangents import Zero, tangent_aval
+from lamina.interpreters.tracing import Tracer, shaped_abstractify
 from lamina.ir import Primitive, tree_util
 
 __all__ = ["CustomJVPException", "JVPRule", "custom_jvp", "custom_jvp_call_p"]

@@ -23,7 +23,6 @@ import functools
 
 import numpy as np
 
-from lamina.interpreters.ad import Zero, instantiate_zeros, tangent_aval
 from lamina.interpreters.batching import bdim_at_front
 from lamina.interpreters.custom_calls import (
     ArgResolver,
@@ -44,8 +43,8 @@ from lamina.interpreters.custom_calls import (
     value_aval,
 )
 from lamina.interpreters.errors import UnexpectedTracerError
-from lamina.interpreters.staging import shaped_abstractify
-from lamina.interpreters.tracing import Tracer
+from lamina.interpreters.tangents import Zero, instantiate_zeros, tangent_aval
+from lamina.interpreters.tracing import Tracer, shaped_abstractify
 from lamina.ir import Primitive, dtypes, tree_util
 
 __all__ = [

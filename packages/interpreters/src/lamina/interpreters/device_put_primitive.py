@@ -1,7 +1,8 @@
 """``device_put`` inside traced code: the ``device_put`` primitive (JAX's
 ``device_put_p``, re-exported by ``lamina.lax``).
 
-Outside a trace ``device_put`` moves buffers directly (``transfer.device_put``). Under
+Outside a trace ``device_put`` moves buffers directly (:mod:`.transfer`, which also
+gives this primitive its impl rule, the same move). Under
 ``jit``, ``grad`` or ``vmap`` a placement request becomes an equation that keeps the
 value as it is in the compiled program: a single-device program has nowhere else to
 put it. Differentiation puts tangents where their primals go; the transpose puts
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from jaxlib import xla_client
 
-from lamina.interpreters.ad import Zero
+from lamina.interpreters.tangents import Zero
 from lamina.ir import Primitive
 
 __all__ = ["device_put_p", "traced_device_put"]
@@ -22,13 +23,6 @@ ALWAYS_COPY = xla_client.ArrayCopySemantics.ALWAYS_COPY
 
 device_put_p = Primitive("device_put")
 device_put_p.multiple_results = True
-
-
-def _impl(*xs, devices, srcs, copy_semantics):
-    from lamina.interpreters.transfer import device_put
-
-    del srcs, copy_semantics
-    return [device_put(x, device) for x, device in zip(xs, devices, strict=True)]
 
 
 def _jvp(primals, tangents, *, devices, srcs, copy_semantics):
@@ -67,7 +61,6 @@ def _batching(axis_data, vals, dims, **params):
 
 
 device_put_p.def_abstract_eval(lambda *xs, **_: list(xs))
-device_put_p.def_impl(_impl)
 device_put_p.def_lowering(lambda ctx, *xs, **_: list(xs))
 device_put_p.def_jvp(_jvp)
 device_put_p.def_transpose(_transpose)

@@ -25,9 +25,9 @@ from typing import Any
 from jaxlib import _jax, xla_client
 
 from lamina.interpreters import backend
+from lamina.interpreters.cpp_pjit import CacheKey, FastpathData, registry, shard_arg
 from lamina.interpreters.execute import CompiledModule
-from lamina.interpreters.extended import apply_extended, is_extended_value
-from lamina.interpreters.extended import clear_cache as extended_clear_cache
+from lamina.interpreters.extended import PhysicalCall, is_extended_value, physical_value
 from lamina.interpreters.lowering import lower_jaxpr
 from lamina.interpreters.transfer import device_put
 from lamina.ir import (
@@ -42,6 +42,7 @@ from lamina.ir import (
 )
 
 __all__ = [
+    "apply_extended",
     "apply_primitive",
     "clear_dispatch_cache",
     "compile_count",
@@ -56,6 +57,7 @@ _cache: dict[Any, CompiledModule] = {}
 _lock = threading.Lock()
 _compiles = 0  # how many executables eager dispatch has compiled (for tests)
 _fast: dict[Any, Any] = {}  # (primitive, *params items) -> jaxlib C++ function running it
+_extended_calls: dict[Any, PhysicalCall] = {}  # same keys as _cache
 _pjit_cache = _jax.PjitFunctionCache(capacity=8192)
 
 # Python scalars put on the device, by (type, repr): repr tells 0.0 from -0.0 and
@@ -72,7 +74,7 @@ def compile_count() -> int:
 
 def clear_dispatch_cache() -> None:
     _cache.clear()
-    extended_clear_cache()
+    _extended_calls.clear()
     _scalars.clear()
     _fast.clear()
     _pjit_cache.clear()
@@ -91,7 +93,7 @@ def scalar_array(x):
 
 class _ExtendedOperand(Exception):
     """Raised by :func:`_to_array` for an array of an extended dtype (a PRNG key), so
-    that the call takes :func:`.extended.apply_extended` instead."""
+    that the call takes :func:`apply_extended` instead."""
 
 
 def _to_array(x):
@@ -103,7 +105,7 @@ def _to_array(x):
 
 
 def _to_physical_operand(x):
-    """An operand of :func:`.extended.apply_extended`: extended arrays as they are."""
+    """An operand of :func:`apply_extended`: extended arrays as they are."""
     return x if type(x) is ArrayImpl or is_extended_value(x) else _to_array(x)
 
 
@@ -203,14 +205,12 @@ def _apply(primitive: Primitive, args, params):
 
 
 def _fast_function(primitive: Primitive, params: dict):
-    from lamina.interpreters.fastpath import FastpathData, _CacheKey, _registry, _shard_arg
-
     def fun(*args):
         return _apply(primitive, args, params)[0]
 
     def cache_miss(*args):
         out, compiled = _apply(primitive, args, params)
-        outs, tree = _registry.flatten(out)
+        outs, tree = registry.flatten(out)
         n = len(args)
         data = FastpathData(
             compiled.executable, tree, [compiled.sharding] * n, [compiled.sharding] * len(outs),
@@ -219,11 +219,34 @@ def _fast_function(primitive: Primitive, params: dict):
         return out, data, False
 
     fast = _jax.pjit(
-        f"{primitive.name}_impl", fun, cache_miss, [], [], _CacheKey(), _registry, _shard_arg,
+        f"{primitive.name}_impl", fun, cache_miss, [], [], CacheKey(), registry, shard_arg,
         _pjit_cache,
     )  # fmt: skip
     _fast[(primitive, *params.items())] = fast
     return fast
+
+
+def apply_extended(primitive: Primitive, args, params):
+    """Eager dispatch of ``primitive`` with some extended operands: the one-primitive
+    executable of the logical types (compiled once, as :func:`apply_primitive` does),
+    run on the physical data."""
+    args = [_to_physical_operand(x) for x in args]
+    device = None
+    for x in args:
+        data = physical_value(x)
+        if data._committed:
+            device = _committed_device(device, data)
+    avals = tuple(x.aval for x in args)
+    key = (primitive, _params_key(params), avals, device)
+    call = _extended_calls.get(key)
+    if call is None:
+        compiled = primitive_executable(primitive, avals, params, device)
+        out = abstract_eval_rules[primitive](*avals, **params)
+        call = _extended_calls[key] = PhysicalCall(
+            compiled, list(out) if primitive.multiple_results else [out]
+        )
+    outs = call(*args)
+    return outs if primitive.multiple_results else outs[0]
 
 
 def _committed_device(device, x):

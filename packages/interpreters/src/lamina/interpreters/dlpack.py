@@ -15,6 +15,7 @@ import numpy as np
 from jaxlib import _jax, xla_client
 
 from lamina.interpreters import backend
+from lamina.interpreters.transfer import device_put
 from lamina.ir import ShapedArray, dtypes
 
 __all__ = ["DLDeviceType", "dlpack_device", "from_dlpack", "to_dlpack"]
@@ -95,8 +96,6 @@ def to_dlpack(x, *, stream=None, max_version=None, dl_device=None, copy=None):
 def from_dlpack(external, device=None, copy: bool | None = None):
     """A lamina array sharing the memory of ``external`` (anything with ``__dlpack__``
     and ``__dlpack_device__``), or a copy of it on ``device`` when one is given."""
-    from lamina.interpreters.transfer import device_put
-
     if not (hasattr(external, "__dlpack__") and hasattr(external, "__dlpack_device__")):
         raise TypeError(
             "The array passed to from_dlpack must have __dlpack__ and __dlpack_device__ methods."

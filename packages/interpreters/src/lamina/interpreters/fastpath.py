@@ -1,11 +1,8 @@
 """The C++ dispatch fast path of ``jit``.
 
-jaxlib's ``_jax.pjit`` makes a callable that, for arguments it has seen before (same
-tree structure under its own pytree registry, same shapes, dtypes, weak types, static
-values and trace context), runs the cached executable entirely in C++. On a miss it
-calls ``cache_miss(*args, **kwargs)``, which returns ``(outputs, fastpath data or
-None, False)``; the data (a :class:`FastpathData`, read by field name) says how to run
-the executable next time. Calls under a trace (tracer arguments), with
+A jitted function is jaxlib's ``_jax.pjit`` callable (:mod:`.cpp_pjit`), which runs
+the cached executable in C++ for arguments it has seen before and calls back here on
+a miss. Calls under a trace (tracer arguments), with
 ``jax_disable_jit`` or with argument pytrees only lamina's registry knows always miss
 and take :mod:`.jit`'s Python path. jaxlib's C++ side also reads a ``post_hook``
 config holder, used here for ``jax_debug_nans``.
@@ -14,30 +11,28 @@ config holder, used here for ``jax_debug_nans``.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING
 
 from jaxlib import _jax
 
 from lamina.interpreters.config import config
-from lamina.interpreters.extended import is_extended_value, physical_value
-from lamina.interpreters.jit import (
-    ArrayImpl,
-    JitWrapped,
-    _device_of,
-    _executables,
-    check_nans,
+from lamina.interpreters.cpp_pjit import (
+    CacheKey,
+    FastpathData,
+    register_extended_class,
+    registry,
+    shard_arg,
 )
+from lamina.interpreters.executables import ArrayImpl, _device_of, _executables, check_nans
+from lamina.interpreters.extended import is_extended_value, physical_value
 from lamina.interpreters.tracing import eval_trace, find_current_trace
 from lamina.ir import tree_util
 
-__all__ = ["FastpathData", "clear_cpp_caches", "fast_function"]
+if TYPE_CHECKING:
+    from lamina.interpreters.jit import JitWrapped
 
-# The C++ path's own pytree registry: the built-in containers, and concrete arrays of
-# extended dtypes (PRNG keys) as nodes over their physical data, so that the executable,
-# which takes and returns that data, runs on them without Python.
-_registry = _jax.pytree.PyTreeRegistry()
-_extended_classes: set[type] = set()
+__all__ = ["clear_cpp_caches", "fast_function"]
+
 _post_hook = _jax.config.Config("post_hook", None, include_in_jit_key=False)
 _jax.jax_jit.set_post_hook_state(_post_hook)
 _cpp_caches = {False: _jax.PjitFunctionCache(capacity=8192),
@@ -49,49 +44,21 @@ def clear_cpp_caches() -> None:
         cache.clear()
 
 
-class FastpathData(NamedTuple):
-    xla_executable: Any
-    out_pytree_def: Any
-    in_shardings: Sequence[Any]
-    out_shardings: Sequence[Any]
-    out_avals: Sequence[Any]
-    out_committed: Sequence[bool]
-    kept_var_bitvec: Sequence[bool]
-    in_device_local_layouts: Sequence[Any]
-    const_args: Sequence[Any]
-
-
-class _CacheKey:
-    """Which jits may share C++ cache entries: none (compared by identity)."""
-
-    __slots__ = ("__weakref__",)
-
-
-def _shard_arg(x, sharding, layout):
-    """The C++ path's hook for arguments that are not arrays already (NumPy, scalars)."""
-    from lamina.interpreters.transfer import copy_array, device_put
-
-    if type(x) is ArrayImpl:
-        return copy_array(x, sharding, committed=False)
-    a = device_put(x)
-    return a if a._sharding == sharding else copy_array(a, sharding, committed=False)
-
-
 def _fastpath(jitted: JitWrapped, args, kwargs, leaves, entry, outs):
     """The C++ path's data for this call, or None when it cannot take it."""
     if find_current_trace() is not eval_trace or config.jax_debug_nans or entry.closed.effects:
         return None
     for x in (*leaves, *outs):
         if is_extended_value(x):
-            _register_extended_class(type(x))
+            register_extended_class(type(x))
     dyn_args, dyn_kwargs, _ = jitted._split(args, kwargs)
-    cpp_leaves, _ = _registry.flatten((dyn_args, dyn_kwargs))
+    cpp_leaves, _ = registry.flatten((dyn_args, dyn_kwargs))
     if len(cpp_leaves) != len(leaves) or any(
         a is not physical_value(b) for a, b in zip(cpp_leaves, leaves, strict=True)
     ):
         return None  # argument pytrees the C++ registry does not know
     out_tree_value = tree_util.tree_unflatten(entry.out_tree, outs)
-    cpp_outs, cpp_out_tree = _registry.flatten(out_tree_value)
+    cpp_outs, cpp_out_tree = registry.flatten(out_tree_value)
     if len(cpp_outs) != len(outs) or any(type(o) is not ArrayImpl for o in cpp_outs):
         return None
     key = (id(entry.closed), entry.donated or (False,) * len(leaves), jitted._keep_unused,
@@ -113,16 +80,6 @@ def _fastpath(jitted: JitWrapped, args, kwargs, leaves, entry, outs):
         [None] * len(kept),
         [],
     )
-
-
-def _register_extended_class(cls: type) -> None:
-    if cls not in _extended_classes:
-        _registry.register_node(
-            cls,
-            lambda x: ((x._base_array,), x.aval.dtype),
-            lambda dtype, children: dtype.wrap_physical(children[0]),
-        )
-        _extended_classes.add(cls)
 
 
 def fast_function(jitted: JitWrapped):
@@ -149,9 +106,9 @@ def fast_function(jitted: JitWrapped):
         cache_miss,
         list(jitted._static_argnums),
         list(jitted._static_argnames),
-        _CacheKey(),
-        _registry,
-        _shard_arg,
+        CacheKey(),
+        registry,
+        shard_arg,
         _cpp_caches[explicit],
     )
     functools.update_wrapper(cpp, jitted._fun)

@@ -22,10 +22,10 @@ import operator
 import numpy as np
 
 from lamina.interpreters import ad, reverse
-from lamina.interpreters.ad import Zero, tangent_aval, zeros_like_aval
 from lamina.interpreters.batching import vmap
-from lamina.interpreters.staging import shaped_abstractify, trace_to_jaxpr
-from lamina.interpreters.tracing import find_current_trace
+from lamina.interpreters.staging import trace_to_jaxpr
+from lamina.interpreters.tangents import Zero, tangent_aval, zeros_like_aval
+from lamina.interpreters.tracing import find_current_trace, shaped_abstractify
 from lamina.ir import ShapedArray, dtypes, tree_util
 
 __all__ = ["hessian", "jacfwd", "jacobian", "jacrev", "linear_transpose"]

@@ -20,24 +20,19 @@ from __future__ import annotations
 
 import functools
 import time
+import weakref
 
-from lamina.interpreters import backend
+from lamina.interpreters import backend, dispatch, execute, tokens
 from lamina.interpreters.calls import call_jaxpr, eval_jaxpr
 from lamina.interpreters.config import config, trace_context
-from lamina.interpreters.executables import (  # noqa: F401 (re-exports for .fastpath, .stages)
-    ArrayImpl,
-    Executable,
-    _device_of,
+from lamina.interpreters.executables import (
     _executables,
-    _log_compile,
     _log_level,
     _miss_lock,
-    check_nans,
     compiled_call,
     logger,
-    lower,
-    module_name,
 )
+from lamina.interpreters.fastpath import clear_cpp_caches, fast_function
 from lamina.interpreters.jaxpr_cache import clear_jaxpr_caches
 from lamina.interpreters.jit_args import (
     _abstractify,
@@ -45,6 +40,7 @@ from lamina.interpreters.jit_args import (
     _bad_argument,
     _hash_static,
 )
+from lamina.interpreters.stages import Traced
 from lamina.interpreters.staging import describe_function, trace_to_jaxpr
 from lamina.interpreters.tracing import Tracer, eval_trace, find_current_trace
 from lamina.ir import tree_util
@@ -92,8 +88,6 @@ class JitWrapped:
         self._device = device
         self._compiler_options = compiler_options
         self._cache: dict[tuple, TraceEntry] = {}
-        import weakref
-
         _all_jitted.append(weakref.ref(self))
 
     def __repr__(self):
@@ -218,8 +212,6 @@ class JitWrapped:
     # --- stages and caches
 
     def trace(self, *args, **kwargs):
-        from lamina.interpreters.stages import Traced
-
         entry, leaves = self._lookup(args, kwargs)
         return Traced(self, entry, leaves)
 
@@ -284,15 +276,11 @@ def jit(
         inline=inline,
         compiler_options=compiler_options,
     )
-    from lamina.interpreters.fastpath import fast_function
-
     return fast_function(jitted)
 
 
 def clear_caches() -> None:
     """Forget every trace and executable (of every jitted function and eager op)."""
-    from lamina.interpreters import execute
-
     for ref in _all_jitted:
         jitted = ref()
         if jitted is not None:
@@ -300,15 +288,7 @@ def clear_caches() -> None:
     _all_jitted[:] = [r for r in _all_jitted if r() is not None]
     _executables.clear()
     clear_jaxpr_caches()
-    from lamina.interpreters import tokens
-
     tokens.clear_cache()
     execute.clear_cache()
-    from lamina.interpreters.fastpath import clear_cpp_caches
-
     clear_cpp_caches()
-    try:
-        from lamina.interpreters import dispatch
-    except ImportError:  # pragma: no cover
-        return
     dispatch.clear_dispatch_cache()

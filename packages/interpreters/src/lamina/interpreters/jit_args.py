@@ -12,7 +12,7 @@ import inspect
 
 from jaxlib import xla_client
 
-from lamina.interpreters.staging import shaped_abstractify
+from lamina.interpreters.tracing import shaped_abstractify
 from lamina.ir import tree_util
 
 ArrayImpl = xla_client.ArrayImpl

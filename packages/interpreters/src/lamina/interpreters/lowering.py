@@ -33,6 +33,7 @@ import numpy as np
 
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import func, ir
+from lamina.interpreters.staging import trace_to_jaxpr
 from lamina.ir import (
     ClosedJaxpr,
     DropVar,
@@ -205,8 +206,6 @@ def lower_fun(fun: Callable, multiple_results: bool = False) -> Callable:
     traced on the operands' types) in place: for primitives defined by others."""
 
     def rule(ctx, *args, **params):
-        from lamina.interpreters.staging import trace_to_jaxpr
-
         def flat(*xs):
             out = fun(*xs, **params)
             return list(out) if multiple_results else [out]

@@ -15,6 +15,7 @@ Jaxpr is the linear map from input tangents to output tangents.
 
 from __future__ import annotations
 
+from lamina.interpreters import ad
 from lamina.interpreters.calls import call_jaxpr, eval_jaxpr, jit_p, jit_params
 from lamina.interpreters.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.staging import DynamicJaxprTrace, DynamicJaxprTracer, trace_to_jaxpr
@@ -142,8 +143,6 @@ def linearize_flat(fun, primals, tangent_avals, debug_info: str | None = None):
     types ``tangent_avals`` (``None`` for a primal not differentiated). Returns
     ``(primals_out, linear)``: ``linear`` is a ``ClosedJaxpr`` from the given tangents
     to every output tangent (zeros instantiated), whose constants are the residuals."""
-    from lamina.interpreters import ad
-
     diff = [a is not None for a in tangent_avals]
     n = len(primals)
 

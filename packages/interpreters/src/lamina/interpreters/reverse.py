@@ -18,11 +18,13 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters import ad
-from lamina.interpreters.ad import Zero, add_any_p, add_tangents, instantiate_zeros, tangent_aval
+from lamina.interpreters.ad import add_any_p, add_tangents
 from lamina.interpreters.calls import call_jaxpr, jit_p
 from lamina.interpreters.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.partial_eval import linearize_flat
 from lamina.interpreters.staging import trace_to_jaxpr
+from lamina.interpreters.tangents import Zero, instantiate_zeros, tangent_aval
+from lamina.interpreters.tracing import find_current_trace
 from lamina.ir import Literal, MissingRuleError, dtypes, transpose_rules, tree_util
 
 __all__ = [
@@ -218,7 +220,6 @@ def _linearize_tree(fun, primals, has_aux=False):
     box = {}
     flat = _flat_fun(fun, in_tree, box, has_aux)
     if has_aux:
-        from lamina.interpreters.tracing import find_current_trace
 
         def flat_aux(*args):
             trace = find_current_trace()

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from lamina.interpreters import backend
-from lamina.interpreters.executables import make_executable
-from lamina.interpreters.jit import _abstractify, _log_compile, lower
+from lamina.interpreters.executables import _log_compile, lower, make_executable
+from lamina.interpreters.jit_args import _abstractify
 from lamina.interpreters.tokens import split_tokens
 from lamina.interpreters.trace_api import ShapeDtypeStruct
 from lamina.ir import AbstractToken, tree_util

@@ -20,13 +20,17 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters.errors import user_frame
-from lamina.interpreters.tracing import Trace, Tracer, leaked_tracer_error, set_current_trace
+from lamina.interpreters.tracing import (
+    Trace,
+    Tracer,
+    leaked_tracer_error,
+    set_current_trace,
+    shaped_abstractify,
+)
 from lamina.ir import (
-    AbstractToken,
     ClosedJaxpr,
     Jaxpr,
     Literal,
-    ShapedArray,
     SourceInfo,
     Var,
     abstract_eval_rules,
@@ -38,26 +42,8 @@ from lamina.ir import (
 __all__ = [
     "DynamicJaxprTrace",
     "DynamicJaxprTracer",
-    "shaped_abstractify",
     "trace_to_jaxpr",
 ]
-
-
-def shaped_abstractify(x) -> ShapedArray:
-    """The abstract value of an argument: its shape, canonical dtype and weak type."""
-    if isinstance(x, Tracer):
-        return x.aval
-    aval = getattr(x, "aval", None)
-    if isinstance(aval, ShapedArray | AbstractToken):
-        return aval
-    if dtypes.is_python_scalar(x):
-        return ShapedArray((), dtypes.dtype(x), weak_type=dtypes.is_weakly_typed(x))
-    if isinstance(x, (np.ndarray, np.generic)):
-        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
-    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
-    if shape is not None and dtype is not None:
-        return ShapedArray(shape, dtypes.canonicalize_dtype(dtype), getattr(x, "weak_type", False))
-    raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")
 
 
 class DynamicJaxprTracer(Tracer):

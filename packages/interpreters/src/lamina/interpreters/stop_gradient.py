@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters.ad import JVPTracer, Zero, tangent_aval
-from lamina.interpreters.staging import shaped_abstractify
+from lamina.interpreters.ad import JVPTracer
+from lamina.interpreters.tangents import Zero, tangent_aval
+from lamina.interpreters.tracing import shaped_abstractify
 from lamina.ir import Primitive, dtypes, tree_util
 
 __all__ = ["stop_gradient", "stop_gradient_p"]

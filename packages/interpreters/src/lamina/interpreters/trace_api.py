@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import operator
 
-from lamina.interpreters.staging import describe_function, shaped_abstractify, trace_to_jaxpr
+from lamina.interpreters.staging import describe_function, trace_to_jaxpr
+from lamina.interpreters.tracing import shaped_abstractify
 from lamina.ir import ShapedArray, dtypes, tree_util
 
 __all__ = ["ShapeDtypeStruct", "eval_shape", "make_jaxpr"]

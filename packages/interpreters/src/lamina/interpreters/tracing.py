@@ -25,6 +25,8 @@ import contextvars
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from lamina.interpreters.errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -32,7 +34,7 @@ from lamina.interpreters.errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
-from lamina.ir import impl_rules
+from lamina.ir import AbstractToken, ShapedArray, dtypes, impl_rules
 from lamina.ir import primitives as ir_primitives
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "eval_trace",
     "find_current_trace",
     "set_current_trace",
+    "shaped_abstractify",
     "take_current_trace",
 ]
 
@@ -348,3 +351,20 @@ class Tracer:
     for _name in _OPERATORS:
         locals()[_name] = _forward(_name)
     del _name
+
+
+def shaped_abstractify(x) -> ShapedArray:
+    """The abstract value of an argument: its shape, canonical dtype and weak type."""
+    if isinstance(x, Tracer):
+        return x.aval
+    aval = getattr(x, "aval", None)
+    if isinstance(aval, ShapedArray | AbstractToken):
+        return aval
+    if dtypes.is_python_scalar(x):
+        return ShapedArray((), dtypes.dtype(x), weak_type=dtypes.is_weakly_typed(x))
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if shape is not None and dtype is not None:
+        return ShapedArray(shape, dtypes.canonicalize_dtype(dtype), getattr(x, "weak_type", False))
+    raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")

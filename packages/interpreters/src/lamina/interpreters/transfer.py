@@ -20,6 +20,7 @@ import numpy as np
 from jaxlib import xla_client
 
 from lamina.interpreters import backend
+from lamina.interpreters.device_put_primitive import device_put_p, traced_device_put
 from lamina.interpreters.extended import is_extended_value
 from lamina.interpreters.sharding import Sharding, sharding_for_device
 from lamina.interpreters.tracing import Tracer
@@ -116,8 +117,6 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
     del src, donate, may_alias  # accepted for JAX compatibility; copies are cheap here
     leaves, tree = tree_util.tree_flatten(x)
     if any(isinstance(leaf, Tracer) for leaf in leaves):
-        from lamina.interpreters.device_put_primitive import traced_device_put
-
         return tree_util.tree_unflatten(tree, traced_device_put(leaves, device))
     sharding, committed = placement(device)
 
@@ -130,6 +129,15 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
         return _put_host_value(value, aval, sharding, committed)
 
     return tree_util.tree_map(put, x)
+
+
+def _device_put_impl(*xs, devices, srcs, copy_semantics):
+    """The impl rule of ``device_put_p``: each value moved as :func:`device_put` does."""
+    del srcs, copy_semantics
+    return [device_put(x, device) for x, device in zip(xs, devices, strict=True)]
+
+
+device_put_p.def_impl(_device_put_impl)
 
 
 def device_put_value(value: np.ndarray, *, weak_type: bool = False, device: Any = None):
