@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters.ad import jvp
-from lamina.interpreters.reverse import vjp
+from lamina.interpreters.transformations.ad import jvp
+from lamina.interpreters.transformations.reverse import vjp
 from lamina.ir import dtypes, tree_util
 
 __all__ = [
