@@ -11,7 +11,7 @@ binds. So traces nest in any order, to any depth, with no global stack.
 
 A trace is *valid* from its creation until its transformation ends; a tracer of an
 invalid trace that turns up later has leaked (stored in a global, say), and using it
-raises :class:`~lamina.interpreters.errors.UnexpectedTracerError`.
+raises :class:`~lamina.interpreters.core.errors.UnexpectedTracerError`.
 
 Tracers behave like arrays. Their operators (``+``, ``[]``, ...) and methods
 (``.sum()``, ...) are looked up in :data:`array_methods`, which the ``lax``/``numpy``

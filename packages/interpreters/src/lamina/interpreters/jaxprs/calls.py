@@ -6,7 +6,8 @@
 ``keep_unused``, ``inline`` and ``compiler_options_kvs``. It prints as JAX prints it:
 ``name`` first, then the params that differ from their defaults, sorted, with the
 sub-Jaxpr's inputs and outputs named like the equation's. Its impl, set by
-:mod:`.executables`, compiles the Jaxpr (once per Jaxpr object) and runs it as one executable.
+:mod:`..runtime.executables`, compiles the Jaxpr (once per Jaxpr object) and runs it as
+one executable.
 """
 
 from __future__ import annotations

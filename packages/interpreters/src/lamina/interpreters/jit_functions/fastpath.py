@@ -1,6 +1,6 @@
 """The C++ dispatch fast path of ``jit``.
 
-A jitted function is jaxlib's ``_jax.pjit`` callable (:mod:`.cpp_pjit`), which runs
+A jitted function is jaxlib's ``_jax.pjit`` callable (:mod:`..runtime.cpp_pjit`), which runs
 the cached executable in C++ for arguments it has seen before and calls back here on
 a miss. Calls under a trace (tracer arguments), with
 ``jax_disable_jit`` or with argument pytrees only lamina's registry knows always miss

@@ -3,14 +3,14 @@
 A call flattens the arguments (minus the static ones) into leaves and builds the
 *signature*: the leaves' tree structure, their abstract values (shape, dtype, weak
 type), the static arguments' values and the config options jit keys on
-(:func:`~lamina.interpreters.config.trace_context`, x64 mode among them). Each new
+(:func:`~lamina.interpreters.core.config.trace_context`, x64 mode among them). Each new
 signature is traced to a ``ClosedJaxpr`` (once; the same object is reused, so staged
 calls share it and print as one ``let``), and then:
 
 * inside another trace (``make_jaxpr``, an outer ``jit``, a transformation) the call
   becomes one ``jit`` equation of that trace (``jit_p``);
 * otherwise it runs the Jaxpr's compiled executable (compiled once per Jaxpr and
-  device, see :func:`.executables.compiled_call`), asynchronously.
+  device, see :func:`..runtime.executables.compiled_call`), asynchronously.
 
 Steady-state eager calls then go through jaxlib's C++ dispatch (:mod:`.fastpath`) when
 the arguments allow, else through the lean Python path here.

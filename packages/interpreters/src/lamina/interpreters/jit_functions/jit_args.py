@@ -1,9 +1,8 @@
 """How ``jit`` reads its arguments: which are static or donated, and their abstract values.
 
-Split out of :mod:`.jit` so the argument bookkeeping reads on its own: argnums and
-argnames inferred from each other through the function's signature, hashing static
-values, the error that names a non-array argument by its path, and abstractifying
-a leaf.
+Argnums and argnames inferred from each other through the function's signature,
+hashing static values, the error that names a non-array argument by its path, and
+abstractifying a leaf.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ layer registers its tracer class there.
 
 ``ArrayImpl`` is made in C++ (result handlers, device puts and dlpack imports all build
 it) and refuses Python subclasses, so its Python behaviour is added to the C++ class
-(see :mod:`lamina.interpreters.cpp_classes`). jaxlib's C++ side stores an array's
+(see :mod:`lamina.interpreters.runtime.cpp_classes`). jaxlib's C++ side stores an array's
 ``aval`` (anything with ``shape``, ``dtype`` and ``weak_type``; lamina passes a
 ``ShapedArray``), ``_sharding``, ``_committed``, ``_arrays`` (its single-device pieces)
 and ``_npy_value`` (a host copy cache), and itself implements ``delete``,

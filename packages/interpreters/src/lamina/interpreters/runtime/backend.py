@@ -26,7 +26,6 @@ from lamina.interpreters.core.config import config
 
 __all__ = [
     "backends",
-    "backends_are_initialized",
     "compile",
     "compile_options",
     "default_backend",
@@ -153,10 +152,6 @@ def backends() -> dict[str, Client]:
             else:
                 _start([(p, prio, p == "cpu") for p, (prio, _) in _FACTORIES.items()])
         return _clients
-
-
-def backends_are_initialized() -> bool:
-    return bool(_clients)
 
 
 def _refuse_after_start(name: str):

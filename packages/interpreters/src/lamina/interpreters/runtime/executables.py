@@ -1,9 +1,9 @@
 """Lowering, compiling and running a ``ClosedJaxpr``: where an eager ``jit`` call ends.
 
-Split out of :mod:`.jit` so that module holds only tracing and its per-signature cache.
-Here: lowering to StableHLO, compiling once per (Jaxpr, donation, keep_unused, device)
+Lowering to StableHLO, compiling once per (Jaxpr, donation, keep_unused, device)
 (:func:`compiled_call`), compile logging, ``jax_debug_nans`` checking and ``jit_p``'s
-impl; :mod:`.stages` and :mod:`.fastpath` build on these too.
+impl. ``jit`` (:mod:`..jit_functions`) traces and keeps its per-signature cache; its
+stages API and C++ fast path build on these too.
 """
 
 from __future__ import annotations
@@ -36,8 +36,7 @@ __all__ = [
     "module_name",
 ]
 
-# Named after :mod:`.jit`, where these messages were always logged from: one logger
-# for everything ``jit`` logs (tracing, lowering, compiling).
+# One logger for everything ``jit`` logs (tracing, lowering, compiling), named for it.
 logger = logging.getLogger("lamina.interpreters.jit")
 ArrayImpl = xla_client.ArrayImpl
 

@@ -10,7 +10,7 @@ Here are the values (:func:`is_extended_value`, :func:`physical_value`) and
 :class:`PhysicalCall`, which runs a compiled module on the physical data of its
 arguments and wraps the results of extended type back into arrays. Eager dispatch of
 primitives with extended operands is :func:`.dispatch.apply_extended`; lowering them,
-:mod:`.extended_lowering`.
+:mod:`..transformations.extended_lowering`.
 """
 
 from __future__ import annotations

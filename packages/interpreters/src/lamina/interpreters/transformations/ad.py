@@ -297,11 +297,6 @@ def _strip_tangents(tree, trace):
     return tree_util.tree_map(strip, tree)
 
 
-def zeros_like_value(x):
-    """Zeros of the tangent type of ``x``."""
-    return zeros_like_aval(tangent_aval(_check_jax_type(x)))
-
-
 # --------------------------------------------------------------------------- rule helpers
 
 

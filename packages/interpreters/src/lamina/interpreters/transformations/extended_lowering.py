@@ -2,7 +2,7 @@
 
 :func:`allow_extended` lets a structural primitive (``reshape``, ``broadcast_in_dim``,
 ``gather``, ...) take extended operands. Such a primitive acts on each element as a
-whole, so on the physical data (:mod:`.extended`) it is the same primitive vectorized
+whole, so on the physical data (:mod:`..runtime.extended`) it is the same primitive vectorized
 over the element's trailing dimensions: its lowering on extended operands is its own
 batching rule applied to those dimensions. One rule serves every structural
 primitive; none needs a copy that knows about trailing dimensions.
