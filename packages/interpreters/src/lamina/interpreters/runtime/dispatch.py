@@ -11,6 +11,8 @@ returns before the computation finishes (dispatch is asynchronous).
 Python scalars and NumPy values are put on the device first (Python ``int``,
 ``float`` and ``complex`` as weakly typed arrays, as JAX does). Small Python scalars are
 kept on the device once made, so ``x * 2`` does not copy ``2`` to the device each time.
+Arrays of extended dtypes (PRNG keys) take :func:`apply_extended`: the executable of the
+logical types, run on their physical data.
 
 A primitive takes it as its impl rule with ``def_standard_impl(primitive)``, which is
 ``primitive.def_impl(functools.partial(apply_primitive, primitive))`` in effect.
