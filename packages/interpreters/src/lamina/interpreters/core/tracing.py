@@ -16,6 +16,9 @@ raises :class:`~lamina.interpreters.core.errors.UnexpectedTracerError`.
 Tracers behave like arrays. Their operators (``+``, ``[]``, ...) and methods
 (``.sum()``, ...) are looked up in :data:`array_methods`, which the ``lax``/``numpy``
 layers fill: ``array_methods["__add__"] = lambda x, y: ...``.
+
+:func:`shaped_abstractify` gives the abstract value of anything a trace may be handed:
+a tracer's ``aval``, or the shape, canonical dtype and weak type of a concrete value.
 """
 
 from __future__ import annotations
