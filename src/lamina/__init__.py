@@ -30,30 +30,22 @@ _SUBMODULES = (
 # well, which installs the array operators and methods (x * 2 and x.sum() must work on
 # any array a user can make).
 _RUNTIME = "lamina.interpreters"
-_REVERSE = "lamina.interpreters.reverse"
 _NAMES = {
     "Partial": "lamina.tree_util",
-    **{name: _REVERSE for name in ("grad", "value_and_grad", "vjp")},
-    **{
-        name: "lamina.interpreters.jacobians"
-        for name in ("hessian", "jacfwd", "jacobian", "jacrev", "linear_transpose")
-    },
-    **{
-        name: "lamina.interpreters.custom_derivatives"
-        for name in ("closure_convert", "custom_gradient", "custom_jvp", "custom_vjp")
-    },
-    **{
-        name: "lamina.interpreters.checkpoint"
-        for name in ("checkpoint", "checkpoint_policies", "remat")
-    },
     **{
         name: _RUNTIME
         for name in (
             "Array",
             "ShapeDtypeStruct",
             "block_until_ready",
+            "checkpoint",
+            "checkpoint_policies",
             "clear_caches",
+            "closure_convert",
             "config",
+            "custom_gradient",
+            "custom_jvp",
+            "custom_vjp",
             "default_backend",
             "device_count",
             "device_get",
@@ -62,8 +54,14 @@ _NAMES = {
             "disable_jit",
             "enable_x64",
             "eval_shape",
+            "grad",
+            "hessian",
+            "jacfwd",
+            "jacobian",
+            "jacrev",
             "jit",
             "jvp",
+            "linear_transpose",
             "linearize",
             "live_arrays",
             "local_device_count",
@@ -71,7 +69,10 @@ _NAMES = {
             "make_jaxpr",
             "process_count",
             "process_index",
+            "remat",
             "softmax_custom_jvp",
+            "value_and_grad",
+            "vjp",
             "vmap",
         )
     },

@@ -7,8 +7,8 @@ import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from lamina.interpreters import batching
-from lamina.interpreters.ad import defjvp, deflinear
-from lamina.interpreters.reverse import is_undefined_primal
+from lamina.interpreters.transformations.ad import defjvp, deflinear
+from lamina.interpreters.transformations.reverse import is_undefined_primal
 
 # Fresh primitives with every rule these tests need (JVP, transpose, batching).
 sin_p = jit_prims._unary("sin", hlo.sine)

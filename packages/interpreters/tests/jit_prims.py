@@ -8,7 +8,7 @@ import pytest
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from lamina.interpreters import tracing
-from lamina.interpreters.dispatch import def_standard_impl
+from lamina.interpreters.runtime.dispatch import def_standard_impl
 from lamina.ir import Primitive, ShapedArray, dtypes
 
 

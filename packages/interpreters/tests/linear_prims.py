@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from lamina.interpreters import batching
-from lamina.interpreters.ad import defjvp, deflinear
-from lamina.interpreters.reverse import is_undefined_primal
+from lamina.interpreters.transformations.ad import defjvp, deflinear
+from lamina.interpreters.transformations.reverse import is_undefined_primal
 from lamina.ir import Primitive, ShapedArray, dtypes
 
 

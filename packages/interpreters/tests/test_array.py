@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import lamina.interpreters as li
-from lamina.interpreters.transfer import device_put_value
+from lamina.interpreters.runtime.transfer import device_put_value
 
 vector = lambda: li.device_put(np.array([1.0, 2.0], np.float32))  # noqa: E731
 scalar = lambda: li.device_put(np.float32(2.5))  # noqa: E731

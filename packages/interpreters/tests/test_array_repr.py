@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import lamina.interpreters as li
-from lamina.interpreters.transfer import device_put_value
+from lamina.interpreters.runtime.transfer import device_put_value
 
 REPRS = [
     (

@@ -11,20 +11,26 @@ import pytest
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from lamina.interpreters import batching, jit, make_jaxpr
-from lamina.interpreters.ad import defjvp, deflinear, jvp
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.calls import eval_jaxpr
-from lamina.interpreters.checkpoint import (
+from lamina.interpreters.core.errors import ConcretizationTypeError
+from lamina.interpreters.jaxprs.calls import eval_jaxpr
+from lamina.interpreters.runtime.dispatch import def_standard_impl
+from lamina.interpreters.test_util import check_grads
+from lamina.interpreters.transformations.ad import defjvp, deflinear, jvp
+from lamina.interpreters.transformations.batching import vmap
+from lamina.interpreters.transformations.checkpoint import (
     checkpoint,
     checkpoint_name,
     checkpoint_p,
     checkpoint_policies,
     remat,
 )
-from lamina.interpreters.dispatch import def_standard_impl
-from lamina.interpreters.errors import ConcretizationTypeError
-from lamina.interpreters.reverse import grad, is_undefined_primal, linearize, value_and_grad, vjp
-from lamina.interpreters.test_util import check_grads
+from lamina.interpreters.transformations.reverse import (
+    grad,
+    is_undefined_primal,
+    linearize,
+    value_and_grad,
+    vjp,
+)
 from lamina.ir import Primitive, PrimitiveRegistry, parse_jaxpr
 
 # ----------------------------------------------------------------- test primitives

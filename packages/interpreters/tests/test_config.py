@@ -15,7 +15,7 @@ import lamina.interpreters as li
 from lamina.ir import dtypes
 
 config = li.config  # the options object; the package attribute hides the module's name
-config_module = importlib.import_module("lamina.interpreters.config")
+config_module = importlib.import_module("lamina.interpreters.core.config")
 
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess:

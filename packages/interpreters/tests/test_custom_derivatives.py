@@ -11,10 +11,14 @@ import pytest
 from custom_prims import ONE, XS, X, add, close, cos, mul, sin
 
 from lamina.interpreters import jit, make_jaxpr
-from lamina.interpreters.ad import jvp
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.custom_derivatives import CustomJVPException, SymbolicZero, custom_jvp
-from lamina.interpreters.reverse import grad, value_and_grad, vjp
+from lamina.interpreters.transformations.ad import jvp
+from lamina.interpreters.transformations.batching import vmap
+from lamina.interpreters.transformations.custom_derivatives import (
+    CustomJVPException,
+    SymbolicZero,
+    custom_jvp,
+)
+from lamina.interpreters.transformations.reverse import grad, value_and_grad, vjp
 from lamina.ir import dtypes
 
 

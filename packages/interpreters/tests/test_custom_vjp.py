@@ -11,17 +11,17 @@ import pytest
 from custom_prims import ONE, XS, X, add, close, cos, mul, sin
 
 from lamina.interpreters import jit, make_jaxpr
-from lamina.interpreters.ad import jvp
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.custom_derivatives import (
+from lamina.interpreters.core.errors import UnexpectedTracerError
+from lamina.interpreters.transformations.ad import jvp
+from lamina.interpreters.transformations.batching import vmap
+from lamina.interpreters.transformations.custom_derivatives import (
     CustomVJPException,
     CustomVJPPrimal,
     closure_convert,
     custom_gradient,
     custom_vjp,
 )
-from lamina.interpreters.errors import UnexpectedTracerError
-from lamina.interpreters.reverse import grad, vjp
+from lamina.interpreters.transformations.reverse import grad, vjp
 
 
 def make_sin_with_wrong_vjp():

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import lamina.interpreters as li
-from lamina.interpreters.dlpack import DLDeviceType
+from lamina.interpreters.runtime.dlpack import DLDeviceType
 
 
 def test_dlpack_device():

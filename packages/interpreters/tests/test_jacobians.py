@@ -12,12 +12,18 @@ import pytest
 from linear_prims import add, bcast, make_prim, mul, neg, reduce_sum, sin, transpose
 
 from lamina.interpreters import batching, jit, make_jaxpr
-from lamina.interpreters.ad import deflinear, jvp
-from lamina.interpreters.batching import vmap
-from lamina.interpreters.jacobians import hessian, jacfwd, jacobian, jacrev, linear_transpose
-from lamina.interpreters.reverse import grad, value_and_grad
-from lamina.interpreters.stop_gradient import stop_gradient, stop_gradient_p
-from lamina.interpreters.trace_api import ShapeDtypeStruct
+from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct
+from lamina.interpreters.transformations.ad import deflinear, jvp
+from lamina.interpreters.transformations.batching import vmap
+from lamina.interpreters.transformations.jacobians import (
+    hessian,
+    jacfwd,
+    jacobian,
+    jacrev,
+    linear_transpose,
+)
+from lamina.interpreters.transformations.reverse import grad, value_and_grad
+from lamina.interpreters.transformations.stop_gradient import stop_gradient, stop_gradient_p
 from lamina.ir import MissingRuleError, dtypes, tree_util
 
 shape_ops = linear_prims.shape_ops  # autouse fixture: vmap moves axes with local primitives

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from lamina.interpreters import config, device_put, disable_jit, make_jaxpr
-from lamina.interpreters.jit import clear_caches, jit
+from lamina.interpreters.jit_functions.jit import clear_caches, jit
 
 methods = P.methods
 pytestmark = pytest.mark.usefixtures("methods")

@@ -7,17 +7,10 @@ import pytest
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from lamina.interpreters import jit, make_jaxpr
-from lamina.interpreters.ad import (
-    JVPTracer,
-    Zero,
-    add_tangents,
-    defjvp,
-    deflinear,
-    jvp,
-    linearize,
-    tangent_aval,
-)
+from lamina.interpreters.core.tangents import Zero, tangent_aval
 from lamina.interpreters.test_util import check_grads
+from lamina.interpreters.transformations.ad import JVPTracer, add_tangents, defjvp, deflinear, jvp
+from lamina.interpreters.transformations.reverse import linearize
 from lamina.ir import MissingRuleError, Primitive, ShapedArray, dtypes
 
 add, mul, sin, neg = jit_prims.add, jit_prims.mul, jit_prims.sin, jit_prims.neg_p.bind

@@ -16,7 +16,7 @@ import pytest
 from jaxlib import xla_client
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from lamina.interpreters.lowering import (
+from lamina.interpreters.jaxprs.lowering import (
     LoweredModule,
     call_lowering,
     get_lowering_rule,
@@ -117,7 +117,7 @@ def body(module_text):
 
 def run(lowered: LoweredModule, *args):
     """Compile the module's text with jaxlib and run it on the CPU device."""
-    from lamina.interpreters.execute import execute_stablehlo
+    from lamina.interpreters.runtime.execute import execute_stablehlo
 
     outs = execute_stablehlo(lowered.as_text(), list(args))
     return [np.asarray(o) for o in outs]

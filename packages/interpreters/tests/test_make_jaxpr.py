@@ -8,7 +8,7 @@ import pytest
 import tracing_prims as P
 
 from lamina.interpreters import calls
-from lamina.interpreters.trace_api import ShapeDtypeStruct, eval_shape, make_jaxpr
+from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct, eval_shape, make_jaxpr
 from lamina.ir import dtypes
 
 methods = P.methods

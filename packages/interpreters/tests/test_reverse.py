@@ -8,9 +8,10 @@ import pytest
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from lamina.interpreters import jit, make_jaxpr
-from lamina.interpreters.ad import defjvp, deflinear
-from lamina.interpreters.partial_eval import linearize_flat
-from lamina.interpreters.reverse import (
+from lamina.interpreters.test_util import check_grads
+from lamina.interpreters.transformations.ad import defjvp, deflinear
+from lamina.interpreters.transformations.partial_eval import linearize_flat
+from lamina.interpreters.transformations.reverse import (
     UndefinedPrimal,
     backward_pass,
     grad,
@@ -19,7 +20,6 @@ from lamina.interpreters.reverse import (
     value_and_grad,
     vjp,
 )
-from lamina.interpreters.test_util import check_grads
 from lamina.ir import MissingRuleError, ShapedArray, dtypes
 
 add, mul, sin, neg = jit_prims.add, jit_prims.mul, jit_prims.sin, jit_prims.neg_p.bind

@@ -4,8 +4,8 @@ import jit_prims as P
 import numpy as np
 import pytest
 
-from lamina.interpreters.jit import jit
-from lamina.interpreters.trace_api import ShapeDtypeStruct
+from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct
+from lamina.interpreters.jit_functions.jit import jit
 
 methods = P.methods
 pytestmark = pytest.mark.usefixtures("methods")

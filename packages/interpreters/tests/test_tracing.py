@@ -5,7 +5,7 @@ import pytest
 import tracing_prims as P
 
 from lamina.interpreters import errors, tracing
-from lamina.interpreters.trace_api import make_jaxpr
+from lamina.interpreters.jaxprs.trace_api import make_jaxpr
 from lamina.ir import MissingRuleError
 
 methods = P.methods

@@ -8,8 +8,8 @@ import pytest
 import tracing_prims as P
 
 from lamina.interpreters import batching, make_jaxpr
-from lamina.interpreters.batching import BatchTracer, axis_env, axis_frame, vmap
-from lamina.interpreters.jit import jit
+from lamina.interpreters.jit_functions.jit import jit
+from lamina.interpreters.transformations.batching import BatchTracer, axis_env, axis_frame, vmap
 from lamina.ir import MissingRuleError, Primitive, ShapedArray
 
 # Test-local shape primitives for the helpers (lax registers its own in shape_ops).

@@ -16,15 +16,80 @@ import os as _os
 # quiet it as JAX does, before jaxlib loads, leaving a user's own setting alone.
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-from lamina.interpreters.ad import JVPTrace, JVPTracer, Zero, jvp, linearize
-from lamina.interpreters.array import (
+# The package's modules are attributes of the namespace (lamina.interpreters.batching, ...).
+from lamina.interpreters.core import errors as errors
+from lamina.interpreters.core import tracing as tracing
+from lamina.interpreters.core.config import (
+    Config,
+    config,
+    disable_jit,
+    enable_x64,
+    softmax_custom_jvp,
+)
+from lamina.interpreters.core.errors import (
+    ConcretizationTypeError,
+    JAXIndexError,
+    JAXTypeError,
+    NonConcreteBooleanIndexError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
+from lamina.interpreters.core.tangents import Zero
+from lamina.interpreters.core.tracing import (
+    EvalTrace,
+    Trace,
+    Tracer,
+    array_methods,
+    eval_trace,
+    find_current_trace,
+    set_current_trace,
+    shaped_abstractify,
+    take_current_trace,
+)
+from lamina.interpreters.jaxprs import calls as calls
+from lamina.interpreters.jaxprs import jaxpr_cache as jaxpr_cache
+from lamina.interpreters.jaxprs import lowering as lowering
+from lamina.interpreters.jaxprs import mlir_builders as mlir_builders
+from lamina.interpreters.jaxprs import staging as staging
+from lamina.interpreters.jaxprs import tokens as tokens
+from lamina.interpreters.jaxprs import trace_api as trace_api
+from lamina.interpreters.jaxprs.calls import call_jaxpr, call_staged, eval_jaxpr, jit_p
+from lamina.interpreters.jaxprs.lowering import (
+    LoweredModule,
+    LoweringRuleContext,
+    call_lowering,
+    get_lowering_rule,
+    lower_fun,
+    lower_jaxpr,
+    lower_jaxpr_body,
+)
+from lamina.interpreters.jaxprs.staging import DynamicJaxprTrace, describe_function, trace_to_jaxpr
+from lamina.interpreters.jaxprs.tokens import Token
+from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct, eval_shape, make_jaxpr
+from lamina.interpreters.jit_functions import fastpath as fastpath
+from lamina.interpreters.jit_functions import jit_args as jit_args
+from lamina.interpreters.jit_functions.jit import clear_caches, jit
+from lamina.interpreters.runtime import array as array
+from lamina.interpreters.runtime import backend as backend
+from lamina.interpreters.runtime import cpp_classes as cpp_classes
+from lamina.interpreters.runtime import device_put_primitive as device_put_primitive
+from lamina.interpreters.runtime import dispatch as dispatch
+from lamina.interpreters.runtime import dlpack as dlpack
+from lamina.interpreters.runtime import executables as executables
+from lamina.interpreters.runtime import execute as execute
+from lamina.interpreters.runtime import extended as extended
+from lamina.interpreters.runtime import sharding as sharding
+from lamina.interpreters.runtime import transfer as transfer
+from lamina.interpreters.runtime.array import (
     Array,
     ArrayImpl,
     Shard,
     register_tracer_class,
     set_array_attribute,
 )
-from lamina.interpreters.backend import (
+from lamina.interpreters.runtime.backend import (
     Device,
     backends,
     default_backend,
@@ -36,7 +101,39 @@ from lamina.interpreters.backend import (
     process_count,
     process_index,
 )
-from lamina.interpreters.batching import (
+from lamina.interpreters.runtime.cpp_pjit import FastpathData
+from lamina.interpreters.runtime.device_put_primitive import device_put_p
+from lamina.interpreters.runtime.dispatch import (
+    apply_extended,
+    apply_primitive,
+    compile_count,
+    def_standard_impl,
+    primitive_executable,
+    scalar_array,
+)
+from lamina.interpreters.runtime.dlpack import from_dlpack
+from lamina.interpreters.runtime.execute import CompiledModule, execute_stablehlo
+from lamina.interpreters.runtime.extended import physical_value
+from lamina.interpreters.runtime.sharding import Sharding, SingleDeviceSharding, sharding_for_device
+from lamina.interpreters.runtime.transfer import (
+    block_until_ready,
+    copy_array,
+    device_get,
+    device_put,
+    device_put_value,
+    live_arrays,
+    placement,
+)
+from lamina.interpreters.transformations import ad as ad
+from lamina.interpreters.transformations import batching as batching
+from lamina.interpreters.transformations import checkpoint_partial_eval as checkpoint_partial_eval
+from lamina.interpreters.transformations import custom_calls as custom_calls
+from lamina.interpreters.transformations import custom_derivatives as custom_derivatives
+from lamina.interpreters.transformations import jacobians as jacobians
+from lamina.interpreters.transformations import partial_eval as partial_eval
+from lamina.interpreters.transformations import reverse as reverse
+from lamina.interpreters.transformations.ad import JVPTrace, JVPTracer, jvp
+from lamina.interpreters.transformations.batching import (
     AxisData,
     BatchTrace,
     BatchTracer,
@@ -45,22 +142,14 @@ from lamina.interpreters.batching import (
     not_mapped,
     vmap,
 )
-from lamina.interpreters.calls import call_jaxpr, call_staged, eval_jaxpr, jit_p
-from lamina.interpreters.checkpoint import (
+from lamina.interpreters.transformations.checkpoint import (
     checkpoint,
     checkpoint_name,
     checkpoint_p,
     checkpoint_policies,
     remat,
 )
-from lamina.interpreters.config import (
-    Config,
-    config,
-    disable_jit,
-    enable_x64,
-    softmax_custom_jvp,
-)
-from lamina.interpreters.custom_derivatives import (
+from lamina.interpreters.transformations.custom_derivatives import (
     CustomVJPPrimal,
     SymbolicZero,
     closure_convert,
@@ -71,85 +160,28 @@ from lamina.interpreters.custom_derivatives import (
     custom_vjp_call_p,
     zero_from_primal,
 )
-from lamina.interpreters.device_put_primitive import device_put_p
-from lamina.interpreters.dispatch import (
-    apply_primitive,
-    compile_count,
-    def_standard_impl,
-    primitive_executable,
-    scalar_array,
+from lamina.interpreters.transformations.extended_lowering import allow_extended, lower_on_physical
+from lamina.interpreters.transformations.jacobians import (
+    hessian,
+    jacfwd,
+    jacobian,
+    jacrev,
+    linear_transpose,
 )
-from lamina.interpreters.dlpack import from_dlpack
-from lamina.interpreters.errors import (
-    ConcretizationTypeError,
-    JAXIndexError,
-    JAXTypeError,
-    NonConcreteBooleanIndexError,
-    TracerArrayConversionError,
-    TracerBoolConversionError,
-    TracerIntegerConversionError,
-    UnexpectedTracerError,
-)
-from lamina.interpreters.execute import CompiledModule, execute_stablehlo
-from lamina.interpreters.extended import (
-    allow_extended,
-    apply_extended,
-    lower_on_physical,
-    physical_value,
-)
-from lamina.interpreters.fastpath import FastpathData
-from lamina.interpreters.jacobians import hessian, jacfwd, jacobian, jacrev, linear_transpose
-from lamina.interpreters.jit import clear_caches, jit
-from lamina.interpreters.lowering import (
-    LoweredModule,
-    LoweringRuleContext,
-    call_lowering,
-    get_lowering_rule,
-    lower_fun,
-    lower_jaxpr,
-    lower_jaxpr_body,
-)
-from lamina.interpreters.partial_eval import (
+from lamina.interpreters.transformations.partial_eval import (
     PartialEvalTrace,
     partial_eval_jaxpr,
 )
-from lamina.interpreters.reverse import (
+from lamina.interpreters.transformations.reverse import (
     UndefinedPrimal,
     backward_pass,
     grad,
     is_undefined_primal,
+    linearize,
     value_and_grad,
     vjp,
 )
-from lamina.interpreters.sharding import Sharding, SingleDeviceSharding, sharding_for_device
-from lamina.interpreters.staging import (
-    DynamicJaxprTrace,
-    describe_function,
-    shaped_abstractify,
-    trace_to_jaxpr,
-)
-from lamina.interpreters.stop_gradient import stop_gradient, stop_gradient_p
-from lamina.interpreters.tokens import Token
-from lamina.interpreters.trace_api import ShapeDtypeStruct, eval_shape, make_jaxpr
-from lamina.interpreters.tracing import (
-    EvalTrace,
-    Trace,
-    Tracer,
-    array_methods,
-    eval_trace,
-    find_current_trace,
-    set_current_trace,
-    take_current_trace,
-)
-from lamina.interpreters.transfer import (
-    block_until_ready,
-    copy_array,
-    device_get,
-    device_put,
-    device_put_value,
-    live_arrays,
-    placement,
-)
+from lamina.interpreters.transformations.stop_gradient import stop_gradient, stop_gradient_p
 
 # Tracers are arrays too: isinstance(tracer, lamina.Array) holds, as in JAX.
 register_tracer_class(Tracer)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters.ad import jvp
+from lamina.interpreters.transformations.ad import jvp
+from lamina.interpreters.transformations.reverse import vjp
 from lamina.ir import dtypes, tree_util
 
 __all__ = [
@@ -125,8 +126,6 @@ def check_vjp(f, args, atol=None, rtol=None, eps=None, rng=None):
     """Checks ``vjp(f)`` at ``args`` against central differences: for random ``t`` and
     ``ct``, ``<J^T ct, t>`` must equal ``<ct, J t>`` with ``J t`` computed numerically (so
     functions whose forward mode is refused, like ``custom_vjp`` ones, are checked too)."""
-    from lamina.interpreters.reverse import vjp
-
     rng = rng or np.random.default_rng(0)
     args = list(args)
     eps = _tolerance(args, eps, _DEFAULT_EPS)
@@ -162,8 +161,6 @@ def check_grads(f, args, order: int, modes=("fwd", "rev"), atol=None, rtol=None,
     """Checks derivatives of ``f`` at ``args`` up to ``order`` (JAX's signature): in
     forward mode (``"fwd"``) JVPs against numerical differences, in reverse mode
     (``"rev"``) VJPs against numerical differences; higher orders differentiate those again."""
-    from lamina.interpreters.reverse import vjp
-
     modes = (modes,) if isinstance(modes, str) else tuple(modes)
     rng = np.random.default_rng(0)
 

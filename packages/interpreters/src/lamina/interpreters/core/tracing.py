@@ -1,0 +1,373 @@
+"""Traces, tracers and ``bind``: the machinery every transformation is built on.
+
+The design is JAX's "stackless" one. One trace is *current* (a context variable; at the
+bottom it is :data:`eval_trace`, which runs primitives). ``Primitive.bind`` hands the
+primitive, its arguments and params to the current trace's ``process_primitive``. A
+trace treats any argument that is not one of its own tracers as a constant of its
+level: a Python number, an array, or a tracer of an enclosing trace. A transformation
+that needs its parent to do the work (JVP asks its parent to compute the primal, say)
+keeps the parent trace and makes it current with :func:`set_current_trace` while it
+binds. So traces nest in any order, to any depth, with no global stack.
+
+A trace is *valid* from its creation until its transformation ends; a tracer of an
+invalid trace that turns up later has leaked (stored in a global, say), and using it
+raises :class:`~lamina.interpreters.core.errors.UnexpectedTracerError`.
+
+Tracers behave like arrays. Their operators (``+``, ``[]``, ...) and methods
+(``.sum()``, ...) are looked up in :data:`array_methods`, which the ``lax``/``numpy``
+layers fill: ``array_methods["__add__"] = lambda x, y: ...``.
+
+:func:`shaped_abstractify` gives the abstract value of anything a trace may be handed:
+a tracer's ``aval``, or the shape, canonical dtype and weak type of a concrete value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from lamina.interpreters.core.errors import (
+    ConcretizationTypeError,
+    TracerArrayConversionError,
+    TracerBoolConversionError,
+    TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
+from lamina.ir import AbstractToken, ShapedArray, dtypes, impl_rules
+from lamina.ir import primitives as ir_primitives
+
+__all__ = [
+    "EvalTrace",
+    "Trace",
+    "Tracer",
+    "array_methods",
+    "bind",
+    "eval_trace",
+    "find_current_trace",
+    "set_current_trace",
+    "shaped_abstractify",
+    "take_current_trace",
+]
+
+
+class Trace:
+    """One running transformation. Subclasses implement ``process_primitive`` and, as
+    they need them, the hooks for call-like primitives with their own rules."""
+
+    def __init__(self):
+        self._valid = True
+
+    def is_valid(self) -> bool:
+        return self._valid
+
+    def invalidate(self) -> None:
+        """Called when the transformation ends: its tracers are now leaked if used."""
+        self._valid = False
+
+    def process_primitive(self, primitive, args, params):
+        raise NotImplementedError(f"{type(self).__name__} cannot process primitives")
+
+    def _unsupported(self, what: str):
+        return NotImplementedError(f"{type(self).__name__} does not support {what} yet")
+
+    def process_custom_jvp_call(self, primitive, fun, jvp, tracers, *, symbolic_zeros):
+        raise self._unsupported("custom_jvp functions")
+
+    def process_custom_vjp_call(self, primitive, fun, fwd, bwd, tracers, out_trees):
+        raise self._unsupported("custom_vjp functions")
+
+    def process_map(self, primitive, fun, tracers, params):
+        raise self._unsupported("mapped calls")
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class EvalTrace(Trace):
+    """The bottom trace: primitives run (eagerly, through their impl rules)."""
+
+    def invalidate(self) -> None:  # the eval trace never ends
+        pass
+
+    def process_primitive(self, primitive, args, params):
+        for x in args:
+            if isinstance(x, Tracer):
+                raise leaked_tracer_error(x)
+        rule = impl_rules[primitive]
+        # Impl rules may bind primitives themselves; those run eagerly too. Entering the
+        # context costs microseconds, so the common case (already current) skips it.
+        if _current_trace.get() is self:
+            return rule(*args, **params)
+        with set_current_trace(self):
+            return rule(*args, **params)
+
+
+class _NoTrace(Trace):
+    """Current inside :func:`take_current_trace`: binding there is a bug in lamina."""
+
+    def process_primitive(self, primitive, args, params):
+        raise RuntimeError(
+            f"primitive '{primitive.name}' was bound inside take_current_trace(); "
+            "set a trace current first"
+        )
+
+
+eval_trace = EvalTrace()
+_no_trace = _NoTrace()
+_current_trace: contextvars.ContextVar[Trace] = contextvars.ContextVar(
+    "lamina_current_trace", default=eval_trace
+)
+
+
+def find_current_trace() -> Trace:
+    return _current_trace.get()
+
+
+@contextlib.contextmanager
+def set_current_trace(trace: Trace) -> Iterator[Trace]:
+    """Within the block (in this thread or task), primitives bind to ``trace``."""
+    token = _current_trace.set(trace)
+    try:
+        yield trace
+    finally:
+        _current_trace.reset(token)
+
+
+@contextlib.contextmanager
+def take_current_trace() -> Iterator[Trace]:
+    """Yields the current trace, with no trace current inside the block: the caller
+    decides which trace its own binds go to."""
+    trace = _current_trace.get()
+    token = _current_trace.set(_no_trace)
+    try:
+        yield trace
+    finally:
+        _current_trace.reset(token)
+
+
+def bind(primitive, args, params):
+    """The bind handler of ``lamina.ir``: ``primitive.bind(*args, **params)`` lands here."""
+    trace = _current_trace.get()
+    if trace is eval_trace:  # EvalTrace.process_primitive, inlined for eager ops
+        for x in args:
+            if isinstance(x, Tracer):
+                raise leaked_tracer_error(x)
+        return impl_rules[primitive](*args, **params)
+    return trace.process_primitive(primitive, args, params)
+
+
+ir_primitives.set_bind_handler(bind)
+
+
+def leaked_tracer_error(tracer: Tracer) -> UnexpectedTracerError:
+    created = getattr(tracer, "_line", None)
+    where = f" The leaked value was created at {created}." if created else ""
+    return UnexpectedTracerError(
+        f"Encountered an unexpected tracer: a value of type {tracer.aval.str_short()} wrapped in a "
+        f"{type(tracer).__name__} was used after the transformation that made it "
+        f"({type(tracer._trace).__name__}) had ended.{where}\n"
+        "Transformed functions must return their results rather than store them in "
+        "globals, closures or object attributes; return the value instead, or pass "
+        "it in as an argument of the transformed function."
+    )
+
+
+# --------------------------------------------------------------------------- tracers
+
+# Operator and method implementations for tracers, filled by the lax/numpy layers.
+array_methods: dict[str, Any] = {}
+
+_OPERATORS = [
+    "__neg__",
+    "__pos__",
+    "__abs__",
+    "__invert__",
+    "__eq__",
+    "__ne__",
+    "__lt__",
+    "__le__",
+    "__gt__",
+    "__ge__",
+    "__add__",
+    "__radd__",
+    "__sub__",
+    "__rsub__",
+    "__mul__",
+    "__rmul__",
+    "__truediv__",
+    "__rtruediv__",
+    "__floordiv__",
+    "__rfloordiv__",
+    "__mod__",
+    "__rmod__",
+    "__divmod__",
+    "__rdivmod__",
+    "__pow__",
+    "__rpow__",
+    "__matmul__",
+    "__rmatmul__",
+    "__and__",
+    "__rand__",
+    "__or__",
+    "__ror__",
+    "__xor__",
+    "__rxor__",
+    "__lshift__",
+    "__rlshift__",
+    "__rshift__",
+    "__rrshift__",
+    "__getitem__",
+    "__setitem__",
+    "__round__",
+    "__contains__",
+    "__copy__",
+    "__deepcopy__",
+    "__array_namespace__",
+]
+
+
+def _missing_method(name: str) -> TypeError:
+    return TypeError(
+        f"arrays being traced have no '{name}' yet: the array layers (lamina.lax, "
+        "lamina.numpy) install it in lamina.interpreters.tracing.array_methods; "
+        "import lamina (or lamina.numpy) first"
+    )
+
+
+def _dtype_method(tracer, name: str):
+    """The method ``name`` an extended dtype (PRNG keys) gives its arrays, or None; the
+    fallback when the array layers installed none of that name."""
+    methods = getattr(getattr(tracer.aval, "dtype", None), "array_methods", None)
+    return None if methods is None else methods.get(name)
+
+
+def _forward(name: str):
+    def method(self, *args, **kwargs):
+        impl = array_methods.get(name)
+        if impl is None:
+            impl = _dtype_method(self, name)
+            if impl is None:
+                raise _missing_method(name)
+        return impl(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+class Tracer:
+    """A value being traced by ``_trace``. Subclasses define ``aval``."""
+
+    __slots__ = ("__weakref__", "_line", "_trace")
+    __array_priority__ = 1000  # NumPy defers binary operators to ours
+
+    def __init__(self, trace: Trace):
+        self._trace = trace
+
+    aval: Any = property(lambda self: self._not_implemented("aval"))
+
+    def _not_implemented(self, what):
+        raise NotImplementedError(f"{type(self).__name__} does not define {what}")
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: self.aval.ndim)
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    def _is_traced_array(self) -> bool:  # jaxlib's isinstance(t, Array) hook
+        return True
+
+    def to_concrete_value(self):
+        """The value, where the trace knows it (a JVP of concrete values, say); else None."""
+        return None
+
+    def _concrete(self, error):
+        value = self.to_concrete_value()
+        if value is None:
+            raise error
+        return value
+
+    def __bool__(self):
+        return bool(self._concrete(TracerBoolConversionError(self)))
+
+    def _scalar_conversion(self, kind):
+        hint = (
+            f"The problem arose with the `{kind.__name__}` function. To change the dtype "
+            f"of a traced value use `x.astype({kind.__name__})` or "
+            f"`jnp.array(x, {kind.__name__})`."
+        )
+        return kind(self._concrete(ConcretizationTypeError(self, hint)))
+
+    def __int__(self):
+        return self._scalar_conversion(int)
+
+    def __float__(self):
+        return self._scalar_conversion(float)
+
+    def __complex__(self):
+        return self._scalar_conversion(complex)
+
+    def __index__(self):
+        import operator
+
+        return operator.index(self._concrete(TracerIntegerConversionError(self)))
+
+    def __array__(self, dtype=None, copy=None):
+        import numpy as np
+
+        return np.asarray(self._concrete(TracerArrayConversionError(self)), dtype=dtype)
+
+    def __hash__(self):
+        raise TypeError(f"unhashable type: '{type(self).__name__}'")
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        unstack = array_methods.get("_unstack")
+        if unstack is not None:
+            return iter(unstack(self))
+        return (self[i] for i in range(self.shape[0]))
+
+    def __getattr__(self, name):
+        # Only called for names not found normally: array methods from the table.
+        impl = array_methods.get(name)
+        if impl is None and not name.startswith("__"):
+            impl = _dtype_method(self, name)
+        if impl is None or name.startswith("__"):
+            raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+        if isinstance(impl, property):
+            return impl.fget(self)
+        return impl.__get__(self, type(self))
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.aval})"
+
+    for _name in _OPERATORS:
+        locals()[_name] = _forward(_name)
+    del _name
+
+
+def shaped_abstractify(x) -> ShapedArray:
+    """The abstract value of an argument: its shape, canonical dtype and weak type."""
+    if isinstance(x, Tracer):
+        return x.aval
+    aval = getattr(x, "aval", None)
+    if isinstance(aval, ShapedArray | AbstractToken):
+        return aval
+    if dtypes.is_python_scalar(x):
+        return ShapedArray((), dtypes.dtype(x), weak_type=dtypes.is_weakly_typed(x))
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if shape is not None and dtype is not None:
+        return ShapedArray(shape, dtypes.canonicalize_dtype(dtype), getattr(x, "weak_type", False))
+    raise TypeError(f"Value {x!r} of type {type(x)} is not a valid JAX type")

@@ -1,0 +1,153 @@
+"""The ``jit`` call primitive, staging a function as one equation, and ``eval_jaxpr``.
+
+``jit_p`` takes JAX 0.10.2's params: ``jaxpr`` (a ``ClosedJaxpr``), ``name``,
+``in_shardings``/``out_shardings`` (:data:`UNSPECIFIED` each), ``in_layouts``/
+``out_layouts`` (``None`` each), ``donated_invars`` (bools), ``ctx_mesh``,
+``keep_unused``, ``inline`` and ``compiler_options_kvs``. It prints as JAX prints it:
+``name`` first, then the params that differ from their defaults, sorted, with the
+sub-Jaxpr's inputs and outputs named like the equation's. Its impl, set by
+:mod:`..runtime.executables`, compiles the Jaxpr (once per Jaxpr object) and runs it as
+one executable.
+"""
+
+from __future__ import annotations
+
+from lamina.interpreters.core.tracing import Tracer, shaped_abstractify
+from lamina.interpreters.jaxprs.lowering import call_lowering
+from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
+from lamina.ir import ClosedJaxpr, Jaxpr, Literal, Primitive, pretty
+
+__all__ = ["UNSPECIFIED", "call_jaxpr", "call_staged", "eval_jaxpr", "jit_p"]
+
+
+class _Unspecified:
+    """No sharding was asked for (JAX's ``UnspecifiedValue``)."""
+
+    def __repr__(self):
+        return "UnspecifiedValue"
+
+
+UNSPECIFIED = _Unspecified()
+
+jit_p = Primitive("jit")
+jit_p.multiple_results = True
+
+
+def eval_jaxpr(jaxpr: Jaxpr, consts, *args):
+    """Runs ``jaxpr`` by binding its equations in order (so it runs under, and is
+    transformed by, whatever trace is current); returns the list of outputs."""
+    env = {}
+
+    def read(atom):
+        return atom.val if isinstance(atom, Literal) else env[atom]
+
+    for var, value in zip(jaxpr.constvars, consts, strict=True):
+        env[var] = value
+    for var, value in zip(jaxpr.invars, args, strict=True):
+        env[var] = value
+    for eqn in jaxpr.eqns:
+        outs = eqn.primitive.bind(*map(read, eqn.invars), **eqn.params)
+        if not eqn.primitive.multiple_results:
+            outs = [outs]
+        for var, value in zip(eqn.outvars, outs, strict=True):
+            env[var] = value
+    return [read(v) for v in jaxpr.outvars]
+
+
+def _jit_impl(*args, jaxpr: ClosedJaxpr, **_):
+    return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
+
+
+def _jit_abstract_eval(*in_avals, jaxpr: ClosedJaxpr, **_):
+    return list(jaxpr.out_avals)
+
+
+_DEFAULTS = {
+    "keep_unused": False,
+    "inline": False,
+    "compiler_options_kvs": (),
+    "ctx_mesh": None,
+}
+
+
+def _is_default(key, value) -> bool:
+    if key in ("in_shardings", "out_shardings"):
+        return all(s is UNSPECIFIED for s in value)
+    if key in ("in_layouts", "out_layouts"):
+        return all(s is None for s in value)
+    if key == "donated_invars":
+        return not any(value)
+    if key == "ctx_mesh":
+        return value is None or getattr(value, "empty", False)
+    return key in _DEFAULTS and value == _DEFAULTS[key]
+
+
+def _jit_pp_params(params: dict):
+    shown = [
+        (k, params[k]) for k in sorted(params) if k != "name" and not _is_default(k, params[k])
+    ]
+    return [("name", params["name"]), *shown]
+
+
+jit_p.def_impl(_jit_impl)
+jit_p.def_abstract_eval(_jit_abstract_eval)
+jit_p.def_lowering(call_lowering)
+pretty.share_names_with_param(jit_p, "jaxpr")
+# Printing only hides params; the parser's completion restores the defaults.
+jit_p.def_pp_params(
+    _jit_pp_params,
+    lambda params, in_avals, out_avals: jit_params(
+        params["jaxpr"],
+        params["name"],
+        **{k: v for k, v in params.items() if k not in ("jaxpr", "name")},
+    ),
+)
+
+
+def jit_params(jaxpr: ClosedJaxpr, name: str, **overrides) -> dict:
+    """The full params of a ``jit_p`` equation calling ``jaxpr``."""
+    n_in, n_out = len(jaxpr.in_avals), len(jaxpr.out_avals)
+    params = dict(
+        jaxpr=jaxpr,
+        in_shardings=(UNSPECIFIED,) * n_in,
+        out_shardings=(UNSPECIFIED,) * n_out,
+        in_layouts=(None,) * n_in,
+        out_layouts=(None,) * n_out,
+        donated_invars=(False,) * n_in,
+        ctx_mesh=None,
+        name=name,
+        keep_unused=False,
+        inline=False,
+        compiler_options_kvs=(),
+    )
+    params.update(overrides)
+    return params
+
+
+def call_jaxpr(closed_jaxpr: ClosedJaxpr, *args, name: str = "jaxpr", **params):
+    """Binds ``jit_p`` on a traced ``closed_jaxpr``; constants that are tracers of
+    enclosing traces become leading arguments, as JAX does, so the equation only
+    holds concrete constants."""
+    jaxpr, consts = closed_jaxpr.jaxpr, closed_jaxpr.consts
+    traced = [isinstance(c, Tracer) for c in consts]
+    if any(traced):
+        moved = [v for v, t in zip(jaxpr.constvars, traced, strict=True) if t]
+        kept = [v for v, t in zip(jaxpr.constvars, traced, strict=True) if not t]
+        jaxpr = jaxpr.replace(constvars=kept, invars=moved + jaxpr.invars)
+        closed_jaxpr = ClosedJaxpr(jaxpr, [c for c, t in zip(consts, traced, strict=True) if not t])
+        args = (*[c for c, t in zip(consts, traced, strict=True) if t], *args)
+    if "donated_invars" in params and len(params["donated_invars"]) < len(args):
+        extra = len(args) - len(params["donated_invars"])
+        params["donated_invars"] = (False,) * extra + tuple(params["donated_invars"])
+    return jit_p.bind(*args, **jit_params(closed_jaxpr, name, **params))
+
+
+def call_staged(fun, *args, name: str | None = None, inline: bool = False, **params):
+    """Calls ``fun(*args)`` (flat positional arrays in, a sequence out) as one ``jit``
+    equation of the current trace; with ``inline=True``, as if called directly."""
+    if inline:
+        return list(fun(*args))
+    name = name or getattr(fun, "__name__", "fun")
+    in_avals = [shaped_abstractify(x) for x in args]
+    closed_jaxpr, _ = trace_to_jaxpr(fun, in_avals, describe_function(fun))
+    return call_jaxpr(closed_jaxpr, *args, name=name, **params)

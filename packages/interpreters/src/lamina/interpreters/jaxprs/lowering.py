@@ -1,0 +1,389 @@
+"""Lowering: a ClosedJaxpr becomes a StableHLO module, built with jaxlib's MLIR bindings.
+
+The module has the shape JAX 0.10.2 gives a jitted function on one device::
+
+    module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+      func.func public @main(%arg0: tensor<5xf32>) -> (tensor<5xf32> {jax.result_info = "result"})
+      func.func private @inner(...)      # one per distinct nested jit that is not inlined
+    }
+
+Each equation is lowered by its primitive's rule from ``lamina.ir.primitives.
+lowering_rules`` (the rule for the target platform first, then the rule for any
+platform): ``rule(ctx, *operands, **params) -> list of ir.Value``, where ``ctx`` is a
+``LoweringRuleContext``. Constvars become ``stablehlo.constant`` s at the top of their
+function; a Literal operand becomes a scalar ``stablehlo.constant`` emitted just before
+the equation that uses it, and rules broadcast it as they need (``ctx.broadcast_to``).
+
+As JAX does, ``main`` first drops equations whose results nothing needs (unless they
+have effects), and with ``keep_unused=False`` (JAX's default for ``jit``) also the
+inputs nothing uses; ``LoweredModule.kept_var_idx`` says which inputs remain.
+Nested functions are lowered as they are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from lamina.interpreters.jaxprs import mlir_builders as mb
+from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
+from lamina.interpreters.mlir import func, ir
+from lamina.ir import (
+    ClosedJaxpr,
+    DropVar,
+    Jaxpr,
+    JaxprEqn,
+    Literal,
+    MissingRuleError,
+    Primitive,
+    ShapedArray,
+    Var,
+    is_extended_aval,
+    lowering_rules,
+    physical_aval,
+)
+
+__all__ = [
+    "LoweredModule",
+    "LoweringRuleContext",
+    "ModuleContext",
+    "call_lowering",
+    "get_lowering_rule",
+    "lower_jaxpr",
+]
+
+# Platforms that may also use rules registered under a family name.
+_PLATFORM_FAMILY = {"cuda": "gpu", "rocm": "gpu"}
+
+
+def get_lowering_rule(primitive: Primitive, platform: str) -> Callable:
+    """The rule for ``platform`` (or its family, ``gpu`` for ``cuda``), else the rule
+    for any platform; ``MissingRuleError`` naming the primitive otherwise."""
+    by_platform = lowering_rules[primitive]  # raises MissingRuleError when none at all
+    for key in (platform, _PLATFORM_FAMILY.get(platform), None):
+        if key in by_platform:
+            return by_platform[key]
+    raise MissingRuleError(
+        f"Lowering rule for primitive '{primitive.name}' not implemented for platform '{platform}'"
+    )
+
+
+@dataclass
+class LoweredModule:
+    """The result of ``lower_jaxpr``: the module and what a caller needs to run it."""
+
+    module: ir.Module
+    context: ir.Context
+    name: str
+    kept_var_idx: tuple[int, ...]
+    in_avals: list  # of the kept inputs, in order
+    out_avals: list
+    input_output_aliases: dict[int, int] = field(default_factory=dict)  # kept arg -> result
+    platform: str = "cpu"
+
+    def as_text(self, debug_info: bool = False) -> str:
+        with self.context:
+            return self.module.operation.get_asm(enable_debug_info=debug_info)
+
+    def as_bytecode(self) -> bytes:
+        with self.context:
+            buf = io.BytesIO()
+            self.module.operation.write_bytecode(buf)
+            return buf.getvalue()
+
+    def __str__(self):
+        return self.as_text()
+
+
+class ModuleContext:
+    """State shared while building one module: the MLIR context and module, the symbol
+    table, and the private functions already emitted for nested Jaxprs."""
+
+    def __init__(self, context: ir.Context, module: ir.Module, platform: str):
+        self.context = context
+        self.module = module
+        self.platform = platform
+        self.symbol_table = ir.SymbolTable(module.operation)
+        self._functions: dict[Any, func.FuncOp] = {}
+
+    def lower_private_function(self, closed_jaxpr: ClosedJaxpr, name: str) -> func.FuncOp:
+        """``func.func private @name`` computing ``closed_jaxpr``; emitted once per
+        distinct (name, Jaxpr) and reused after."""
+        key = (name, closed_jaxpr)
+        try:
+            return self._functions[key]
+        except (KeyError, TypeError):
+            pass
+        jaxpr = closed_jaxpr.jaxpr
+        ftype = mb.func_type(jaxpr.in_avals, jaxpr.out_avals)
+        with ir.InsertionPoint(self.module.body):
+            op = func.FuncOp(name or "fn", ftype)
+        op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        self.symbol_table.insert(op)  # renames it (inner_0, ...) if the name is taken
+        block = op.add_entry_block()
+        with ir.InsertionPoint(block):
+            outs = lower_jaxpr_body(self, jaxpr, closed_jaxpr.consts, list(block.arguments))
+            mb.return_op(outs)
+        with contextlib.suppress(TypeError):  # unhashable params somewhere: no caching
+            self._functions[key] = op
+        return op
+
+
+class LoweringRuleContext:
+    """What a lowering rule sees besides its operands and params."""
+
+    def __init__(self, module_context: ModuleContext, avals_in, avals_out, eqn=None):
+        self.module_context = module_context
+        self.avals_in = list(avals_in)
+        self.avals_out = list(avals_out)
+        self.eqn = eqn
+
+    platform = property(lambda self: self.module_context.platform)
+
+    def replace(self, **changes) -> LoweringRuleContext:
+        fields = {
+            "avals_in": self.avals_in,
+            "avals_out": self.avals_out,
+            "eqn": self.eqn,
+        }
+        fields.update(changes)
+        return LoweringRuleContext(self.module_context, **fields)
+
+    # Shared builders, also available as functions in mlir_builders.
+    ir_type = staticmethod(mb.ir_type)
+    ir_types = staticmethod(mb.ir_types)
+    dtype_to_ir_type = staticmethod(mb.dtype_to_ir_type)
+    constant = staticmethod(mb.constant)
+    broadcast_in_dim = staticmethod(mb.broadcast_in_dim)
+    convert = staticmethod(mb.convert)
+
+    def broadcast_to(self, values: Sequence[ir.Value], shape=None) -> list[ir.Value]:
+        """Broadcast each operand (scalar literals, typically) to ``shape``, by default
+        the shape of the first result; operands already of that shape pass through."""
+        if shape is None:
+            shape = self.avals_out[0].shape
+        return [mb.broadcast_to(v, a, shape) for v, a in zip(values, self.avals_in, strict=True)]
+
+    def lower_function(self, closed_jaxpr: ClosedJaxpr, name: str) -> func.FuncOp:
+        """The private ``func.func`` computing ``closed_jaxpr`` (emitted once)."""
+        return self.module_context.lower_private_function(closed_jaxpr, name)
+
+    def call(
+        self,
+        closed_jaxpr: ClosedJaxpr,
+        args: Sequence[ir.Value],
+        *,
+        name: str = "",
+        inline: bool = False,
+    ) -> list[ir.Value]:
+        """Compute ``closed_jaxpr`` on ``args``: inlined here, or as a ``func.call`` to a
+        private function emitted once per distinct Jaxpr."""
+        if inline:
+            return lower_jaxpr_body(
+                self.module_context, closed_jaxpr.jaxpr, closed_jaxpr.consts, list(args)
+            )
+        callee = self.module_context.lower_private_function(closed_jaxpr, name)
+        call = func.CallOp(callee, list(args))
+        return list(call.results)
+
+
+def call_lowering(ctx, *args, jaxpr, name="", inline=False, **_params):
+    """The lowering rule of jit-like call primitives (params ``jaxpr``, ``name``,
+    ``inline``): a ``func.call @name`` or, with ``inline=True``, the body in place."""
+    if isinstance(jaxpr, Jaxpr):
+        jaxpr = ClosedJaxpr(jaxpr, [])
+    return ctx.call(jaxpr, args, name=name, inline=inline)
+
+
+def lower_fun(fun: Callable, multiple_results: bool = False) -> Callable:
+    """A lowering rule emitting ``fun(*operands, **params)`` (written with primitives and
+    traced on the operands' types) in place: for primitives defined by others."""
+
+    def rule(ctx, *args, **params):
+        def flat(*xs):
+            out = fun(*xs, **params)
+            return list(out) if multiple_results else [out]
+
+        closed, _ = trace_to_jaxpr(flat, ctx.avals_in, "lower_fun")
+        return ctx.call(closed, args, inline=True)
+
+    return rule
+
+
+def _read(env: dict, atom) -> ir.Value:
+    if isinstance(atom, Literal):
+        return mb.constant(atom.val, atom.aval)
+    return env[atom]
+
+
+def _check_results(eqn: JaxprEqn, outs) -> list[ir.Value]:
+    if isinstance(outs, ir.Value):
+        outs = [outs]
+    elif isinstance(outs, ir.OpView | ir.Operation):
+        outs = list(outs.results)
+    outs = list(outs)
+    name = eqn.primitive.name
+    if len(outs) != len(eqn.outvars):
+        raise ValueError(
+            f"lowering rule for primitive '{name}' returned {len(outs)} values, "
+            f"expected {len(eqn.outvars)}"
+        )
+    for value, var in zip(outs, eqn.outvars, strict=True):
+        expected = mb.ir_type(var.aval)
+        if value.type != expected:
+            raise TypeError(
+                f"lowering rule for primitive '{name}' produced {value.type}, "
+                f"expected {expected} (for {var.aval.str_short()})"
+            )
+    return outs
+
+
+def lower_jaxpr_body(
+    mctx: ModuleContext, jaxpr: Jaxpr, consts: Sequence[Any], args: Sequence[ir.Value]
+) -> list[ir.Value]:
+    """Emit ``jaxpr`` at the current insertion point with its invars bound to ``args``;
+    returns the values of its outvars."""
+    env: dict[Var, ir.Value] = {}
+    for var, value in zip(jaxpr.constvars, consts, strict=True):
+        if is_extended_aval(var.aval):  # a key array: its physical data
+            env[var] = mb.constant(np.asarray(value._base_array), physical_aval(var.aval))
+        else:
+            env[var] = mb.constant(np.asarray(value), var.aval)
+    for var, value in zip(jaxpr.invars, args, strict=True):
+        env[var] = value
+    for eqn in jaxpr.eqns:
+        operands = [_read(env, a) for a in eqn.invars]
+        rule = get_lowering_rule(eqn.primitive, mctx.platform)
+        ctx = LoweringRuleContext(
+            mctx, [a.aval for a in eqn.invars], [v.aval for v in eqn.outvars], eqn
+        )
+        outs = _check_results(eqn, rule(ctx, *operands, **eqn.params))
+        for var, value in zip(eqn.outvars, outs, strict=True):
+            if not isinstance(var, DropVar):
+                env[var] = value
+    return [_read(env, a) for a in jaxpr.outvars]
+
+
+def _dce(jaxpr: Jaxpr, keep_unused: bool) -> tuple[Jaxpr, tuple[int, ...]]:
+    """Drop equations nothing needs (keeping effectful ones) and, unless ``keep_unused``,
+    the invars nothing uses. Returns the new Jaxpr and the kept invar indices."""
+    live = {a for a in jaxpr.outvars if isinstance(a, Var)}
+    kept_eqns = []
+    for eqn in reversed(jaxpr.eqns):
+        if eqn.effects or any(v in live for v in eqn.outvars if not isinstance(v, DropVar)):
+            kept_eqns.append(eqn)
+            live.update(a for a in eqn.invars if isinstance(a, Var))
+    kept_eqns.reverse()
+    kept = tuple(i for i, v in enumerate(jaxpr.invars) if keep_unused or v in live)
+    new = jaxpr.replace(invars=[jaxpr.invars[i] for i in kept], eqns=kept_eqns)
+    return new, kept
+
+
+def _aliases(in_avals, donated: Sequence[bool], out_avals) -> tuple[dict[int, int], list]:
+    """Pair donated inputs with results of the same type: each result, in order, takes
+    the first donated input of its shape and dtype not yet taken."""
+    waiting: dict[Any, list[int]] = {}
+    for i, (aval, d) in enumerate(zip(in_avals, donated, strict=True)):
+        if d and isinstance(aval, ShapedArray):
+            waiting.setdefault((aval.shape, aval.dtype), []).append(i)
+    aliases = {}
+    for j, aval in enumerate(out_avals):
+        if isinstance(aval, ShapedArray):
+            queue = waiting.get((aval.shape, aval.dtype))
+            if queue:
+                aliases[queue.pop(0)] = j
+    unused = [in_avals[i] for q in waiting.values() for i in q]
+    return aliases, unused
+
+
+def _default_result_names(n: int) -> list[str]:
+    return ["result"] if n == 1 else [f"result[{i}]" for i in range(n)]
+
+
+def lower_jaxpr(
+    closed_jaxpr: ClosedJaxpr,
+    *,
+    module_name: str = "jit_f",
+    platform: str = "cpu",
+    num_replicas: int = 1,
+    num_partitions: int = 1,
+    arg_names: Sequence[str] | None = None,
+    result_names: Sequence[str] | None = None,
+    donated_args: Sequence[bool] | None = None,
+    keep_unused: bool = False,
+) -> LoweredModule:
+    """Lower ``closed_jaxpr`` to a StableHLO module whose ``@main`` computes it.
+
+    ``arg_names`` label the inputs (as locations, seen with ``as_text(debug_info=True)``);
+    ``result_names`` become the ``jax.result_info`` of the results (default
+    ``result`` / ``result[i]``); ``donated_args`` (one bool per invar) alias donated
+    inputs to results of the same type (``tf.aliasing_output``), warning about donated
+    buffers that no result can use.
+    """
+    jaxpr = closed_jaxpr.jaxpr
+    n_in = len(jaxpr.invars)
+    for what, seq in (("arg_names", arg_names), ("donated_args", donated_args)):
+        if seq is not None and len(seq) != n_in:
+            raise ValueError(f"{what} has {len(seq)} entries for {n_in} inputs")
+    if result_names is not None and len(result_names) != len(jaxpr.outvars):
+        raise ValueError(
+            f"result_names has {len(result_names)} entries for {len(jaxpr.outvars)} results"
+        )
+    jaxpr, kept = _dce(jaxpr, keep_unused)
+    in_avals = jaxpr.in_avals
+    out_avals = [a.aval for a in jaxpr.outvars]
+    donated = [bool(donated_args[i]) for i in kept] if donated_args else [False] * len(kept)
+    aliases, unusable = _aliases(in_avals, donated, out_avals)
+    if unusable:
+        shown = ", ".join(a.str_short() for a in unusable)
+        warnings.warn(
+            f"Some donated buffers were not usable: {shown}.\n"
+            "See an explanation at https://docs.jax.dev/en/latest/faq.html#buffer-donation.",
+            stacklevel=2,
+        )
+    names = list(result_names) if result_names is not None else None
+    names = names or _default_result_names(len(out_avals))
+
+    context = mb.make_context()
+    with context, ir.Location.unknown():
+        module = ir.Module.create()
+        attrs = module.operation.attributes
+        attrs["sym_name"] = ir.StringAttr.get(module_name)
+        i32 = ir.IntegerType.get_signless(32)
+        attrs["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, num_partitions)
+        attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
+        mctx = ModuleContext(context, module, platform)
+        with ir.InsertionPoint(module.body):
+            main = func.FuncOp("main", mb.func_type(in_avals, out_avals))
+        main.attributes["sym_visibility"] = ir.StringAttr.get("public")
+        mctx.symbol_table.insert(main)
+        arg_attrs = [
+            {"tf.aliasing_output": ir.IntegerAttr.get(i32, aliases[i])} if i in aliases else {}
+            for i in range(len(kept))
+        ]
+        if any(arg_attrs):
+            main.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in arg_attrs])
+        main.result_attrs = ir.ArrayAttr.get(
+            [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n)}) for n in names]
+        )
+        locs = None if arg_names is None else [ir.Location.name(arg_names[i]) for i in kept]
+        block = main.add_entry_block(arg_locs=locs)
+        with ir.InsertionPoint(block):
+            outs = lower_jaxpr_body(mctx, jaxpr, closed_jaxpr.consts, list(block.arguments))
+            mb.return_op(outs)
+    return LoweredModule(
+        module=module,
+        context=context,
+        name=module_name,
+        kept_var_idx=kept,
+        in_avals=in_avals,
+        out_avals=out_avals,
+        input_output_aliases=aliases,
+        platform=platform,
+    )

@@ -1,0 +1,145 @@
+"""The C++ dispatch fast path of ``jit``.
+
+A jitted function is jaxlib's ``_jax.pjit`` callable (:mod:`..runtime.cpp_pjit`), which runs
+the cached executable in C++ for arguments it has seen before and calls back here on
+a miss. Calls under a trace (tracer arguments), with
+``jax_disable_jit`` or with argument pytrees only lamina's registry knows always miss
+and take :mod:`.jit`'s Python path. jaxlib's C++ side also reads a ``post_hook``
+config holder, used here for ``jax_debug_nans``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+from jaxlib import _jax
+
+from lamina.interpreters.core.config import config
+from lamina.interpreters.core.tracing import eval_trace, find_current_trace
+from lamina.interpreters.runtime.cpp_pjit import (
+    CacheKey,
+    FastpathData,
+    register_extended_class,
+    registry,
+    shard_arg,
+)
+from lamina.interpreters.runtime.executables import ArrayImpl, _device_of, _executables, check_nans
+from lamina.interpreters.runtime.extended import is_extended_value, physical_value
+from lamina.ir import tree_util
+
+if TYPE_CHECKING:
+    from lamina.interpreters.jit_functions.jit import JitWrapped
+
+__all__ = ["clear_cpp_caches", "fast_function"]
+
+_post_hook = _jax.config.Config("post_hook", None, include_in_jit_key=False)
+_jax.jax_jit.set_post_hook_state(_post_hook)
+_cpp_caches = {False: _jax.PjitFunctionCache(capacity=8192),
+               True: _jax.PjitFunctionCache(capacity=8192)}  # fmt: skip
+
+
+def clear_cpp_caches() -> None:
+    for cache in _cpp_caches.values():
+        cache.clear()
+
+
+def _fastpath(jitted: JitWrapped, args, kwargs, leaves, entry, outs):
+    """The C++ path's data for this call, or None when it cannot take it."""
+    if find_current_trace() is not eval_trace or config.jax_debug_nans or entry.closed.effects:
+        return None
+    for x in (*leaves, *outs):
+        if is_extended_value(x):
+            register_extended_class(type(x))
+    dyn_args, dyn_kwargs, _ = jitted._split(args, kwargs)
+    cpp_leaves, _ = registry.flatten((dyn_args, dyn_kwargs))
+    if len(cpp_leaves) != len(leaves) or any(
+        a is not physical_value(b) for a, b in zip(cpp_leaves, leaves, strict=True)
+    ):
+        return None  # argument pytrees the C++ registry does not know
+    out_tree_value = tree_util.tree_unflatten(entry.out_tree, outs)
+    cpp_outs, cpp_out_tree = registry.flatten(out_tree_value)
+    if len(cpp_outs) != len(outs) or any(type(o) is not ArrayImpl for o in cpp_outs):
+        return None
+    key = (id(entry.closed), entry.donated or (False,) * len(leaves), jitted._keep_unused,
+           _device_of(leaves, jitted._device))  # fmt: skip
+    found = _executables.get(key)
+    if found is None:
+        return None
+    exe = found[1]
+    sharding = exe.compiled.sharding
+    kept = set(range(len(leaves)) if exe.kept is None else exe.kept)
+    return FastpathData(
+        exe.compiled.executable,
+        cpp_out_tree,
+        [sharding] * len(kept),
+        [sharding] * len(outs),
+        [o.aval for o in cpp_outs],
+        [o._committed for o in cpp_outs],
+        [i in kept for i in range(len(leaves))],
+        [None] * len(kept),
+        [],
+    )
+
+
+def fast_function(jitted: JitWrapped):
+    """``jitted`` as jaxlib's C++ jitted function (what ``jit`` returns)."""
+
+    def cache_miss(*args, **kwargs):
+        if config.jax_disable_jit:
+            return jitted._fun(*args, **kwargs), None, False
+        entry, leaves = jitted._lookup(args, kwargs)
+        if find_current_trace() is not eval_trace:
+            return (
+                tree_util.tree_unflatten(entry.out_tree, jitted._call_entry(entry, leaves)),
+                None,
+                False,
+            )
+        outs = jitted._run(entry, leaves)
+        data = _fastpath(jitted, args, kwargs, leaves, entry, outs)
+        return tree_util.tree_unflatten(entry.out_tree, outs), data, False
+
+    explicit = bool(jitted._donate_argnums or jitted._donate_argnames or jitted._device)
+    cpp = _jax.pjit(
+        jitted._name,
+        jitted._fun,
+        cache_miss,
+        list(jitted._static_argnums),
+        list(jitted._static_argnames),
+        CacheKey(),
+        registry,
+        shard_arg,
+        _cpp_caches[explicit],
+    )
+    functools.update_wrapper(cpp, jitted._fun)
+    cpp._jitted = jitted
+    if not hasattr(type(cpp), "trace"):
+        _install_methods(type(cpp))
+    return cpp
+
+
+def _install_methods(cls) -> None:
+    """The stages API on jaxlib's C++ jitted-function class, as JAX adds it."""
+    cls.trace = lambda self, *a, **k: self._jitted.trace(*a, **k)
+    cls.lower = lambda self, *a, **k: self._jitted.lower(*a, **k)
+    cls.eval_shape = lambda self, *a, **k: self._jitted.eval_shape(*a, **k)
+
+    def clear_cache(self):
+        self._jitted.clear_cache()
+        self._clear_cache()
+
+    cls.clear_cache = clear_cache
+    cls._cache_size = lambda self: self._jitted._cache_size()
+
+
+def _nan_post_hook(fun, args, kwargs, output) -> None:
+    jitted = getattr(fun, "_jitted", None)
+    if jitted is None or find_current_trace() is not eval_trace:
+        return
+    entry, leaves = jitted._lookup(args, kwargs)
+    check_nans(entry.closed, leaves, tree_util.tree_leaves(output), jitted._name)
+
+
+config._add_validator(
+    "jax_debug_nans", lambda on: _post_hook.set_global(_nan_post_hook if on else None)
+)

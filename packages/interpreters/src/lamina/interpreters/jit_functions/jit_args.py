@@ -1,0 +1,104 @@
+"""How ``jit`` reads its arguments: which are static or donated, and their abstract values.
+
+Argnums and argnames inferred from each other through the function's signature,
+hashing static values, the error that names a non-array argument by its path, and
+abstractifying a leaf.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from jaxlib import xla_client
+
+from lamina.interpreters.core.tracing import shaped_abstractify
+from lamina.ir import tree_util
+
+ArrayImpl = xla_client.ArrayImpl
+
+
+def _argnums_and_names(fun, argnums, argnames):
+    """Normalize (static or donate) argnums/argnames to tuples, each inferred from the
+    other through ``fun``'s signature as JAX does."""
+    if isinstance(argnums, int):
+        argnums = (argnums,)
+    if isinstance(argnames, str):
+        argnames = (argnames,)
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return tuple(argnums or ()), tuple(argnames or ())
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if argnums is None and argnames is None:
+        return (), ()
+    if argnames is None:
+        argnames = tuple(positional[i] for i in argnums if -len(positional) <= i < len(positional))
+    elif argnums is None:
+        argnums = tuple(positional.index(n) for n in argnames if n in positional)
+    return tuple(argnums), tuple(argnames)
+
+
+def _hash_static(value) -> None:
+    try:
+        hash(value)
+    except TypeError as err:
+        raise ValueError(
+            "Non-hashable static arguments are not supported. An error occurred while "
+            f"trying to hash an object of type {type(value)}, {value}. The error was:\n"
+            f"{type(err).__name__}: {err}"
+        ) from None
+
+
+def _bad_argument(fun, args, kwargs, static_argnums, static_argnames) -> TypeError:
+    """The error for a dynamic argument leaf that is not an array, naming its path."""
+    try:
+        signature = inspect.signature(fun)
+        bound = signature.bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        signature, bound = None, None
+    named = []
+    if bound is None:
+        named += [(i, f"args[{i}]", a) for i, a in enumerate(args)]
+        named += [(k, f"kwargs['{k}']", v) for k, v in kwargs.items()]
+    else:
+        positional = {n: i for i, n in enumerate(signature.parameters)}
+        for name, value in bound.items():
+            kind = signature.parameters[name].kind
+            if kind == inspect.Parameter.VAR_POSITIONAL:
+                start = positional[name]
+                named += [(start + i, f"{name}[{i}]", v) for i, v in enumerate(value)]
+            elif kind == inspect.Parameter.VAR_KEYWORD:
+                named += [(k, f"{name}['{k}']", v) for k, v in value.items()]
+            else:
+                named.append((positional[name], name, value))
+    nargs = len(args)
+    static = {i % nargs for i in static_argnums if nargs} | set(static_argnames)
+    for key, prefix, value in named:
+        if key in static or (
+            isinstance(key, int) and bound is not None and _name_of(signature, key) in static
+        ):
+            continue
+        for path, leaf in tree_util.tree_flatten_with_path(value)[0]:
+            try:
+                shaped_abstractify(leaf)
+            except TypeError:
+                return TypeError(
+                    f"Error interpreting argument to {fun} as an abstract array. The "
+                    f"problematic value is of type {type(leaf)} and was passed to the "
+                    f"function at path {prefix}{tree_util.keystr(path)}.\n"
+                    "This typically means that a jit-wrapped function was called with a "
+                    "non-array argument, and this argument was not marked as static using "
+                    "the static_argnums or static_argnames parameters of jax.jit."
+                )
+    return TypeError(f"Error interpreting an argument to {fun} as an abstract array.")
+
+
+def _name_of(signature, index):
+    names = list(signature.parameters)
+    return names[index] if 0 <= index < len(names) else None
+
+
+def _abstractify(x):
+    if type(x) is ArrayImpl:
+        return x.aval
+    return shaped_abstractify(x)

@@ -1,0 +1,155 @@
+"""The stages of a jitted call, as JAX exposes them: ``jitted.trace(*args)`` gives a
+:class:`Traced` (the Jaxpr), ``.lower()`` a :class:`Lowered` (the StableHLO module),
+``.compile()`` a :class:`Compiled` (the XLA executable), which is callable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lamina.interpreters.jaxprs.tokens import split_tokens
+from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct
+from lamina.interpreters.jit_functions.jit_args import _abstractify
+from lamina.interpreters.runtime import backend
+from lamina.interpreters.runtime.executables import _log_compile, lower, make_executable
+from lamina.ir import AbstractToken, tree_util
+
+__all__ = ["Compiled", "Lowered", "Traced"]
+
+
+def _structs(avals) -> list[ShapeDtypeStruct]:
+    return [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
+
+
+class Traced:
+    """A jitted function traced for one signature."""
+
+    def __init__(self, jitted, entry, leaves):
+        self._jitted = jitted
+        self._entry = entry
+        self._leaves = leaves
+
+    jaxpr = property(lambda self: self._entry.closed)
+    in_tree = property(lambda self: self._entry.in_tree)
+    out_tree = property(lambda self: self._entry.out_tree)
+    fun_name = property(lambda self: self._jitted._name)
+
+    @property
+    def out_info(self):
+        return tree_util.tree_unflatten(self.out_tree, _structs(self.jaxpr.out_avals))
+
+    @property
+    def in_avals(self):
+        return tree_util.tree_unflatten(self.in_tree, list(self.jaxpr.in_avals))
+
+    def lower(self) -> Lowered:
+        j, entry = self._jitted, self._entry
+        closed = entry.closed
+        names = {}
+        if len(entry.result_names) == len(closed.out_avals):
+            names["result_names"] = entry.result_names
+        lowered = lower(closed, j._name, entry.donated or None, j._keep_unused, **names)
+        return Lowered(self, lowered)
+
+
+class Lowered:
+    """A traced function lowered to StableHLO."""
+
+    def __init__(self, traced: Traced, lowered):
+        self._traced = traced
+        self._lowered = lowered
+
+    in_tree = property(lambda self: self._traced.in_tree)
+    out_tree = property(lambda self: self._traced.out_tree)
+    out_info = property(lambda self: self._traced.out_info)
+
+    def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
+        if dialect not in (None, "stablehlo"):
+            raise ValueError(f"Unknown dialect {dialect!r}: lamina lowers to 'stablehlo' only")
+        return self._lowered.as_text(debug_info=debug_info)
+
+    def compiler_ir(self, dialect: str | None = None):
+        if dialect not in (None, "stablehlo"):
+            raise ValueError(f"Unknown dialect {dialect!r}: lamina lowers to 'stablehlo' only")
+        return self._lowered.module
+
+    def compile(self, compiler_options=None) -> Compiled:
+        device = self._traced._jitted._device or backend.default_device()
+        closed, name = self._traced.jaxpr, self._traced.fun_name
+        _log_compile(name, closed.in_avals)
+        split = split_tokens(closed)
+        if split is None:
+            return Compiled(
+                self._traced, make_executable(self._lowered, len(closed.in_avals), device, name)
+            )
+        # Tokens order effects at trace time; the executable runs without them.
+        lowered = lower(split.closed, name, None, self._traced._jitted._keep_unused)
+        exe = make_executable(lowered, len(split.closed.in_avals), device, name)
+        return Compiled(self._traced, _WithoutTokens(exe, split))
+
+
+class _WithoutTokens:
+    """An executable of a token-free program, called with and returning tokens."""
+
+    def __init__(self, executable, split):
+        self.compiled = executable.compiled
+        self._executable, self._split = executable, split
+
+    def run(self, args):
+        return self._split.outputs(self._executable.run(self._split.inputs(args)))
+
+
+class Compiled:
+    """A lowered function compiled by XLA; call it with arguments of the traced types."""
+
+    def __init__(self, traced: Traced, executable):
+        self._traced = traced
+        self._executable = executable
+
+    in_tree = property(lambda self: self._traced.in_tree)
+    out_tree = property(lambda self: self._traced.out_tree)
+    out_info = property(lambda self: self._traced.out_info)
+
+    @property
+    def _xla(self):
+        return self._executable.compiled.executable
+
+    def as_text(self) -> str:
+        """The optimized HLO of the compiled program."""
+        return "\n".join(m.to_string() for m in self._xla.hlo_modules())
+
+    def cost_analysis(self) -> dict[str, Any]:
+        return dict(self._xla.cost_analysis())
+
+    def memory_analysis(self):
+        return self._xla.get_compiled_memory_stats()
+
+    def runtime_executable(self):
+        return self._xla
+
+    def __call__(self, *args, **kwargs):
+        jitted = self._traced._jitted
+        dyn_args, dyn_kwargs, _ = jitted._split(args, kwargs)
+        leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        if treedef != self.in_tree:
+            raise TypeError(
+                "Function compiled with input pytree does not match the input pytree it "
+                f"was called with. Expected {self.in_tree}, got {treedef}."
+            )
+        avals = [_abstractify(x) for x in leaves]
+        expected = list(self._traced.jaxpr.in_avals)
+        for i, (got, want) in enumerate(zip(avals, expected, strict=True)):
+            if isinstance(want, AbstractToken) or isinstance(got, AbstractToken):
+                if type(got) is not type(want):
+                    raise TypeError(
+                        f"Argument {i} of this computation is {want}, but it was called "
+                        f"with {got}: pass a token (lax.create_token()) exactly there."
+                    )
+                continue
+            if (got.shape, got.dtype) != (want.shape, want.dtype):
+                raise TypeError(
+                    "Argument types differ from the types for which this computation was "
+                    f"compiled. At argument {i}: expected {want.str_short()}, got "
+                    f"{got.str_short()}."
+                )
+        outs = self._executable.run(leaves)
+        return tree_util.tree_unflatten(self.out_tree, outs)

@@ -1,0 +1,290 @@
+"""The jaxlib clients ("backends") and their devices, created on first use.
+
+A backend is a jaxlib ``Client`` for one platform: ``"cpu"`` always, ``"cuda"`` when a
+``jax-cuda12-pjrt`` / ``jax-cuda13-pjrt`` plugin of jaxlib's own version is installed.
+Clients are process-wide and made once, the first time anything asks for a device;
+options that shape them (``jax_num_cpu_devices``, ``jax_platforms``) must be set
+before that. ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` is read by jaxlib
+itself when ``jax_num_cpu_devices`` is left unset.
+
+``compile`` turns a StableHLO module into a loaded executable on given devices.
+"""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib import xla_client
+
+from lamina.interpreters.core.config import config
+
+__all__ = [
+    "backends",
+    "compile",
+    "compile_options",
+    "default_backend",
+    "default_device",
+    "device_count",
+    "devices",
+    "get_backend",
+    "local_device_count",
+    "local_devices",
+    "process_count",
+    "process_index",
+]
+
+logger = logging.getLogger("lamina.interpreters.backend")
+
+Client = xla_client.Client
+Device = xla_client.Device
+
+_CUDA_PLUGINS = ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12")
+_ALIASES = {"gpu": ("cuda",)}
+
+_lock = threading.RLock()
+_clients: dict[str, Client] = {}
+_default: Client | None = None
+_errors: dict[str, str] = {}
+
+
+# --------------------------------------------------------------------- client factories
+
+
+def _make_cpu_client() -> Client:
+    n = config.jax_num_cpu_devices
+    return xla_client.make_cpu_client(asynchronous=True, num_devices=None if n < 0 else n)
+
+
+def _cuda_plugin_library() -> str | None:
+    """The path of an installed CUDA PJRT plugin matching jaxlib's version, if any."""
+    # Imported here, not at the top: importlib.metadata is slow to import (~20 ms).
+    import importlib.metadata
+    import importlib.util
+
+    jaxlib_version = importlib.metadata.version("jaxlib")
+    for module in _CUDA_PLUGINS:
+        try:
+            spec = importlib.util.find_spec(module)
+        except ImportError:
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        library = pathlib.Path(next(iter(spec.submodule_search_locations))) / "xla_cuda_plugin.so"
+        distribution = "jax-cuda" + module[-2:] + "-pjrt"
+        try:
+            version = importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            version = None
+        if library.exists() and version == jaxlib_version:
+            return str(library)
+        logger.warning(
+            "Ignoring the CUDA plugin %s (version %s): it does not match jaxlib %s.",
+            module, version, jaxlib_version,
+        )  # fmt: skip
+    return None
+
+
+def _make_cuda_client() -> Client:
+    library = _cuda_plugin_library()
+    if library is None:
+        raise RuntimeError("no jax-cuda PJRT plugin matching jaxlib is installed")
+    if not xla_client.pjrt_plugin_loaded("cuda"):
+        xla_client.load_pjrt_plugin_dynamically("cuda", library)
+    if not xla_client.pjrt_plugin_initialized("cuda"):
+        xla_client.initialize_pjrt_plugin("cuda")
+    options = xla_client.generate_pjrt_gpu_plugin_options()
+    return xla_client.make_c_api_client("cuda", options, None)
+
+
+# Platform name -> (priority, factory). Higher priority wins as the default backend.
+_FACTORIES = {"cpu": (0, _make_cpu_client), "cuda": (500, _make_cuda_client)}
+
+
+# --------------------------------------------------------------------- backends
+
+
+def _start(platforms: list[tuple[str, int, bool]]) -> None:
+    """Create clients for (platform, priority, must_succeed) entries; pick the default."""
+    global _default
+    best = None
+    for platform, priority, must_succeed in platforms:
+        try:
+            if platform not in _FACTORIES:
+                raise RuntimeError(
+                    f"Backend '{platform}' is not in the list of known backends: "
+                    f"{list(_FACTORIES)}."
+                )
+            client = _FACTORIES[platform][1]()
+            if not client.devices():
+                raise RuntimeError(f"Backend '{platform}' provides no devices.")
+        except Exception as err:
+            if must_succeed:
+                hint = (
+                    "set JAX_PLATFORMS='' to automatically choose an available backend"
+                    if config.jax_platforms
+                    else "set JAX_PLATFORMS=cpu to skip the failing backend"
+                )
+                raise RuntimeError(
+                    f"Unable to initialize backend '{platform}': {err} ({hint})"
+                ) from err
+            _errors[platform] = str(err)
+            logger.info("Unable to initialize backend '%s': %s", platform, err)
+            continue
+        _clients[platform] = client
+        if best is None or priority > best:
+            best, _default = priority, client
+
+
+def backends() -> dict[str, Client]:
+    """All initialized clients by platform name, creating them on the first call."""
+    with _lock:
+        if not _clients:
+            requested = config.jax_platforms
+            if requested:
+                names = [p for name in requested.split(",") for p in _ALIASES.get(name, (name,))]
+                _start([(p, len(names) - i, True) for i, p in enumerate(names)])
+            else:
+                _start([(p, prio, p == "cpu") for p, (prio, _) in _FACTORIES.items()])
+        return _clients
+
+
+def _refuse_after_start(name: str):
+    def validate(new_value: Any) -> None:
+        if _clients and new_value != config.read(name):
+            raise RuntimeError(
+                f"{name} config should be updated before backends are initialized, i.e. "
+                "before any lamina operation is executed: it must be set before first "
+                "use. Set it right after `import lamina`."
+            )
+
+    return validate
+
+
+config._add_validator("jax_num_cpu_devices", _refuse_after_start("jax_num_cpu_devices"))
+
+
+def get_backend(platform: str | Client | None = None) -> Client:
+    """The client for ``platform`` (``"cpu"``, ``"gpu"``, ``"cuda"``), or the default one."""
+    if platform is not None and not isinstance(platform, str):
+        return platform
+    clients = backends()
+    if platform is None:
+        return _default
+    if platform in _ALIASES:
+        for concrete in _ALIASES[platform]:
+            if concrete in clients:
+                return clients[concrete]
+        raise RuntimeError(
+            f"Unknown backend: '{platform}' requested, but no platforms that are instances "
+            f"of {platform} are present. Platforms present are: " + ",".join(clients)
+        )
+    if platform in clients:
+        return clients[platform]
+    if platform in _errors:
+        raise RuntimeError(
+            f"Backend '{platform}' failed to initialize: {_errors[platform]}. "
+            f"Available backends are {list(clients)}"
+        )
+    raise RuntimeError(f"Unknown backend {platform}. Available backends are {list(clients)}")
+
+
+def default_backend() -> str:
+    """The platform name of the default backend: ``"cpu"``, or ``"gpu"`` with a GPU."""
+    platform = get_backend().platform
+    return "gpu" if platform == "cuda" else platform
+
+
+def devices(backend: str | Client | None = None) -> list[Device]:
+    """All devices of ``backend`` (default: the default backend), in every process."""
+    return get_backend(backend).devices()
+
+
+def local_devices(
+    process_index: int | None = None, backend: str | Client | None = None
+) -> list[Device]:
+    """The devices of ``backend`` that process ``process_index`` (default: this one) drives."""
+    client = get_backend(backend)
+    if process_index is None:
+        process_index = client.process_index()
+    if not 0 <= process_index < process_count(backend):
+        raise ValueError(f"Unknown process_index {process_index}")
+    return [d for d in client.devices() if d.process_index == process_index]
+
+
+def device_count(backend: str | Client | None = None) -> int:
+    return int(get_backend(backend).device_count())
+
+
+def local_device_count(backend: str | Client | None = None) -> int:
+    return int(get_backend(backend).local_device_count())
+
+
+def process_index(backend: str | Client | None = None) -> int:
+    return get_backend(backend).process_index()
+
+
+def process_count(backend: str | Client | None = None) -> int:
+    return max((d.process_index for d in devices(backend)), default=0) + 1
+
+
+_default_device: Device | None = None
+
+
+def default_device() -> Device:
+    """Where uncommitted values go: the first local device of the default backend."""
+    global _default_device
+    if _default_device is None:
+        _default_device = get_backend().local_devices()[0]
+    return _default_device
+
+
+# --------------------------------------------------------------------- compiling
+
+
+def compile_options(devices: Sequence[Device]) -> xla_client.CompileOptions:
+    """Options for one SPMD program partitioned over ``devices``, in that order.
+
+    XLA otherwise assigns a one-device program to device 0 whatever devices the
+    executable is loaded on.
+    """
+    options = xla_client.CompileOptions()
+    options.num_replicas = 1
+    options.num_partitions = len(devices)
+    options.executable_build_options.use_spmd_partitioning = True
+    ids = np.array([[d.id for d in devices]], dtype=np.int64)
+    options.device_assignment = xla_client.DeviceAssignment.create(ids)
+    return options
+
+
+def compile(
+    module: Any,
+    devices: Sequence[Device],
+    options: xla_client.CompileOptions | None = None,
+    *,
+    name: str = "module",
+) -> xla_client.LoadedExecutable:
+    """Compile a StableHLO module (MLIR text or bytecode, or a ``jaxlib.mlir`` module)
+    for ``devices``, returning jaxlib's loaded executable.
+
+    ``options`` default to :func:`compile_options` for ``devices``. Logs how long XLA
+    took: at WARNING level with ``jax_log_compiles``, else DEBUG.
+    """
+    if not isinstance(module, (str, bytes)):
+        module = str(module)  # a jaxlib.mlir ir.Module prints as MLIR text
+    if options is None:
+        options = compile_options(devices)
+    device_list = xla_client.DeviceList(tuple(devices))
+    client = device_list[0].client
+    start = time.perf_counter()
+    executable = client.compile_and_load(module, device_list, options)
+    level = logging.WARNING if config.jax_log_compiles else logging.DEBUG
+    logger.log(
+        level, "Finished XLA compilation of %s in %.9f sec", name, time.perf_counter() - start
+    )
+    return executable

@@ -1,0 +1,78 @@
+"""``device_put`` inside traced code: the ``device_put`` primitive (JAX's
+``device_put_p``, re-exported by ``lamina.lax``).
+
+Outside a trace ``device_put`` moves buffers directly (:mod:`.transfer`, which also
+gives this primitive its impl rule, the same move). Under
+``jit``, ``grad`` or ``vmap`` a placement request becomes an equation that keeps the
+value as it is in the compiled program: a single-device program has nowhere else to
+put it. Differentiation puts tangents where their primals go; the transpose puts
+cotangents back where the primals came from, always as a copy, as JAX does.
+"""
+
+from __future__ import annotations
+
+from jaxlib import xla_client
+
+from lamina.interpreters.core.tangents import Zero
+from lamina.ir import Primitive
+
+__all__ = ["device_put_p", "traced_device_put"]
+
+REUSE_INPUT = xla_client.ArrayCopySemantics.REUSE_INPUT
+ALWAYS_COPY = xla_client.ArrayCopySemantics.ALWAYS_COPY
+
+device_put_p = Primitive("device_put")
+device_put_p.multiple_results = True
+
+
+def _jvp(primals, tangents, *, devices, srcs, copy_semantics):
+    outs = device_put_p.bind(*primals, devices=devices, srcs=srcs, copy_semantics=copy_semantics)
+    live = [i for i, t in enumerate(tangents) if not isinstance(t, Zero)]
+    moved = device_put_p.bind(
+        *(tangents[i] for i in live),
+        devices=tuple(devices[i] for i in live),
+        srcs=tuple(srcs[i] for i in live),
+        copy_semantics=tuple(copy_semantics[i] for i in live),
+    ) if live else []  # fmt: skip
+    out_tangents = list(tangents)
+    for i, t in zip(live, moved, strict=True):
+        out_tangents[i] = t
+    return outs, out_tangents
+
+
+def _transpose(cts, *xs, devices, srcs, copy_semantics):
+    del xs, devices, copy_semantics
+    live = [i for i, ct in enumerate(cts) if not isinstance(ct, Zero)]
+    moved = device_put_p.bind(
+        *(cts[i] for i in live),
+        devices=tuple(srcs[i] for i in live),
+        srcs=tuple(None for _ in live),
+        copy_semantics=tuple(ALWAYS_COPY for _ in live),
+    ) if live else []  # fmt: skip
+    out = list(cts)
+    for i, ct in zip(live, moved, strict=True):
+        out[i] = ct
+    return out
+
+
+def _batching(axis_data, vals, dims, **params):
+    del axis_data
+    return device_put_p.bind(*vals, **params), list(dims)
+
+
+device_put_p.def_abstract_eval(lambda *xs, **_: list(xs))
+device_put_p.def_lowering(lambda ctx, *xs, **_: list(xs))
+device_put_p.def_jvp(_jvp)
+device_put_p.def_transpose(_transpose)
+device_put_p.def_batching(_batching)
+
+
+def traced_device_put(leaves: list, device) -> list:
+    """``leaves`` (some traced) placed on ``device`` by one ``device_put`` equation."""
+    n = len(leaves)
+    return device_put_p.bind(
+        *leaves,
+        devices=(device,) * n,
+        srcs=(None,) * n,
+        copy_semantics=(REUSE_INPUT,) * n,
+    )

@@ -1,0 +1,276 @@
+"""Eager execution of primitives: the impl rule every primitive without a special one
+uses.
+
+``apply_primitive(primitive, *args, **params)`` runs one primitive on concrete values.
+The first call for a given (primitive, params, input types, device) builds a
+one-equation Jaxpr from the inputs' abstract values (abstract evaluation fills in the
+outputs), lowers it to StableHLO, compiles it, and keeps the ``CompiledModule``; later
+calls with the same key find it in a dictionary and run it straight away. Running
+returns before the computation finishes (dispatch is asynchronous).
+
+Python scalars and NumPy values are put on the device first (Python ``int``,
+``float`` and ``complex`` as weakly typed arrays, as JAX does). Small Python scalars are
+kept on the device once made, so ``x * 2`` does not copy ``2`` to the device each time.
+Arrays of extended dtypes (PRNG keys) take :func:`apply_extended`: the executable of the
+logical types, run on their physical data.
+
+A primitive takes it as its impl rule with ``def_standard_impl(primitive)``, which is
+``primitive.def_impl(functools.partial(apply_primitive, primitive))`` in effect.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+
+from jaxlib import _jax, xla_client
+
+from lamina.interpreters.jaxprs.lowering import lower_jaxpr
+from lamina.interpreters.runtime import backend
+from lamina.interpreters.runtime.cpp_pjit import CacheKey, FastpathData, registry, shard_arg
+from lamina.interpreters.runtime.execute import CompiledModule
+from lamina.interpreters.runtime.extended import PhysicalCall, is_extended_value, physical_value
+from lamina.interpreters.runtime.transfer import device_put
+from lamina.ir import (
+    ClosedJaxpr,
+    Jaxpr,
+    Primitive,
+    Var,
+    abstract_eval_rules,
+    dtypes,
+    new_jaxpr_eqn,
+    physical_aval,
+)
+
+__all__ = [
+    "apply_extended",
+    "apply_primitive",
+    "clear_dispatch_cache",
+    "compile_count",
+    "def_standard_impl",
+    "primitive_executable",
+    "scalar_array",
+]
+
+ArrayImpl = xla_client.ArrayImpl
+
+_cache: dict[Any, CompiledModule] = {}
+_lock = threading.Lock()
+_compiles = 0  # how many executables eager dispatch has compiled (for tests)
+_fast: dict[Any, Any] = {}  # (primitive, *params items) -> jaxlib C++ function running it
+_extended_calls: dict[Any, PhysicalCall] = {}  # same keys as _cache
+_pjit_cache = _jax.PjitFunctionCache(capacity=8192)
+
+# Python scalars put on the device, by (type, repr): repr tells 0.0 from -0.0 and
+# keeps nan equal to itself. Bounded, as the values are user data.
+_scalars: dict[tuple[type, str], Any] = {}
+_MAX_SCALARS = 512
+_PY_SCALARS = (int, float, complex, bool)
+
+
+def compile_count() -> int:
+    """How many one-primitive executables have been compiled so far."""
+    return _compiles
+
+
+def clear_dispatch_cache() -> None:
+    _cache.clear()
+    _extended_calls.clear()
+    _scalars.clear()
+    _fast.clear()
+    _pjit_cache.clear()
+
+
+def scalar_array(x):
+    """A Python scalar as a (weakly typed) device array, made once per value and kept."""
+    key = (type(x), repr(x), dtypes.x64_enabled())  # a Python int is int64 under x64
+    arr = _scalars.get(key)
+    if arr is None:
+        arr = device_put(x)
+        if len(_scalars) < _MAX_SCALARS:
+            _scalars[key] = arr
+    return arr
+
+
+class _ExtendedOperand(Exception):
+    """Raised by :func:`_to_array` for an array of an extended dtype (a PRNG key), so
+    that the call takes :func:`apply_extended` instead."""
+
+
+def _to_array(x):
+    if type(x) in _PY_SCALARS:
+        return scalar_array(x)
+    if is_extended_value(x):
+        raise _ExtendedOperand
+    return device_put(x)
+
+
+def _to_physical_operand(x):
+    """An operand of :func:`apply_extended`: extended arrays as they are."""
+    return x if type(x) is ArrayImpl or is_extended_value(x) else _to_array(x)
+
+
+def _params_key(params: dict):
+    items = tuple(params.items())
+    try:
+        hash(items)
+    except TypeError:
+        raise TypeError(
+            f"primitive params must be hashable to be dispatched eagerly, got {params!r}"
+        ) from None
+    return items
+
+
+def _one_equation_jaxpr(primitive: Primitive, in_avals, params) -> ClosedJaxpr:
+    out = abstract_eval_rules[primitive](*in_avals, **params)
+    if getattr(primitive, "effectful", False):
+        out, effects = out
+    else:
+        effects = frozenset()
+    out_avals = list(out) if primitive.multiple_results else [out]
+    invars = [Var(a) for a in in_avals]
+    outvars = [Var(a) for a in out_avals]
+    eqn = new_jaxpr_eqn(invars, outvars, primitive, params, effects)
+    return ClosedJaxpr(Jaxpr([], invars, outvars, [eqn], frozenset(effects)), [])
+
+
+def primitive_executable(primitive: Primitive, in_avals, params: dict, device=None):
+    """The ``CompiledModule`` computing ``primitive`` on inputs of types ``in_avals``
+    on ``device`` (None: the default device); compiled once and cached."""
+    key = (primitive, _params_key(params), tuple(in_avals), device)
+    compiled = _cache.get(key)
+    if compiled is None:
+        compiled = _compile(key, primitive, in_avals, params, device)
+    return compiled
+
+
+def _compile(key, primitive, in_avals, params, device) -> CompiledModule:
+    global _compiles
+    with _lock:
+        compiled = _cache.get(key)
+        if compiled is not None:
+            return compiled
+        closed = _one_equation_jaxpr(primitive, list(in_avals), params)
+        target = backend.default_device() if device is None else device
+        lowered = lower_jaxpr(
+            closed,
+            module_name=f"jit_{primitive.name}",
+            platform=target.platform,
+            keep_unused=True,
+        )
+        compiled = CompiledModule(
+            lowered.as_bytecode(),
+            target,
+            name=f"jit_{primitive.name}",
+            out_avals=[physical_aval(a) for a in closed.out_avals],
+        )
+        _compiles += 1
+        _cache[key] = compiled
+        return compiled
+
+
+def apply_primitive(primitive: Primitive, *args, **params):
+    """Run ``primitive`` on concrete ``args`` through a cached one-primitive executable;
+    returns its result (a list of them for ``multiple_results`` primitives).
+
+    Calls go through a jaxlib C++ function per (primitive, params), which runs the
+    executable without Python once it has seen the argument types; the first call for
+    each argument signature (and every call jaxlib declines) takes :func:`_apply`."""
+    for x in args:
+        if type(x) is not ArrayImpl:
+            try:
+                args = [x if type(x) is ArrayImpl else _to_array(x) for x in args]
+            except _ExtendedOperand:
+                return apply_extended(primitive, args, params)
+            break
+    try:
+        fast = _fast[(primitive, *params.items())]
+    except KeyError:
+        fast = _fast_function(primitive, params)
+    except TypeError:  # unhashable params: _apply says so
+        return _apply(primitive, args, params)
+    return fast(*args)
+
+
+def _apply(primitive: Primitive, args, params):
+    """The Python path of :func:`apply_primitive`."""
+    args = [x if type(x) is ArrayImpl else _to_array(x) for x in args]
+    device = None
+    for x in args:
+        if x._committed:
+            device = _committed_device(device, x)
+    avals = [x.aval for x in args]
+    compiled = primitive_executable(primitive, avals, params, device)
+    outs = compiled(*args)
+    return (outs if primitive.multiple_results else outs[0]), compiled
+
+
+def _fast_function(primitive: Primitive, params: dict):
+    def fun(*args):
+        return _apply(primitive, args, params)[0]
+
+    def cache_miss(*args):
+        out, compiled = _apply(primitive, args, params)
+        outs, tree = registry.flatten(out)
+        n = len(args)
+        data = FastpathData(
+            compiled.executable, tree, [compiled.sharding] * n, [compiled.sharding] * len(outs),
+            [o.aval for o in outs], [o._committed for o in outs], [True] * n, [None] * n, [],
+        )  # fmt: skip
+        return out, data, False
+
+    fast = _jax.pjit(
+        f"{primitive.name}_impl", fun, cache_miss, [], [], CacheKey(), registry, shard_arg,
+        _pjit_cache,
+    )  # fmt: skip
+    _fast[(primitive, *params.items())] = fast
+    return fast
+
+
+def apply_extended(primitive: Primitive, args, params):
+    """Eager dispatch of ``primitive`` with some extended operands: the one-primitive
+    executable of the logical types (compiled once, as :func:`apply_primitive` does),
+    run on the physical data."""
+    args = [_to_physical_operand(x) for x in args]
+    device = None
+    for x in args:
+        data = physical_value(x)
+        if data._committed:
+            device = _committed_device(device, data)
+    avals = tuple(x.aval for x in args)
+    key = (primitive, _params_key(params), avals, device)
+    call = _extended_calls.get(key)
+    if call is None:
+        compiled = primitive_executable(primitive, avals, params, device)
+        out = abstract_eval_rules[primitive](*avals, **params)
+        call = _extended_calls[key] = PhysicalCall(
+            compiled, list(out) if primitive.multiple_results else [out]
+        )
+    outs = call(*args)
+    return outs if primitive.multiple_results else outs[0]
+
+
+def _committed_device(device, x):
+    sharding = x._sharding
+    if sharding.num_devices != 1:
+        raise NotImplementedError(
+            "eager operations on arrays sharded over several devices are not supported yet; use jit"
+        )
+    d = sharding._device
+    if device is not None and d != device:
+        raise ValueError(
+            "Received incompatible devices for jitted computation. Got argument on device "
+            f"{d!r} and another argument on device {device!r}; move them to one device with "
+            "device_put."
+        )
+    return d
+
+
+def def_standard_impl(primitive: Primitive) -> Primitive:
+    """Make eager dispatch (:func:`apply_primitive`) ``primitive``'s impl rule."""
+
+    impl = functools.partial(apply_primitive, primitive)
+    impl.__name__ = f"{primitive.name}_impl"
+    primitive.def_impl(impl)
+    return primitive

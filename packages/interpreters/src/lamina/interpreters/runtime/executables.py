@@ -1,0 +1,239 @@
+"""Lowering, compiling and running a ``ClosedJaxpr``: where an eager ``jit`` call ends.
+
+Lowering to StableHLO, compiling once per (Jaxpr, donation, keep_unused, device)
+(:func:`compiled_call`), compile logging, ``jax_debug_nans`` checking and ``jit_p``'s
+impl. ``jit`` (:mod:`..jit_functions`) traces and keeps its per-signature cache; its
+stages API and C++ fast path build on these too.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from jaxlib import xla_client
+
+from lamina.interpreters.core.config import config
+from lamina.interpreters.jaxprs.calls import jit_p
+from lamina.interpreters.jaxprs.lowering import lower_jaxpr
+from lamina.interpreters.jaxprs.tokens import split_tokens
+from lamina.interpreters.runtime import backend
+from lamina.interpreters.runtime.execute import CompiledModule
+from lamina.interpreters.runtime.extended import PhysicalCall
+from lamina.ir import ClosedJaxpr, Literal, is_extended_aval, physical_aval
+
+__all__ = [
+    "Executable",
+    "check_nans",
+    "compiled_call",
+    "lower",
+    "make_executable",
+    "module_name",
+]
+
+# One logger for everything ``jit`` logs (tracing, lowering, compiling), named for it.
+logger = logging.getLogger("lamina.interpreters.jit")
+ArrayImpl = xla_client.ArrayImpl
+
+# One lock for every cache miss (tracing, lowering, compiling); re-entrant because
+# tracing one jitted function may call another.
+_miss_lock = threading.RLock()
+
+
+def module_name(name: str) -> str:
+    """``jit_<name>`` made a valid MLIR symbol, as JAX names its modules."""
+    return "jit_" + re.sub(r"[^\w.-]", "_", name.replace(">", ""))
+
+
+def _log_level() -> int:
+    return logging.WARNING if config.jax_log_compiles else logging.DEBUG
+
+
+def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, **names):
+    """``closed`` as a StableHLO module named ``jit_<name>`` (a ``LoweredModule``)."""
+    start = time.perf_counter()
+    lowered = lower_jaxpr(
+        closed,
+        module_name=module_name(name),
+        keep_unused=keep_unused,
+        donated_args=donated,
+        **names,
+    )
+    logger.log(
+        _log_level(),
+        "Finished jaxpr to MLIR module conversion jit(%s) in %.9f sec",
+        name,
+        time.perf_counter() - start,
+    )
+    return lowered
+
+
+class Executable:
+    """A lowered module compiled for one device: ``run(flat_args)`` returns the outputs
+    (``flat_args`` holds every input of the Jaxpr; the unused ones are dropped here)."""
+
+    __slots__ = ("compiled", "in_avals", "kept", "lowered", "name")
+
+    def __init__(self, lowered, n_in: int, device, name: str):
+        self.name = name
+        self.lowered = lowered
+        kept = tuple(lowered.kept_var_idx)
+        self.kept = None if kept == tuple(range(n_in)) else kept  # None: every input is used
+        self.in_avals = lowered.in_avals
+        # XLA reads bytecode faster than text (about 20 ms on a 3-layer MLP's gradient).
+        self.compiled = CompiledModule(
+            lowered.as_bytecode(),
+            device,
+            name=f"jit({name})",
+            out_avals=[physical_aval(a) for a in lowered.out_avals],
+        )
+
+    def run(self, args: Sequence[Any]) -> list:
+        if self.kept is not None:
+            args = [args[i] for i in self.kept]
+        return self.compiled(*args)
+
+
+class ExtendedExecutable(Executable):
+    """An :class:`Executable` with inputs or outputs of extended dtypes (PRNG keys): it
+    runs on their physical data."""
+
+    __slots__ = ("_call",)
+
+    def __init__(self, lowered, n_in: int, device, name: str):
+        super().__init__(lowered, n_in, device, name)
+        self._call = PhysicalCall(self.compiled, lowered.out_avals)
+
+    def run(self, args: Sequence[Any]) -> list:
+        if self.kept is not None:
+            args = [args[i] for i in self.kept]
+        return self._call(*args)
+
+
+def make_executable(lowered, n_in: int, device, name: str) -> Executable:
+    """The :class:`Executable` of ``lowered`` (an :class:`ExtendedExecutable` when it
+    takes or returns arrays of extended dtypes)."""
+    avals = (*lowered.in_avals, *lowered.out_avals)
+    extended = any(is_extended_aval(a) for a in avals)
+    return (ExtendedExecutable if extended else Executable)(lowered, n_in, device, name)
+
+
+_executables: dict[tuple, tuple[ClosedJaxpr, Executable]] = {}
+
+
+def _device_of(args: Sequence[Any], device=None):
+    """Where a call runs: the ``device=`` of the jit, else that of the first committed
+    argument, else the default device."""
+    if device is not None:
+        return device
+    for a in args:
+        if type(a) is ArrayImpl and a._committed:
+            return a._sharding._device
+    return backend.default_device()
+
+
+def compiled_call(
+    closed: ClosedJaxpr,
+    args: Sequence[Any],
+    *,
+    name: str = "jaxpr",
+    donated_invars: Sequence[bool] = (),
+    keep_unused: bool = False,
+    device=None,
+    arg_names=None,
+    result_names=None,
+) -> list:
+    """Run ``closed`` on ``args`` (flat) as one compiled executable, compiled once per
+    (Jaxpr object, donation, keep_unused, device)."""
+    split = split_tokens(closed)
+    if split is not None:
+        donated = [donated_invars[i] for i in split.in_kept] if donated_invars else ()
+        outs = compiled_call(
+            split.closed,
+            split.inputs(args),
+            name=name,
+            donated_invars=donated,
+            keep_unused=keep_unused,
+            device=device,
+            arg_names=None if arg_names is None else split.inputs(arg_names),
+            result_names=None,
+        )
+        return split.outputs(outs)
+    device = _device_of(args, device)
+    donated = tuple(donated_invars) or (False,) * len(args)
+    key = (id(closed), donated, keep_unused, device)
+    entry = _executables.get(key)
+    if entry is None:
+        with _miss_lock:
+            entry = _executables.get(key)
+            if entry is None:
+                _log_compile(name, closed.in_avals)
+                names = {}
+                if arg_names is not None and len(arg_names) == len(closed.in_avals):
+                    names["arg_names"] = arg_names
+                if result_names is not None and len(result_names) == len(closed.out_avals):
+                    names["result_names"] = result_names
+                lowered = lower(closed, name, donated, keep_unused, **names)
+                exe = make_executable(lowered, len(closed.in_avals), device, name)
+                entry = _executables[key] = (closed, exe)  # keeps closed alive: ids stay unique
+    outs = entry[1].run(args)
+    if config.jax_debug_nans:
+        check_nans(closed, args, outs, name)
+    return outs
+
+
+def _log_compile(name: str, in_avals) -> None:
+    logger.log(
+        _log_level(),
+        "Compiling jit(%s) with global shapes and types %s. Argument mapping: %s.",
+        name,
+        "(" + "".join(f"{a!r}, " for a in in_avals).rstrip(" ") + ")",
+        "(" + "UnspecifiedValue, " * len(in_avals) + ")",
+    )
+
+
+def check_nans(closed: ClosedJaxpr, args, outs, name: str) -> None:
+    """With ``jax_debug_nans``: if a float output holds a NaN, re-run the Jaxpr one
+    primitive at a time to find which made it, and raise ``FloatingPointError``."""
+    if not any(_has_nan(o) for o in outs):
+        return
+    jaxpr = closed.jaxpr
+    env = dict(zip(jaxpr.constvars, closed.consts, strict=True))
+    env.update(zip(jaxpr.invars, args, strict=True))
+
+    def read(atom):
+        return atom.val if isinstance(atom, Literal) else env[atom]
+
+    try:
+        for eqn in jaxpr.eqns:
+            vals = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params)
+            vals = vals if eqn.primitive.multiple_results else [vals]
+            if any(_has_nan(v) for v in vals):
+                raise FloatingPointError(f"invalid value (nan) encountered in {eqn.primitive.name}")
+            env.update(zip(eqn.outvars, vals, strict=True))
+    except FloatingPointError:
+        raise
+    except Exception:  # a primitive with no eager impl: name the function instead
+        pass
+    raise FloatingPointError(f"invalid value (nan) encountered in jit({name})")
+
+
+def _has_nan(x) -> bool:
+    dtype = getattr(x, "dtype", None)
+    if dtype is None or not np.issubdtype(dtype, np.inexact):
+        return False
+    return bool(np.isnan(np.asarray(x)).any())
+
+
+def _jit_impl(*args, jaxpr, name, donated_invars, keep_unused, **_):
+    return compiled_call(
+        jaxpr, args, name=name, donated_invars=donated_invars, keep_unused=keep_unused
+    )
+
+
+jit_p.def_impl(_jit_impl)

@@ -1,0 +1,173 @@
+"""Moving values between the host and devices: ``device_put``, ``device_get``,
+``block_until_ready`` and ``live_arrays``.
+
+Host values become arrays through jaxlib's ``batched_device_put``, which copies (or, on
+CPU, for suitably aligned NumPy arrays, aliases) host memory into device buffers
+without a computation. Their types follow JAX: Python ``int``/``float``/``complex``
+give weakly typed arrays of the default dtype (``OverflowError`` for an ``int`` out of
+its range), Python ``bool`` a strong ``bool``; NumPy arrays and scalars keep their
+dtype, made canonical (64-bit types become 32-bit ones unless x64 mode is on).
+
+jaxlib canonicalizes the dtype of what it is given by itself, whatever ``aval`` says,
+so values are converted to the dtype of their ``aval`` here first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from jaxlib import xla_client
+
+from lamina.interpreters.core.tracing import Tracer
+from lamina.interpreters.runtime import backend
+from lamina.interpreters.runtime.device_put_primitive import device_put_p, traced_device_put
+from lamina.interpreters.runtime.extended import is_extended_value
+from lamina.interpreters.runtime.sharding import Sharding, sharding_for_device
+from lamina.ir import ShapedArray, dtypes, tree_util
+
+__all__ = ["block_until_ready", "device_get", "device_put", "live_arrays"]
+
+ArrayImpl = xla_client.ArrayImpl
+_VALID_DTYPES = frozenset(dtypes.ALL_DTYPES)
+_PYTHON_SCALARS = (bool, int, float, complex)  # bool first: it is an int too
+
+
+def host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
+    """``x`` (a Python or NumPy scalar, or a NumPy array) as a NumPy array of its
+    canonical dtype, with its abstract value."""
+    if isinstance(x, (np.ndarray, np.generic)):
+        if x.dtype not in _VALID_DTYPES:
+            raise TypeError(
+                f"Dtype {x.dtype} is not a valid JAX array type. Only arrays of numeric "
+                "types are supported by JAX."
+            )
+        value = np.asarray(x, dtypes.canonicalize_dtype(x.dtype))
+        return value, ShapedArray(value.shape, value.dtype)
+    if isinstance(x, _PYTHON_SCALARS):
+        python_type = next(t for t in _PYTHON_SCALARS if isinstance(x, t))
+        dtype = dtypes.scalar_type_to_dtype(python_type, x)
+        return np.asarray(x, dtype), ShapedArray((), dtype, weak_type=python_type is not bool)
+    if hasattr(x, "__jax_array__"):
+        return host_value(x.__jax_array__())
+    if isinstance(x, str):
+        raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type")
+    raise TypeError(
+        f"Cannot interpret value of type {type(x)} as an abstract array; it does not have "
+        "a dtype attribute"
+    )
+
+
+def placement(device: Any) -> tuple[Any, bool]:
+    """(sharding, committed) for a ``device=`` argument."""
+    if device is None:
+        return sharding_for_device(backend.default_device()), False
+    if isinstance(device, xla_client.Device):
+        return sharding_for_device(device), True
+    if isinstance(device, Sharding):
+        return device, True
+    raise TypeError(
+        f"device_put's device must be a Device, a Sharding or None, got {device!r} "
+        f"of type {type(device).__name__}"
+    )
+
+
+def _put_host_value(value: np.ndarray, aval: ShapedArray, sharding, committed: bool):
+    devices = list(sharding._addressable_device_assignment)
+    if sharding.is_fully_replicated:
+        pieces = [value] * len(devices)
+    else:
+        indices = sharding.addressable_devices_indices_map(aval.shape)
+        pieces = [value[indices[d]] for d in devices]
+    return xla_client.batched_device_put(
+        aval, sharding, pieces, devices, committed, False, enable_x64=dtypes.x64_enabled()
+    )
+
+
+def copy_array(x, sharding, committed: bool = True):
+    """``x`` placed by ``sharding``: buffers copied device to device when the layout is
+    the same (reused when the devices are too), else through the host."""
+    x._check_if_deleted()
+    same_layout = sharding.num_devices == x.sharding.num_devices and (
+        sharding.num_devices == 1
+        or sharding._to_xla_hlo_sharding(x.ndim) == x.sharding._to_xla_hlo_sharding(x.ndim)
+    )
+    if not same_layout:
+        return _put_host_value(x._value, x.aval, sharding, committed)
+    copies = xla_client.batched_copy_array_to_devices_with_sharding(
+        [x],
+        [sharding._internal_device_list],
+        [sharding],
+        [xla_client.ArrayCopySemantics.REUSE_INPUT],
+    )
+    copy = copies[0]
+    if copy is x or copy._committed != committed:  # a new array object, committed as asked
+        copy = ArrayImpl(x.aval, sharding, [copy], committed=committed, _skip_checks=True)
+    return copy
+
+
+def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = False,
+               may_alias: bool | None = None) -> Any:  # fmt: skip
+    """Put every leaf of the pytree ``x`` on a device, as an array.
+
+    With ``device=None`` values go to the default device *uncommitted* (later
+    computations may move them) and arrays are returned as they are; with a device or a
+    sharding, the results are *committed* to it.
+    """
+    del src, donate, may_alias  # accepted for JAX compatibility; copies are cheap here
+    leaves, tree = tree_util.tree_flatten(x)
+    if any(isinstance(leaf, Tracer) for leaf in leaves):
+        return tree_util.tree_unflatten(tree, traced_device_put(leaves, device))
+    sharding, committed = placement(device)
+
+    def put(leaf):
+        if isinstance(leaf, ArrayImpl):
+            return leaf if device is None else copy_array(leaf, sharding)
+        if is_extended_value(leaf):  # PRNG keys: their data moves
+            return leaf.dtype.wrap_physical(put(leaf._base_array))
+        value, aval = host_value(leaf)
+        return _put_host_value(value, aval, sharding, committed)
+
+    return tree_util.tree_map(put, x)
+
+
+def _device_put_impl(*xs, devices, srcs, copy_semantics):
+    """The impl rule of ``device_put_p``: each value moved as :func:`device_put` does."""
+    del srcs, copy_semantics
+    return [device_put(x, device) for x, device in zip(xs, devices, strict=True)]
+
+
+device_put_p.def_impl(_device_put_impl)
+
+
+def device_put_value(value: np.ndarray, *, weak_type: bool = False, device: Any = None):
+    """One NumPy array on a device, keeping its (canonicalized) dtype and ``weak_type``."""
+    value, aval = host_value(value)
+    sharding, committed = placement(device)
+    return _put_host_value(value, aval.update(weak_type=weak_type), sharding, committed)
+
+
+def device_get(x: Any) -> Any:
+    """Every array leaf of the pytree ``x`` as a (read-only) NumPy array; other leaves
+    are returned as they are. Copies to the host all start before any is waited for."""
+    for leaf in tree_util.tree_leaves(x):
+        if isinstance(leaf, ArrayImpl):
+            leaf.copy_to_host_async()
+    return tree_util.tree_map(lambda v: v._value if isinstance(v, ArrayImpl) else v, x)
+
+
+def block_until_ready(x: Any) -> Any:
+    """Wait until every array in the pytree ``x`` has its value computed; returns ``x``."""
+    arrays = []
+    for leaf in tree_util.tree_leaves(x):
+        if isinstance(leaf, ArrayImpl):
+            arrays.append(leaf)
+        elif hasattr(leaf, "block_until_ready"):
+            leaf.block_until_ready()
+    xla_client.batched_block_until_ready(arrays)
+    return x
+
+
+def live_arrays(platform: str | None = None) -> list:
+    """The arrays alive on ``platform``'s devices (default: the default backend)."""
+    return backend.get_backend(platform).live_arrays()

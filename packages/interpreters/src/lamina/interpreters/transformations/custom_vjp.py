@@ -1,0 +1,391 @@
+"""``custom_vjp`` and ``custom_gradient``: functions whose VJP is a rule the user writes.
+
+Called eagerly, a ``custom_vjp`` function runs its Python function. Under a
+transformation it is traced and bound as one ``custom_vjp_call`` equation with JAX's
+params: ``call_jaxpr`` (closed-over values as ``num_consts`` leading operands),
+``fwd_jaxpr_thunk`` (:class:`VJPForward`: the user's ``fwd`` on flat values),
+``bwd`` (:class:`VJPBackward`: the user's ``bwd`` on flat values), ``out_trees`` and
+``symbolic_zeros``.
+
+Its JVP runs ``fwd`` on the primals (giving outputs and residuals) and produces the
+output tangents with ``custom_lin``, a linear primitive of the residuals and the input
+tangents whose transpose calls ``bwd``. Under ``grad`` partial evaluation stages
+``custom_lin`` (its tangents are unknown) and the backward pass transposes it, so
+reverse mode needs nothing more; evaluated, lowered or batched, ``custom_lin`` raises
+JAX's error: forward mode cannot differentiate a ``custom_vjp`` function.
+``custom_gradient`` (:mod:`.custom_derivatives`) is built on ``custom_vjp``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import numpy as np
+
+from lamina.interpreters.core.errors import UnexpectedTracerError
+from lamina.interpreters.core.tangents import Zero, instantiate_zeros, tangent_aval
+from lamina.interpreters.core.tracing import Tracer, shaped_abstractify
+from lamina.interpreters.transformations.batching import bdim_at_front
+from lamina.interpreters.transformations.custom_calls import (
+    ArgResolver,
+    TracedCall,
+    batch_call_jaxpr,
+    def_call_rules,
+    from_rule_value,
+    function_name,
+    is_eager,
+    merge_args,
+    nondiff_indices,
+    run_batched,
+    same_type,
+    split_args,
+    to_rule_zero,
+    type_tree,
+    unparsable,
+    value_aval,
+)
+from lamina.ir import Primitive, dtypes, tree_util
+
+__all__ = [
+    "CustomVJPException",
+    "CustomVJPPrimal",
+    "custom_lin_p",
+    "custom_vjp",
+    "custom_vjp_call_p",
+    "custom_vjp_primal_tree_values",
+]
+
+
+class CustomVJPException(Exception):
+    def __init__(self):
+        super().__init__(
+            "Detected differentiation of a custom_vjp function with respect to a "
+            "closed-over value. That isn't supported because the custom VJP rule only "
+            "specifies how to differentiate the custom_vjp function with respect to "
+            "explicit input parameters. Try passing the closed-over value into the "
+            "custom_vjp function as an argument, and adapting the custom_vjp fwd and "
+            "bwd rules."
+        )
+
+
+@dataclasses.dataclass
+class CustomVJPPrimal:
+    """An argument of ``fwd`` defined with ``symbolic_zeros=True``: the primal ``value``
+    and whether it is ``perturbed`` (being differentiated)."""
+
+    value: object
+    perturbed: bool
+
+
+def custom_vjp_primal_tree_values(tree):
+    """The values of a tree of :class:`CustomVJPPrimal` leaves."""
+
+    def value(leaf):
+        if type(leaf) is not CustomVJPPrimal:
+            raise TypeError(f"unexpected leaf type {type(leaf)}")
+        return leaf.value
+
+    return tree_util.tree_map(value, tree)
+
+
+_NONDIFF_TRACER = (
+    "Found a JAX Tracer object passed as an argument to a custom_vjp function in a "
+    "position indicated by nondiff_argnums as non-differentiable. Tracers cannot be passed "
+    "as non-differentiable arguments to custom_vjp functions; instead, nondiff_argnums "
+    "should only be used for arguments that can't be or contain JAX tracers, e.g. "
+    "function-valued arguments. In particular, array-valued arguments should typically "
+    "not be indicated as nondiff_argnums."
+)
+
+
+class custom_vjp:
+    """A function with a custom VJP rule, defined with :meth:`defvjp`. Forward-mode
+    differentiation of it is an error, as in JAX."""
+
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self._resolve = ArgResolver(fun, "custom_vjp")
+        self.nondiff_argnums = nondiff_indices(fun, nondiff_argnums, nondiff_argnames)
+        self.fwd = self.bwd = None
+        self.symbolic_zeros = self.optimize_remat = False
+
+    def __get__(self, instance, owner=None):
+        return self if instance is None else functools.partial(self, instance)
+
+    def defvjp(self, fwd, bwd, symbolic_zeros: bool = False, optimize_remat: bool = False):
+        """``fwd(*args) -> (output, residuals)``; ``bwd(*nondiff_args, residuals,
+        output_cotangent) -> a tuple with a cotangent per argument (None for zero)``.
+        (``optimize_remat`` is accepted and has no effect.)"""
+        if symbolic_zeros and optimize_remat:
+            raise NotImplementedError(
+                "remat optimization for custom_vjp does not support symbolic zeros"
+            )
+        self.fwd, self.bwd = fwd, bwd
+        self.symbolic_zeros, self.optimize_remat = symbolic_zeros, optimize_remat
+
+    def __call__(self, *args, **kwargs):
+        if self.fwd is None or self.bwd is None:
+            name = function_name(self.fun)
+            raise AttributeError(f"No VJP defined for custom_vjp function {name} using defvjp.")
+        args = self._resolve(args, kwargs)
+        if is_eager():
+            return self.fun(*args)
+        name = function_name(self.fun)
+        static, dyn = split_args(args, self.nondiff_argnums)
+        if any(isinstance(x, Tracer) for x in tree_util.tree_leaves(static)):
+            raise UnexpectedTracerError(_NONDIFF_TRACER)
+        traced = TracedCall(self.fun, self.nondiff_argnums, static, dyn)
+        fwd = VJPForward(self, name, static, traced)
+        outs = custom_vjp_call_p.bind(
+            *traced.operands,
+            call_jaxpr=traced.call_jaxpr,
+            fwd_jaxpr_thunk=fwd,
+            bwd=VJPBackward(self, static, traced, fwd),
+            num_consts=len(traced.consts),
+            out_trees=fwd.out_trees,
+            symbolic_zeros=self.symbolic_zeros,
+        )
+        return tree_util.tree_unflatten(traced.out_tree, outs)
+
+
+class VJPForward:
+    """The user's ``fwd`` on flat values: ``fwd(*primals, perturbed=flags) ->
+    (outputs, residuals)``, checked as JAX checks them."""
+
+    def __init__(self, cv: custom_vjp, primal_name: str, static, traced: TracedCall):
+        self.fwd, self.symbolic_zeros = cv.fwd, cv.symbolic_zeros
+        self.primal_name, self.rule_name = primal_name, function_name(cv.fwd)
+        self.nondiff, self.static, self.traced = cv.nondiff_argnums, static, traced
+        self.res_tree = None
+
+    def out_trees(self):
+        return self.traced.out_tree, self.res_tree
+
+    def __call__(self, *primals, perturbed):
+        if self.symbolic_zeros:
+            primals = [CustomVJPPrimal(p, b) for p, b in zip(primals, perturbed, strict=True)]
+        dyn = tree_util.tree_unflatten(self.traced.in_tree, primals)
+        pair = self.fwd(*merge_args(self.nondiff, self.static, dyn))
+        where = f"Custom VJP fwd rule {self.rule_name} for function {self.primal_name}"
+        first = (
+            f"{where} must produce a pair (list or tuple of length two) where the first "
+            "element represents the primal output (equal to "
+        )
+        second = (
+            f"custom_vjp-decorated function {self.primal_name}) and the second element "
+            "represents residuals (i.e. values stored from the forward pass for use on "
+            "the backward pass), but "
+        )
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise TypeError(
+                f"{first}those of the {second}instead of a pair the fwd rule "
+                f"{self.rule_name} produced {pair}."
+            )
+        outs, out_tree = tree_util.tree_flatten(pair[0])
+        res, self.res_tree = tree_util.tree_flatten(pair[1])
+        avals = [shaped_abstractify(x) for x in outs]
+        fun_tree, fun_avals = self.traced.out_tree, self.traced.out_avals
+        if out_tree != fun_tree:
+            raise TypeError(
+                f"{first}the output of the {second}instead the fwd rule output's first "
+                f"element had container/pytree structure:\n    {type_tree(out_tree, avals)}\n"
+                f"while the custom_vjp-decorated function {self.primal_name} had output "
+                f"container/pytree structure:\n    {type_tree(fun_tree, fun_avals)}."
+            )
+        if not all(map(same_type, avals, fun_avals)):
+            raise TypeError(
+                f"{first}the output of the {second}instead the fwd rule output's first "
+                f"element had shapes/dtypes of:\n    {type_tree(out_tree, avals)}\n"
+                f"while the custom_vjp-decorated function {self.primal_name} had output "
+                f"shapes/dtypes of:\n    {type_tree(fun_tree, fun_avals)}"
+            )
+        for r in res:
+            shaped_abstractify(r)  # residuals must be arrays
+        return outs, res
+
+
+class VJPBackward:
+    """The user's ``bwd`` on flat values: ``bwd(*residuals, *output_cotangents)`` gives
+    a cotangent per input leaf (``Zero`` where there is none), checked as JAX checks."""
+
+    def __init__(self, cv: custom_vjp, static, traced: TracedCall, fwd: VJPForward):
+        self.bwd, self.symbolic_zeros = cv.bwd, cv.symbolic_zeros
+        self.rule_name = function_name(cv.bwd)
+        self.static, self.traced, self.fwd = static, traced, fwd
+
+    def __call__(self, *args):
+        traced, res_tree = self.traced, self.fwd.res_tree
+        res, cts = args[: res_tree.num_leaves], args[res_tree.num_leaves :]
+        cts = [to_rule_zero(c, self.symbolic_zeros) for c in cts]
+        py_res = tree_util.tree_unflatten(res_tree, res)
+        py_cts = tree_util.tree_unflatten(traced.out_tree, cts)
+        cts_in = self.bwd(*self.static, py_res, py_cts)
+        in_tree = traced.in_tree
+        n_args = len(tree_util.treedef_children(in_tree))
+        if isinstance(cts_in, list) and len(cts_in) == n_args:
+            cts_in = tuple(cts_in)
+        dummy = tree_util.tree_unflatten(in_tree, [0] * in_tree.num_leaves)
+        try:
+            if not isinstance(cts_in, tuple):
+                raise ValueError
+            per_leaf = tree_util.broadcast_prefix(cts_in, dummy, is_leaf=lambda x: x is None)
+        except ValueError:
+            raise TypeError(
+                "Custom VJP bwd rule must produce an output with the same container "
+                "(pytree) structure as the args tuple of the primal function, and in "
+                "particular must produce a tuple of length equal to the number of "
+                "arguments to the primal function, but got bwd output structure "
+                f"{tree_util.tree_structure(cts_in)} for primal input structure {in_tree}."
+            ) from None
+        paths = [p for p, _ in tree_util.tree_flatten_with_path(dummy)[0]]
+        in_avals = traced.call_jaxpr.in_avals[len(traced.consts) :]
+        return [_checked_ct(*z) for z in zip(paths, in_avals, per_leaf, strict=True)]
+
+
+def _checked_ct(path, aval, ct):
+    want = tangent_aval(aval)
+    if ct is None or want.dtype == dtypes.float0:
+        return Zero(want)
+    ct = from_rule_value(ct)
+    got = value_aval(ct)
+    # As in JAX, only the shape must agree for inexact inputs.
+    ok = same_type(want, got) or (
+        tuple(got.shape) == tuple(want.shape) and dtypes.issubdtype(aval.dtype, np.inexact)
+    )
+    if not ok:
+        raise ValueError(
+            "Custom VJP bwd rule must produce an output with the same shape/dtypes as the "
+            f"args tuple of the primal function, but at output{tree_util.keystr(path)} the "
+            f"bwd rule produced an output of shape/dtype {got.str_short()} corresponding to "
+            f"an input of shape/dtype {aval.str_short()}"
+        )
+    return ct
+
+
+# ---------------------------------------------------------------- custom_vjp_call
+
+custom_vjp_call_p = Primitive("custom_vjp_call")
+def_call_rules(custom_vjp_call_p)
+
+
+def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts,
+                         symbolic_zeros, **_):  # fmt: skip
+    if any(type(t) is not Zero for t in tangents[:num_consts]):
+        raise CustomVJPException()
+    primals, tangents = primals[num_consts:], tangents[num_consts:]
+    in_zeros = tuple(type(t) is Zero for t in tangents)
+    outs, res = fwd_jaxpr_thunk(*primals, perturbed=tuple(not z for z in in_zeros))
+    out_avals = tuple(tangent_aval(a) for a in call_jaxpr.out_avals)
+    tangents_out = custom_lin_p.bind(
+        *res,
+        *[t for t in tangents if type(t) is not Zero],
+        num_res=len(res),
+        bwd=bwd,
+        out_avals=out_avals,
+        symbolic_zeros=symbolic_zeros,
+        in_zeros=in_zeros,
+    )
+    tangents_out = [
+        Zero(a) if a.dtype == dtypes.float0 else t
+        for a, t in zip(out_avals, tangents_out, strict=True)
+    ]
+    return outs, tangents_out
+
+
+def _custom_vjp_call_batching(axis_data, vals, dims, *, call_jaxpr, fwd_jaxpr_thunk, bwd,
+                              **params):  # fmt: skip
+    # Every operand gets the batch axis: the cotangent of an unbatched one is then
+    # summed over the batch by the transpose of that broadcast, outside ``bwd``.
+    vals = [bdim_at_front(v, d, axis_data.size) for v, d in zip(vals, dims, strict=True)]
+    dims = [0] * len(vals)
+    outs = custom_vjp_call_p.bind(
+        *vals,
+        call_jaxpr=batch_call_jaxpr(call_jaxpr, axis_data, dims),
+        fwd_jaxpr_thunk=BatchedForward(fwd_jaxpr_thunk, axis_data),
+        bwd=BatchedBackward(bwd, axis_data),
+        **params,
+    )
+    return outs, [0] * len(outs)
+
+
+class BatchedForward:
+    """``fwd`` under ``vmap``: operands, outputs and residuals batched at 0."""
+
+    def __init__(self, fwd, axis_data):
+        self.fwd, self.axis_data = fwd, axis_data
+        self.primal_name, self.rule_name = fwd.primal_name, fwd.rule_name
+
+    def __call__(self, *primals, perturbed):
+        n_out = []
+
+        def flat_fwd(*xs):
+            outs, res = self.fwd(*xs, perturbed=perturbed)
+            n_out.append(len(outs))
+            return [*outs, *res]
+
+        outs = run_batched(flat_fwd, self.axis_data, primals, [0] * len(primals))
+        return outs[: n_out[0]], outs[n_out[0] :]
+
+
+class BatchedBackward:
+    """``bwd`` under ``vmap``: residuals, cotangents and results batched at 0."""
+
+    def __init__(self, bwd, axis_data):
+        self.bwd, self.axis_data = bwd, axis_data
+        self.rule_name = bwd.rule_name
+
+    def __call__(self, *args):
+        return run_batched(self.bwd, self.axis_data, args, [0] * len(args))
+
+
+def _custom_vjp_call_pp(params):
+    fwd = params["fwd_jaxpr_thunk"]
+    shown = [("name", fwd.primal_name), ("bwd", params["bwd"].rule_name)]
+    shown += [("call_jaxpr", params["call_jaxpr"]), ("fwd", fwd.rule_name)]
+    if params["num_consts"]:
+        shown.append(("num_consts", params["num_consts"]))
+    return [*shown, ("symbolic_zeros", params["symbolic_zeros"])]
+
+
+custom_vjp_call_p.def_jvp(_custom_vjp_call_jvp)
+custom_vjp_call_p.def_batching(_custom_vjp_call_batching)
+custom_vjp_call_p.def_pp_params(_custom_vjp_call_pp, unparsable)
+
+
+# ---------------------------------------------------------------- custom_lin
+
+custom_lin_p = Primitive("custom_lin")
+custom_lin_p.multiple_results = True
+
+
+def _custom_lin_abstract_eval(*_, out_avals, **__):
+    return list(out_avals)
+
+
+def raise_custom_vjp_error_on_jvp(*_, **__):
+    raise TypeError("can't apply forward-mode autodiff (jvp) to a custom_vjp function.")
+
+
+def _custom_lin_transpose(cts, *args, num_res, bwd, symbolic_zeros, in_zeros, **_):
+    if not symbolic_zeros:
+        cts = [instantiate_zeros(c) for c in cts]
+    cts_in = bwd(*args[:num_res], *cts)
+    return [None] * num_res + [c for c, z in zip(cts_in, in_zeros, strict=True) if not z]
+
+
+def _custom_lin_pp(params):
+    shown = {k: v for k, v in params.items() if k != "out_avals"}
+    shown["bwd"] = params["bwd"].rule_name
+    shown["in_zeros"] = list(params["in_zeros"])
+    return shown
+
+
+custom_lin_p.def_abstract_eval(_custom_lin_abstract_eval)
+custom_lin_p.def_impl(raise_custom_vjp_error_on_jvp)
+custom_lin_p.def_lowering(raise_custom_vjp_error_on_jvp)
+custom_lin_p.def_batching(raise_custom_vjp_error_on_jvp)
+custom_lin_p.def_jvp(raise_custom_vjp_error_on_jvp)
+custom_lin_p.def_transpose(_custom_lin_transpose)
+custom_lin_p.def_pp_params(_custom_lin_pp, unparsable)

@@ -1,0 +1,186 @@
+"""Partial evaluation: splitting a computation into the part whose inputs are known and
+the part that depends on unknown inputs.
+
+A :class:`PartialEvalTrace` holds a *staging* :class:`DynamicJaxprTrace`. Unknown
+values are that trace's tracers; known values are values of the parent trace. A
+primitive with only known operands is bound in the parent (it runs now, or is traced by
+an enclosing transformation); one with an unknown operand is staged into the Jaxpr,
+where the known operands it uses become constants. ``jit`` equations with mixed inputs
+are split in two: a known ``jit`` run in the parent that also returns the *residuals*
+the unknown part needs, and an unknown ``jit`` staged with the residuals as inputs.
+
+``linearize`` runs a JVP whose primals are known and tangents unknown, so the staged
+Jaxpr is the linear map from input tangents to output tangents.
+"""
+
+from __future__ import annotations
+
+from lamina.interpreters.core.tracing import Trace, find_current_trace, set_current_trace
+from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr, jit_p, jit_params
+from lamina.interpreters.jaxprs.jaxpr_cache import cache_on_jaxpr
+from lamina.interpreters.jaxprs.staging import DynamicJaxprTrace, DynamicJaxprTracer, trace_to_jaxpr
+from lamina.interpreters.transformations import ad
+from lamina.ir import ClosedJaxpr, partial_eval_rules
+
+__all__ = [
+    "PartialEvalTrace",
+    "linearize_flat",
+    "partial_eval_flat",
+    "partial_eval_jaxpr",
+]
+
+
+class PartialEvalTrace(Trace):
+    """Binds known work in ``parent``; stages work on unknown values into ``staging``."""
+
+    def __init__(self, parent: Trace, debug_info: str | None = None):
+        super().__init__()
+        self.parent = parent
+        self.staging = DynamicJaxprTrace(debug_info)
+
+    def new_unknown(self, aval) -> DynamicJaxprTracer:
+        return self.staging.new_arg(aval)
+
+    def is_unknown(self, x) -> bool:
+        return isinstance(x, DynamicJaxprTracer) and x._trace is self.staging
+
+    def process_primitive(self, primitive, args, params):
+        if not any(self.is_unknown(x) for x in args):
+            with set_current_trace(self.parent):
+                return primitive.bind(*args, **params)
+        rule = partial_eval_rules.get(primitive)
+        if rule is not None:
+            return rule(self, args, **params)
+        return self.staging.process_primitive(primitive, args, params)
+
+    def split_jit(self, args, params):
+        name = params["name"]
+        unknown = [self.is_unknown(x) for x in args]
+        known_closed, unknown_closed, out_unknown, forwarded = partial_eval_jaxpr(
+            params["jaxpr"], unknown, name
+        )
+        known_args = [x for x, u in zip(args, unknown, strict=True) if not u]
+        with set_current_trace(self.parent):
+            known_res = call_jaxpr(known_closed, *known_args, name=name)
+        n_known = len(out_unknown) - sum(out_unknown)
+        known_outs, computed = known_res[:n_known], iter(known_res[n_known:])
+        residuals = [next(computed) if i is None else known_args[i] for i in forwarded]
+        unknown_args = [x for x, u in zip(args, unknown, strict=True) if u]
+        unknown_outs = self.staging.process_primitive(
+            jit_p, [*residuals, *unknown_args], jit_params(unknown_closed, name)
+        )
+        k_it, u_it = iter(known_outs), iter(unknown_outs)
+        return [next(u_it) if u else next(k_it) for u in out_unknown]
+
+    def __repr__(self):
+        return f"PartialEvalTrace(parent={self.parent!r})"
+
+
+jit_p.def_partial_eval(lambda trace, args, **params: trace.split_jit(args, params))
+
+
+@cache_on_jaxpr
+def partial_eval_jaxpr(closed: ClosedJaxpr, unknown, name: str):
+    """Splits ``closed``, whose inputs marked ``unknown`` are unknown, in two. Returns
+    ``(known, staged, out_unknown, forwarded)``: ``known`` maps the known inputs to the
+    known outputs and the residuals; ``staged`` maps all residuals, then the unknown
+    inputs, to the unknown outputs; ``out_unknown`` marks the unknown outputs. A residual
+    that is a known input is not returned by ``known`` but passed on as it is:
+    ``forwarded`` holds, per residual, the index of that known input, else None."""
+    known_avals = [a for a, u in zip(closed.in_avals, unknown, strict=True) if not u]
+    box = {}
+
+    def known_fun(*kargs):
+        it = iter(kargs)
+        inner = PartialEvalTrace(find_current_trace())
+        try:
+            ins = [
+                inner.new_unknown(a) if u else next(it)
+                for a, u in zip(closed.in_avals, unknown, strict=True)
+            ]
+            with set_current_trace(inner):
+                outs = eval_jaxpr(closed.jaxpr, closed.consts, *ins)
+            out_unknown = [inner.is_unknown(o) for o in outs]
+            staged = inner.staging.to_jaxpr(
+                [o for o, u in zip(outs, out_unknown, strict=True) if u]
+            )
+        finally:
+            inner.staging.invalidate()
+            inner.invalidate()
+        forwarded = [next((i for i, k in enumerate(kargs) if k is c), None) for c in staged.consts]
+        box.update(staged=staged, out_unknown=out_unknown, forwarded=forwarded)
+        known_outs = [o for o, u in zip(outs, out_unknown, strict=True) if not u]
+        computed = [c for c, i in zip(staged.consts, forwarded, strict=True) if i is None]
+        return [*known_outs, *computed]
+
+    known_closed, _ = trace_to_jaxpr(known_fun, known_avals, name)
+    jaxpr = box["staged"].jaxpr
+    staged = ClosedJaxpr(jaxpr.replace(constvars=[], invars=[*jaxpr.constvars, *jaxpr.invars]), [])
+    return known_closed, staged, box["out_unknown"], box["forwarded"]
+
+
+def partial_eval_flat(fun, known, unknown_avals, debug_info: str | None = None):
+    """Runs ``fun(*known, *unknowns)`` (flat in, flat out) with the ``known`` values
+    bound in the current trace and unknown inputs of types ``unknown_avals``. Returns
+    ``(outs, staged)``: ``outs`` holds known outputs as values and unknown ones as
+    ``None``; ``staged`` is the ``ClosedJaxpr`` from the unknown inputs to the unknown
+    outputs (its constants are the known values it uses)."""
+    trace = PartialEvalTrace(find_current_trace(), debug_info)
+    try:
+        unknowns = [trace.new_unknown(a) for a in unknown_avals]
+        with set_current_trace(trace):
+            outs = list(fun(*known, *unknowns))
+        is_unknown = [trace.is_unknown(o) for o in outs]
+        staged = trace.staging.to_jaxpr([o for o, u in zip(outs, is_unknown, strict=True) if u])
+    finally:
+        trace.staging.invalidate()
+        trace.invalidate()
+    return [None if u else o for o, u in zip(outs, is_unknown, strict=True)], staged
+
+
+def linearize_flat(fun, primals, tangent_avals, debug_info: str | None = None):
+    """The JVP of ``fun`` (flat in, flat out) at ``primals`` with unknown tangents of
+    types ``tangent_avals`` (``None`` for a primal not differentiated). Returns
+    ``(primals_out, linear)``: ``linear`` is a ``ClosedJaxpr`` from the given tangents
+    to every output tangent (zeros instantiated), whose constants are the residuals."""
+    diff = [a is not None for a in tangent_avals]
+    n = len(primals)
+
+    def jvp_fun(*args):
+        ps, ts = args[:n], iter(args[n:])
+        tangents = [
+            next(ts) if d else ad.Zero(ad.tangent_aval(ad._check_jax_type(p)))
+            for p, d in zip(ps, diff, strict=True)
+        ]
+        outs_p, outs_t = ad.jvp_flat(fun, ps, tangents)
+        box["n_out"] = len(outs_p)
+        return [*outs_p, *[ad.instantiate_zeros(t) for t in outs_t]]
+
+    box = {}
+    outs, staged = partial_eval_flat(
+        jvp_fun, primals, [a for a in tangent_avals if a is not None], debug_info
+    )
+    n_out = box["n_out"]
+    primals_out = outs[:n_out]
+    # Output tangents that came out known (constants, zeros) become Jaxpr outputs too.
+    jaxpr = staged.jaxpr
+    tangent_outs = outs[n_out:]
+    if any(t is not None for t in tangent_outs):
+        staged = _with_known_outputs(staged, tangent_outs)
+    assert all(p is not None for p in primals_out), "a primal output depends on tangents"
+    del jaxpr
+    return primals_out, staged
+
+
+def _with_known_outputs(staged: ClosedJaxpr, outs):
+    """``staged`` with the known values in ``outs`` (not None) spliced into its outputs
+    as constants."""
+    trace = DynamicJaxprTrace()
+    try:
+        args = [trace.new_arg(a) for a in staged.in_avals]
+        with set_current_trace(trace):
+            unknown_outs = iter(eval_jaxpr(staged.jaxpr, staged.consts, *args))
+        full = [next(unknown_outs) if o is None else o for o in outs]
+        return trace.to_jaxpr(full)
+    finally:
+        trace.invalidate()
