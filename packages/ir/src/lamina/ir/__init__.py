@@ -6,10 +6,6 @@ need nothing else.
 
 from lamina.ir import dtypes, effects, tree, tree_util
 from lamina.ir.checker import JaxprTypeError, check_jaxpr
-
-# Other layers reach the printer as lamina.ir.pretty and the primitives as lamina.ir.primitives.
-from lamina.ir.core import jaxpr as pretty  # noqa: F401
-from lamina.ir.core import primitives as primitives
 from lamina.ir.core.avals import (
     AbstractToken,
     AbstractValue,

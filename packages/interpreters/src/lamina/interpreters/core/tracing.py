@@ -37,8 +37,7 @@ from lamina.interpreters.core.errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
-from lamina.ir import AbstractToken, ShapedArray, dtypes, impl_rules
-from lamina.ir import primitives as ir_primitives
+from lamina.ir import AbstractToken, ShapedArray, dtypes, impl_rules, set_bind_handler
 
 __all__ = [
     "EvalTrace",
@@ -160,7 +159,7 @@ def bind(primitive, args, params):
     return trace.process_primitive(primitive, args, params)
 
 
-ir_primitives.set_bind_handler(bind)
+set_bind_handler(bind)
 
 
 def leaked_tracer_error(tracer: Tracer) -> UnexpectedTracerError:

@@ -7,9 +7,9 @@ The module has the shape JAX 0.10.2 gives a jitted function on one device::
       func.func private @inner(...)      # one per distinct nested jit that is not inlined
     }
 
-Each equation is lowered by its primitive's rule from ``lamina.ir.primitives.
-lowering_rules`` (the rule for the target platform first, then the rule for any
-platform): ``rule(ctx, *operands, **params) -> list of ir.Value``, where ``ctx`` is a
+Each equation is lowered by its primitive's rule from ``lamina.ir.lowering_rules``
+(the rule for the target platform first, then the rule for any platform):
+``rule(ctx, *operands, **params) -> list of ir.Value``, where ``ctx`` is a
 ``LoweringRuleContext``. Constvars become ``stablehlo.constant`` s at the top of their
 function; a Literal operand becomes a scalar ``stablehlo.constant`` emitted just before
 the equation that uses it, and rules broadcast it as they need (``ctx.broadcast_to``).

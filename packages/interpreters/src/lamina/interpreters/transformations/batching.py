@@ -3,7 +3,7 @@
 A :class:`BatchTracer` holds a value with one extra axis, the batch axis, at position
 ``batch_dim`` (or no batch axis: ``batch_dim`` is :data:`not_mapped`). Binding a
 primitive on batch tracers looks up the primitive's batching rule in
-``lamina.ir.primitives.batching_rules`` and runs it in the *parent* trace (the trace
+``lamina.ir.batching_rules`` and runs it in the *parent* trace (the trace
 that was current when the ``BatchTrace`` was made), on the tracers' values:
 
     rule(axis_data, vals, dims, **params) -> (out, out_dim)   # or lists of them
