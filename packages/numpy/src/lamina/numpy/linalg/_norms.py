@@ -9,15 +9,15 @@ import functools
 import numpy as np
 from lamina import lax
 from lamina.interpreters import custom_jvp, jit
-from lamina.numpy._util import (
+from lamina.numpy.base.arguments import (
     aval_of,
     canonicalize_axis,
     check_arraylike,
     promote_dtypes_inexact,
     to_array,
 )
-from lamina.numpy.linalg._common import adjoint, as_matrix, is_complex, matmul, scalar
 from lamina.numpy.linalg._decomp import svd
+from lamina.numpy.linalg._operands import adjoint, as_matrix, is_complex, matmul, scalar
 
 __all__ = ["cond", "lstsq", "matrix_norm", "matrix_rank", "norm", "pinv", "vector_norm"]
 

@@ -10,9 +10,9 @@ import operator
 
 import numpy as np
 from lamina import lax
-from lamina.numpy._util import aval_of, check_arraylike, to_array
-from lamina.numpy.linalg._common import as_matrix, eye_like
-from lamina.numpy.linalg._common import matmul as matrix_product
+from lamina.numpy.base.arguments import aval_of, check_arraylike, to_array
+from lamina.numpy.linalg._operands import as_matrix, eye_like
+from lamina.numpy.linalg._operands import matmul as matrix_product
 
 __all__ = [
     "cross",
