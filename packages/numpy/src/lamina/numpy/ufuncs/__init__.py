@@ -54,6 +54,7 @@ from lamina.numpy.ufuncs.comparisons import (
     less,
     less_equal,
     not_equal,
+    signbit,
 )
 from lamina.numpy.ufuncs.floating import (
     angle,
@@ -65,7 +66,6 @@ from lamina.numpy.ufuncs.floating import (
     modf,
     nan_to_num,
     round,
-    signbit,
     sinc,
     spacing,
     unwrap,

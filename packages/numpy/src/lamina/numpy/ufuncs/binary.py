@@ -21,6 +21,7 @@ from lamina.numpy.base.arguments import (
     promote_dtypes_numeric,
     to_array,
 )
+from lamina.numpy.ufuncs.comparisons import greater, isnan, less, signbit
 from lamina.numpy.ufuncs.operands import (
     const_like,
     dtype_of,
@@ -309,8 +310,6 @@ def hypot(x1, x2, /):
 @jitted
 def copysign(x1, x2, /):
     """``|x1|`` with the sign (bit) of ``x2``."""
-    from lamina.numpy.ufuncs.floating import signbit
-
     x1, x2 = promote_args_inexact("copysign", x1, x2)
     if is_complex(x1):
         raise TypeError("copysign does not support complex-valued inputs")
@@ -340,8 +339,6 @@ def heaviside(x1, x2, /):
 
 def _nan_ignoring(name, compare):
     def fun(x1, x2):
-        from lamina.numpy.ufuncs.comparisons import greater, isnan, less
-
         check_arraylike(name, x1, x2)
         keep_first = lax.bitwise_or((less if compare == "lt" else greater)(x1, x2), isnan(x2))
         x1, x2 = checked_promote(name, x1, x2)

@@ -2,11 +2,9 @@
 (complex numbers ordered by real part, then imaginary part, as JAX does), tolerance
 tests (``isclose``, ``allclose``), whole-array tests (``array_equal``,
 ``array_equiv``) and the floating-point classifiers (``isnan``, ``isinf``,
-``isfinite``, ``isposinf``, ``isneginf``, ``iscomplex``, ``isreal``)."""
+``isfinite``, ``isposinf``, ``isneginf``, ``iscomplex``, ``isreal``, ``signbit``)."""
 
 from __future__ import annotations
-
-import importlib
 
 import numpy as np
 from lamina import lax
@@ -19,13 +17,17 @@ from lamina.numpy.base.arguments import (
     promote_args_inexact,
     to_array,
 )
+from lamina.numpy.creation.conversion import asarray
 from lamina.numpy.ufuncs.operands import (
+    INT_OF_BITS,
     compare,
     const_like,
     dtype_of,
     full_like,
+    is_bool,
     is_complex,
     is_floating,
+    is_integer,
     jitted,
     weak_like_inputs,
 )
@@ -33,7 +35,7 @@ from lamina.numpy.ufuncs.operands import (
 __all__ = [
     "allclose", "array_equal", "array_equiv", "equal", "greater", "greater_equal",
     "isclose", "iscomplex", "isfinite", "isinf", "isnan", "isneginf", "isposinf",
-    "isreal", "less", "less_equal", "not_equal",
+    "isreal", "less", "less_equal", "not_equal", "signbit",
 ]  # fmt: skip
 
 
@@ -181,10 +183,7 @@ def _as_array(x):
     """``jnp.asarray(x)``: lists and tuples too, as ``array_equal`` accepts them."""
     if is_arraylike(x):
         return to_array(x)
-    asarray = getattr(importlib.import_module("lamina.numpy"), "asarray", None)
-    if asarray is not None:
-        return asarray(x)
-    return to_array(np.asarray(x))
+    return asarray(x)
 
 
 def array_equal(a1, a2, equal_nan=False):
@@ -207,3 +206,23 @@ def array_equiv(a1, a2):
     except ValueError:
         return to_array(np.array(False))
     return _all_true(same)
+
+
+@jitted
+def signbit(x, /):
+    """Elementwise: true where the sign bit is set (``-0.0`` and ``-nan`` included)."""
+    check_arraylike("signbit", x)
+    x = to_array(promote_args("signbit", x)[0])
+    dtype = dtype_of(x)
+    if is_integer(x):
+        return lax.lt(x, np.zeros((), dtype))  # a typed constant: a strong result, as JAX
+    if is_bool(x):
+        return lax.full_like(x, False, dtype=np.bool_)
+    if not is_floating(x):
+        raise ValueError(f"jax.numpy.signbit is not well defined for {dtype}")
+    info = dtypes.finfo(dtype)
+    if info.bits not in INT_OF_BITS:
+        raise NotImplementedError("jax.numpy.signbit only supports 16, 32, and 64-bit types.")
+    bits = lax.bitcast_convert_type(x, INT_OF_BITS[info.bits])
+    shift = np.array(info.bits - 1, INT_OF_BITS[info.bits])
+    return lax.ne(lax.shift_right_logical(bits, shift), full_like(bits, 0))

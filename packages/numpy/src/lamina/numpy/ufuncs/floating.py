@@ -1,5 +1,5 @@
 """Floating-point elementwise functions of lamina.numpy that look at the bits or the
-special values of floats (signbit, frexp, ldexp, spacing, modf, nan_to_num), rounding to
+special values of floats (frexp, ldexp, spacing, modf, nan_to_num), rounding to
 decimals, special functions with custom derivatives (sinc, i0), complex angles,
 ``unwrap`` and ``clip``."""
 
@@ -15,17 +15,17 @@ from lamina.numpy.base.arguments import (
     aval_of,
     canonicalize_axis,
     check_arraylike,
-    promote_args,
     promote_args_inexact,
     promote_dtypes,
     promote_dtypes_inexact,
     to_array,
 )
+from lamina.numpy.ufuncs.binary import copysign, floor_divide, maximum, minimum, remainder
 from lamina.numpy.ufuncs.operands import (
+    INT_OF_BITS,
     const_like,
     dtype_of,
     full_like,
-    is_bool,
     is_complex,
     is_floating,
     is_integer,
@@ -35,30 +35,8 @@ from lamina.numpy.ufuncs.operands import (
 
 __all__ = [
     "angle", "around", "clip", "frexp", "i0", "ldexp", "modf", "nan_to_num", "round",
-    "signbit", "sinc", "spacing", "unwrap",
+    "sinc", "spacing", "unwrap",
 ]  # fmt: skip
-
-_INT_OF_BITS = {16: np.int16, 32: np.int32, 64: np.int64}
-
-
-@jitted
-def signbit(x, /):
-    """Elementwise: true where the sign bit is set (``-0.0`` and ``-nan`` included)."""
-    check_arraylike("signbit", x)
-    x = to_array(promote_args("signbit", x)[0])
-    dtype = dtype_of(x)
-    if is_integer(x):
-        return lax.lt(x, np.zeros((), dtype))  # a typed constant: a strong result, as JAX
-    if is_bool(x):
-        return lax.full_like(x, False, dtype=np.bool_)
-    if not is_floating(x):
-        raise ValueError(f"jax.numpy.signbit is not well defined for {dtype}")
-    info = dtypes.finfo(dtype)
-    if info.bits not in _INT_OF_BITS:
-        raise NotImplementedError("jax.numpy.signbit only supports 16, 32, and 64-bit types.")
-    bits = lax.bitcast_convert_type(x, _INT_OF_BITS[info.bits])
-    shift = np.array(info.bits - 1, _INT_OF_BITS[info.bits])
-    return lax.ne(lax.shift_right_logical(bits, shift), full_like(bits, 0))
 
 
 def _frexp_values(x):
@@ -66,7 +44,7 @@ def _frexp_values(x):
     scaled into the normal range first)."""
     dtype = dtype_of(x)
     info = dtypes.finfo(dtype)
-    int_type = _INT_OF_BITS[info.bits]
+    int_type = INT_OF_BITS[info.bits]
     exponent_mask = (1 << info.nexp) - 1
     bias = 1 - info.minexp
     subnormal = lax.lt(lax.abs(x), const_like(x, info.tiny))
@@ -143,8 +121,6 @@ def spacing(x, /):
     inf = const_like(x, np.inf)
     if dtype_of(x) == np.float16:
         return lax.sub(lax.nextafter(x, full_like(x, np.inf)), x)
-    from lamina.numpy.ufuncs.binary import copysign
-
     away = lax.nextafter(x, lax.convert_element_type(copysign(inf, x), dtype_of(x)))
     result = lax.sub(away, x)
     tiny = copysign(const_like(x, dtypes.finfo(dtype_of(x)).smallest_subnormal), x)
@@ -311,8 +287,6 @@ def angle(z, deg=False):
 def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
     """``p`` with jumps larger than ``discont`` along ``axis`` replaced by their
     complement modulo ``period``."""
-    from lamina.numpy.ufuncs.binary import floor_divide, remainder
-
     check_arraylike("unwrap", p)
     p, period = promote_dtypes(p, period)
     if is_complex(p):
@@ -341,8 +315,6 @@ def unwrap(p, discont=None, axis=-1, period=2 * np.pi):
 @jitted
 def clip(arr=None, /, min=None, max=None):
     """``arr`` limited to ``[min, max]`` (either bound may be None)."""
-    from lamina.numpy.ufuncs.binary import maximum, minimum
-
     if arr is None:
         raise ValueError("No input was provided to the clip function.")
     check_arraylike("clip", arr)

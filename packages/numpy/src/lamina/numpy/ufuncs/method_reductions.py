@@ -11,7 +11,9 @@ from lamina import lax
 from lamina.interpreters import stop_gradient
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import aval_of, promote_dtypes_inexact, to_array
+from lamina.numpy.ufuncs.binary import lexicographic_less, maximum, minimum
 from lamina.numpy.ufuncs.bits import to_bool
+from lamina.numpy.ufuncs.log_sum_exp import logaddexp, logaddexp2
 from lamina.numpy.ufuncs.operands import (
     broadcast_to,
     dtype_of,
@@ -86,8 +88,6 @@ def _extremum(name, lax_reduce, combine, lowest):
         if initial is not None:
             initial = lax.convert_element_type(initial, dtype_of(out))
             if is_complex(out):  # ordered as JAX orders complex numbers
-                from lamina.numpy.ufuncs.binary import maximum, minimum
-
                 out = (maximum if lowest else minimum)(out, initial)
             else:
                 out = combine(out, initial)
@@ -99,7 +99,6 @@ def _extremum(name, lax_reduce, combine, lowest):
 def _complex_extremum(a, axes, largest):
     """max (``largest``) or min of complex numbers ordered by real part, then imaginary
     part, as JAX orders them."""
-    from lamina.numpy.ufuncs.binary import lexicographic_less
 
     def pick(x, y):
         x_first = lexicographic_less(y, x) if largest else lexicographic_less(x, y)
@@ -144,8 +143,6 @@ def _bitwise(name, lax_reduce, combine, identity, logical):
 
 def _logsumexp(base2):
     def reduce(a, axes, dtype, keepdims, initial, where):
-        from lamina.numpy.ufuncs.log_sum_exp import logaddexp, logaddexp2
-
         if dtype is not None:
             dtypes.check_and_canonicalize_user_dtype(dtype, "jnp.logaddexp.reduce")
         (a,) = promote_dtypes_inexact(a)

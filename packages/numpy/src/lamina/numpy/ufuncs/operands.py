@@ -14,6 +14,7 @@ from lamina.lax import aval_of, broadcast_in_dim, reshape, to_dtype
 from lamina.lax import elementwise as ew
 
 __all__ = [
+    "INT_OF_BITS",
     "broadcast_to",
     "compare",
     "const_like",
@@ -30,6 +31,10 @@ __all__ = [
     "weak_like_inputs",
     "where",
 ]
+
+
+# The signed integer type of each float width, for reading a float's bits.
+INT_OF_BITS = {16: np.int16, 32: np.int32, 64: np.int64}
 
 
 def jitted(fun=None, *, static_argnames=None, inline=True):
