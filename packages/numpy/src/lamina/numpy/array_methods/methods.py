@@ -25,6 +25,7 @@ from lamina.lax import (
     rev,
     to_dtype,
 )
+from lamina.numpy.indexing.subscripting import _IndexUpdateHelper, getitem
 
 __all__: list[str] = []
 
@@ -91,8 +92,6 @@ def _from_bits(bits, dtype):
     floats = bitcast_convert_type(bits, part_dtype)
     shape = aval_of(floats).shape
     pairs = reshape(floats, (*shape[:-1], shape[-1] // 2, 2))
-    from lamina.numpy.indexing.subscripting import getitem
-
     return lax.complex(getitem(pairs, (..., 0)), getitem(pairs, (..., 1)))
 
 
@@ -188,8 +187,6 @@ def conj(self):
 
 
 def at_property(self):
-    from lamina.numpy.indexing.subscripting import _IndexUpdateHelper
-
     return _IndexUpdateHelper(self)
 
 
@@ -295,6 +292,4 @@ def traced_tobytes(self, order="C"):
 
 def unstack(self):
     """The slices ``x[0], x[1], ...`` of a traced array (iteration)."""
-    from lamina.numpy.indexing.subscripting import getitem
-
     return [getitem(self, i) for i in range(aval_of(self).shape[0])]

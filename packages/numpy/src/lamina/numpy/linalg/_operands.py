@@ -5,16 +5,35 @@ from __future__ import annotations
 import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
-from lamina.lax.linalg import _ops
 from lamina.numpy.base.arguments import aval_of, check_arraylike, promote_dtypes_inexact, to_array
 
-adjoint = _ops.adjoint
-swap_last = _ops.swap_last
-eye_like = _ops.eye_like
-diagonal = _ops.diagonal
-real_diagonal = _ops.real_diagonal
-tril = _ops.tril
-triu = _ops.triu
+
+def swap_last(x):
+    """``x`` with its last two axes swapped."""
+    nd = aval_of(x).ndim
+    return lax.transpose(x, (*range(nd - 2), nd - 1, nd - 2))
+
+
+def adjoint(x):
+    """The conjugate transpose of a batch of matrices."""
+    x = swap_last(x)
+    return lax.conj(x) if is_complex(x) else x
+
+
+def eye_like(x):
+    """Identity matrices of ``x``'s shape and dtype."""
+    aval = aval_of(x)
+    rows = lax.broadcasted_iota(np.int32, aval.shape, aval.ndim - 2)
+    cols = lax.broadcasted_iota(np.int32, aval.shape, aval.ndim - 1)
+    one = lax.broadcast_in_dim(np.asarray(1, aval.dtype), aval.shape, ())
+    zero = lax.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
+    return lax.select_n(lax.eq(rows, cols), zero, one)
+
+
+def diagonal(x):
+    """The diagonals of a batch of square matrices (masked sum over the last axis)."""
+    masked = lax.mul(x, eye_like(x))
+    return lax.reduce_sum(masked, (aval_of(x).ndim - 1,))
 
 
 def as_matrix(name: str, a, *, square: bool = False, label: str | None = None):
@@ -53,7 +72,9 @@ def broadcast_batch(a, b, a_core: int, b_core: int):
 
 def matmul(a, b):
     """Batched matrix product with equal batch shapes."""
-    return _ops.matmul(a, b)
+    nd = aval_of(a).ndim
+    batch = tuple(range(nd - 2))
+    return lax.dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)), precision="highest")
 
 
 def scalar(value, like):

@@ -12,6 +12,8 @@ from lamina import lax
 from lamina.interpreters import ConcretizationTypeError, Tracer, jit
 from lamina.lax import to_dtype
 from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, to_array
+from lamina.numpy.manipulation.shapes import broadcast_to
+from lamina.numpy.manipulation.stacking import concatenate
 from lamina.numpy.manipulation.static import (
     concrete_value,
     gather_along,
@@ -30,8 +32,6 @@ def _flat(x):
 def append(arr, values, axis=None):
     """``values`` joined to the end of ``arr`` along ``axis`` (both flattened when
     ``axis`` is None)."""
-    from lamina.numpy.manipulation.stacking import concatenate
-
     check_arraylike("append", arr, values)
     if axis is None:
         return concatenate([_flat(to_array(arr)), _flat(to_array(values))], 0)
@@ -59,8 +59,6 @@ def _values_block(values, x, axis: int, count: int | None, move_first: bool):
         v = lax.transpose(v, _move_first_to(len(shape_of(v)), axis))
     target = list(aval.shape)
     target[axis] = shape_of(v)[axis] if count is None else count
-    from lamina.numpy.manipulation.shapes import broadcast_to
-
     return broadcast_to(v, tuple(target))
 
 

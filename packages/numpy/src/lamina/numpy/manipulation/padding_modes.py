@@ -11,6 +11,7 @@ from lamina.interpreters import vmap
 from lamina.ir import dtypes
 from lamina.lax import to_dtype
 from lamina.numpy.base.arguments import aval_of, is_arraylike, to_array
+from lamina.numpy.manipulation.shapes import broadcast_to
 from lamina.numpy.manipulation.static import (
     broadcast_along,
     shape_of,
@@ -66,8 +67,6 @@ def pad_constant(x, widths, constant_values):
             f"jnp.pad: constant_values has unsupported shape {shape}. If the shape is 1D or "
             "2D, the last dimension must be of size 1 or 2."
         )
-    from lamina.numpy.manipulation.shapes import broadcast_to
-
     table = broadcast_to(values, (ndim, 2))
     for axis, pair in enumerate(widths):
         for side, width in enumerate(pair):

@@ -1,7 +1,7 @@
 """Counting and binning in jax.numpy: ``bincount``, ``digitize``, ``histogram``,
 ``histogram_bin_edges``, ``histogram2d`` and ``histogramdd``.
 
-Bin lookup is a vectorized binary search (:func:`_search_sorted`, a ``fori_loop`` of
+Bin lookup is a vectorized binary search (:func:`.bin_search.search_sorted`, a ``fori_loop`` of
 ``log2(len(edges))`` steps over all queries at once); counts are scatter-adds. Shapes
 of results depend on the number of bins, so ``bins`` (an int) and ``bincount``'s
 ``length`` must be known while tracing.
@@ -18,6 +18,7 @@ from lamina.ir import dtypes
 from lamina.numpy.base.arguments import promote_dtypes, promote_dtypes_inexact
 from lamina.numpy.reductions import folding as basic
 from lamina.numpy.reductions import rules as rc
+from lamina.numpy.reductions.bin_search import search_sorted
 
 __all__ = [
     "bincount",
@@ -29,53 +30,6 @@ __all__ = [
 ]
 
 _SEARCH_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
-
-
-def _less(a, b):
-    """``a < b`` in NumPy's sort order, where NaN is above every number."""
-    less = lax.lt(a, b)
-    if dtypes.issubdtype(np.result_type(a.dtype, b.dtype), np.inexact):
-        less = lax.bitwise_or(less, lax.bitwise_and(rc.isnan(b), lax.bitwise_not(rc.isnan(a))))
-    return less
-
-
-@rc.staged(2)
-def _search_sorted(edges, values, side: str):
-    """For each of ``values``, how many of the sorted 1-D ``edges`` lie below it (``side
-    ='left'``) or at or below it (``'right'``): NumPy's ``searchsorted``, as int32."""
-    edges, values = promote_dtypes(edges, values)
-    n = edges.shape[0]
-    low = rc.full(values.shape, 0, np.int32)
-    if n == 0:
-        return low
-    high = rc.full(values.shape, n, np.int32)
-    one = np.array(1, np.int32)
-
-    def belongs_right(edge, value):
-        return lax.bitwise_not(_less(value, edge)) if side == "right" else _less(edge, value)
-
-    def halve(_, bounds):
-        low, high = bounds
-        active = lax.lt(low, high)
-        middle = lax.div(lax.add(low, high), np.array(2, np.int32))
-        edge = _take(edges, lax.min(middle, np.array(n - 1, np.int32)))
-        right = lax.bitwise_and(active, belongs_right(edge, values))
-        left = lax.bitwise_and(active, lax.bitwise_not(right))
-        return rc.select(right, lax.add(middle, one), low), rc.select(left, middle, high)
-
-    steps = int(n).bit_length() + 1
-    low, _ = lax.fori_loop(0, steps, halve, (low, high))
-    return low
-
-
-def _take(vector, index):
-    """``vector[index]`` elementwise for an int32 ``index`` array of any shape."""
-    flat = lax.reshape(index, (index.size, 1))
-    numbers = lax.GatherDimensionNumbers(
-        offset_dims=(), collapsed_slice_dims=(0,), start_index_map=(0,)
-    )
-    taken = lax.gather(vector, flat, numbers, (1,), mode="promise_in_bounds")
-    return lax.reshape(taken, index.shape)
 
 
 def digitize(x, bins, right=False, *, method=None):
@@ -98,8 +52,8 @@ def digitize(x, bins, right=False, *, method=None):
 def _staged_digitize(x, bins_array, right):
     n = bins_array.shape[0]
     side = "left" if right else "right"
-    increasing = _search_sorted(bins_array, x, side)
-    decreasing = lax.sub(np.array(n, np.int32), _search_sorted(lax.rev(bins_array, (0,)), x, side))
+    increasing = search_sorted(bins_array, x, side)
+    decreasing = lax.sub(np.array(n, np.int32), search_sorted(lax.rev(bins_array, (0,)), x, side))
     is_increasing = lax.ge(rc.take_index(bins_array, -1), rc.take_index(bins_array, 0))
     return rc.select(is_increasing, increasing, decreasing)
 
@@ -216,7 +170,7 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
 def _staged_histogram(a, weights, edges, density):
     n_edges = edges.shape[0]
     flat = rc.ravel(a)
-    index = _search_sorted(edges, flat, "right")
+    index = search_sorted(edges, flat, "right")
     on_last_edge = lax.eq(flat, rc.take_index(edges, -1))
     index = rc.select(on_last_edge, np.array(n_edges - 1, np.int32), index)
     counts = _scatter_add(rc.full((n_edges,), 0, weights.dtype), index, rc.ravel(weights))
@@ -278,7 +232,7 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     for d in builtins.range(n_dims):
         column = rc.take_index(sample, d, 1)
         edges = histogram_bin_edges(column, bins_per_dim[d], None if range is None else range[d])
-        index = _search_sorted(edges, column, "right")
+        index = search_sorted(edges, column, "right")
         on_last_edge = lax.eq(column, rc.take_index(edges, -1))
         index = rc.select(on_last_edge, lax.sub(index, np.array(1, np.int32)), index)
         size = edges.shape[0] + 1  # bins plus an underflow and an overflow slot

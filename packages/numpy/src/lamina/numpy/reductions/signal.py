@@ -12,6 +12,7 @@ from lamina.ir import dtypes
 from lamina.numpy.base.arguments import promote_dtypes, promote_dtypes_inexact
 from lamina.numpy.reductions import folding as basic
 from lamina.numpy.reductions import rules as rc
+from lamina.numpy.reductions.bin_search import search_sorted, take_at
 
 __all__ = ["convolve", "correlate", "diff", "ediff1d", "gradient", "interp", "trapezoid"]
 
@@ -235,8 +236,6 @@ def interp(x, xp, fp, left=None, right=None, period=None):
 
 @rc.staged(6, 7)
 def _staged_interp(x, xp, fp, left, right, period, extrapolate_left, extrapolate_right):
-    from lamina.numpy.reductions.histograms import _search_sorted, _take
-
     x, xp, fp = rc.to_array(x), rc.to_array(xp), rc.to_array(fp)
     if xp.shape != fp.shape or xp.ndim != 1:
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
@@ -253,10 +252,10 @@ def _staged_interp(x, xp, fp, left, right, period, extrapolate_left, extrapolate
         )
         fp = lax.concatenate([rc.slice_axis(fp, -1, None, 0), fp, rc.slice_axis(fp, 0, 1, 0)], 0)
     n = xp.shape[0]
-    index = lax.clamp(np.int32(1), _search_sorted(xp, x, "right"), np.int32(n - 1))
+    index = lax.clamp(np.int32(1), search_sorted(xp, x, "right"), np.int32(n - 1))
     before = lax.sub(index, np.int32(1))
-    fp_low, fp_high = _take(fp, before), _take(fp, index)
-    xp_low, xp_high = _take(xp, before), _take(xp, index)
+    fp_low, fp_high = take_at(fp, before), take_at(fp, index)
+    xp_low, xp_high = take_at(xp, before), take_at(xp, index)
     df, dx = lax.sub(fp_high, fp_low), lax.sub(xp_high, xp_low)
     delta = lax.sub(x, xp_low)
     # A zero-width interval takes its left value (and keeps gradients finite).

@@ -18,6 +18,7 @@ import numpy as np
 from lamina.interpreters import device_put_value, jit
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import aval_of, check_arraylike, to_array
+from lamina.numpy.selection.choosing import nonzero
 from lamina.numpy.selection.plumbing import (
     concrete_value,
     default_index_dtype,
@@ -108,8 +109,6 @@ def diag_indices_from(arr):
 
 
 def mask_indices(n, mask_func, k=0, *, size=None):
-    from lamina.numpy.selection.choosing import nonzero
-
     n = static_int(n, "n argument of jnp.mask_indices")
     ones = lax.full((n, n), 1.0, dtypes.default_float_dtype())
     rows, cols = nonzero(mask_func(ones, k), size=size)
