@@ -2,16 +2,16 @@
 (``x.sum()``, ``x.reshape(2, 3)``, ``x.T``, ``x[i]``, ``x.at[i].set(v)``, ...), with
 JAX's signatures.
 
-Most methods call the ``lamina.numpy`` function of the same name, looked up when the
-method runs. :func:`install_array_methods` puts them on concrete arrays (jaxlib's
+Most methods call the ``lamina.numpy`` function of the same name, taken from the
+concern packages (``reductions``, ``manipulation``, ...). :func:`install_array_methods` puts them on concrete arrays (jaxlib's
 ``ArrayImpl``) and in the method table of tracers.
 """
 
 from __future__ import annotations
 
 from lamina.interpreters import set_array_attribute, tracing
+from lamina.numpy import contractions, manipulation, reductions, selection, ufuncs
 from lamina.numpy.array_methods import methods as impl
-from lamina.numpy.array_methods.methods import jnp
 from lamina.numpy.base.arguments import is_arraylike
 from lamina.numpy.contractions.products import matmul
 from lamina.numpy.indexing.subscripting import getitem
@@ -23,71 +23,71 @@ __all__: list[str] = []
 
 
 def all(self, axis=None, out=None, keepdims=False, *, where=None):
-    return jnp("all")(self, axis=axis, out=out, keepdims=keepdims, where=where)
+    return reductions.all(self, axis=axis, out=out, keepdims=keepdims, where=where)
 
 
 def any(self, axis=None, out=None, keepdims=False, *, where=None):
-    return jnp("any")(self, axis=axis, out=out, keepdims=keepdims, where=where)
+    return reductions.any(self, axis=axis, out=out, keepdims=keepdims, where=where)
 
 
 def argmax(self, axis=None, out=None, keepdims=None):
-    return jnp("argmax")(self, axis=axis, out=out, keepdims=keepdims)
+    return reductions.argmax(self, axis=axis, out=out, keepdims=keepdims)
 
 
 def argmin(self, axis=None, out=None, keepdims=None):
-    return jnp("argmin")(self, axis=axis, out=out, keepdims=keepdims)
+    return reductions.argmin(self, axis=axis, out=out, keepdims=keepdims)
 
 
 def max(self, axis=None, out=None, keepdims=False, initial=None, where=None):
-    return jnp("max")(self, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
+    return reductions.max(self, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
 
 
 def min(self, axis=None, out=None, keepdims=False, initial=None, where=None):
-    return jnp("min")(self, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
+    return reductions.min(self, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
 
 
 def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
-    return jnp("mean")(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+    return reductions.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
 
 
 def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
          promote_integers=True):  # fmt: skip
-    return jnp("prod")(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+    return reductions.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
                        initial=initial, where=where, promote_integers=promote_integers)  # fmt: skip
 
 
 def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
         promote_integers=True):  # fmt: skip
-    return jnp("sum")(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+    return reductions.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
                       initial=initial, where=where, promote_integers=promote_integers)  # fmt: skip
 
 
 def ptp(self, axis=None, out=None, keepdims=False):
-    return jnp("ptp")(self, axis=axis, out=out, keepdims=keepdims)
+    return reductions.ptp(self, axis=axis, out=out, keepdims=keepdims)
 
 
 def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         correction=None):  # fmt: skip
-    return jnp("std")(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+    return reductions.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
                       where=where, correction=correction)  # fmt: skip
 
 
 def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         correction=None):  # fmt: skip
-    return jnp("var")(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+    return reductions.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
                       where=where, correction=correction)  # fmt: skip
 
 
 def cumsum(self, axis=None, dtype=None, out=None):
-    return jnp("cumsum")(self, axis=axis, dtype=dtype, out=out)
+    return reductions.cumsum(self, axis=axis, dtype=dtype, out=out)
 
 
 def cumprod(self, axis=None, dtype=None, out=None):
-    return jnp("cumprod")(self, axis=axis, dtype=dtype, out=out)
+    return reductions.cumprod(self, axis=axis, dtype=dtype, out=out)
 
 
 def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    return jnp("trace")(self, offset=offset, axis1=axis1, axis2=axis2, dtype=dtype, out=out)
+    return contractions.trace(self, offset=offset, axis1=axis1, axis2=axis2, dtype=dtype, out=out)
 
 
 # ------------------------------------------------------------------ shapes
@@ -96,37 +96,37 @@ def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 def reshape(self, *args, order="C", out_sharding=None):
     """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
     shape = args[0] if len(args) == 1 else args
-    return jnp("reshape")(self, shape, order=order, out_sharding=out_sharding)
+    return manipulation.reshape(self, shape, order=order, out_sharding=out_sharding)
 
 
 def ravel(self, order="C", *, out_sharding=None):
-    return jnp("ravel")(self, order, out_sharding=out_sharding)
+    return manipulation.ravel(self, order, out_sharding=out_sharding)
 
 
 def flatten(self, order="C", *, out_sharding=None):
-    return jnp("ravel")(self, order, out_sharding=out_sharding)
+    return manipulation.ravel(self, order, out_sharding=out_sharding)
 
 
 def transpose(self, *args):
     """``x.transpose()``, ``x.transpose(1, 0)`` or ``x.transpose((1, 0))``."""
     axes = None if args in ((), (None,)) else (args[0] if len(args) == 1 else args)
-    return jnp("transpose")(self, axes)
+    return manipulation.transpose(self, axes)
 
 
 def swapaxes(self, axis1, axis2):
-    return jnp("swapaxes")(self, axis1, axis2)
+    return manipulation.swapaxes(self, axis1, axis2)
 
 
 def squeeze(self, axis=None):
-    return jnp("squeeze")(self, axis)
+    return manipulation.squeeze(self, axis)
 
 
 def diagonal(self, offset=0, axis1=0, axis2=1):
-    return jnp("diagonal")(self, offset, axis1, axis2)
+    return contractions.diagonal(self, offset, axis1, axis2)
 
 
 def repeat(self, repeats, axis=None, *, total_repeat_length=None, out_sharding=None):
-    return jnp("repeat")(self, repeats, axis, total_repeat_length=total_repeat_length,
+    return manipulation.repeat(self, repeats, axis, total_repeat_length=total_repeat_length,
                          out_sharding=out_sharding)  # fmt: skip
 
 
@@ -134,37 +134,37 @@ def repeat(self, repeats, axis=None, *, total_repeat_length=None, out_sharding=N
 
 
 def argpartition(self, kth, axis=-1):
-    return jnp("argpartition")(self, kth, axis)
+    return selection.argpartition(self, kth, axis)
 
 
 def argsort(self, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    return jnp("argsort")(self, axis, kind=kind, order=order, stable=stable,
+    return selection.argsort(self, axis, kind=kind, order=order, stable=stable,
                           descending=descending)  # fmt: skip
 
 
 def sort(self, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    return jnp("sort")(self, axis, kind=kind, order=order, stable=stable, descending=descending)
+    return selection.sort(self, axis, kind=kind, order=order, stable=stable, descending=descending)
 
 
 def searchsorted(self, v, side="left", sorter=None, *, method="scan"):
-    return jnp("searchsorted")(self, v, side=side, sorter=sorter, method=method)
+    return selection.searchsorted(self, v, side=side, sorter=sorter, method=method)
 
 
 def choose(self, choices, out=None, mode="raise"):
-    return jnp("choose")(self, choices, out=out, mode=mode)
+    return selection.choose(self, choices, out=out, mode=mode)
 
 
 def compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
-    return jnp("compress")(condition, self, axis, size=size, fill_value=fill_value, out=out)
+    return selection.compress(condition, self, axis, size=size, fill_value=fill_value, out=out)
 
 
 def nonzero(self, *, fill_value=None, size=None):
-    return jnp("nonzero")(self, size=size, fill_value=fill_value)
+    return selection.nonzero(self, size=size, fill_value=fill_value)
 
 
 def take(self, indices, axis=None, out=None, mode=None, unique_indices=False,
          indices_are_sorted=False, fill_value=None):  # fmt: skip
-    return jnp("take")(self, indices, axis=axis, out=out, mode=mode,
+    return selection.take(self, indices, axis=axis, out=out, mode=mode,
                        unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
                        fill_value=fill_value)  # fmt: skip
 
@@ -173,15 +173,17 @@ def take(self, indices, axis=None, out=None, mode=None, unique_indices=False,
 
 
 def clip(self, min=None, max=None):
-    return jnp("clip")(self, min=min, max=max)
+    return ufuncs.clip(self, min=min, max=max)
 
 
 def round(self, decimals=0, out=None):
-    return jnp("round")(self, decimals, out)
+    return ufuncs.round(self, decimals, out)
 
 
 def dot(self, b, *, precision=None, preferred_element_type=None):
-    return jnp("dot")(self, b, precision=precision, preferred_element_type=preferred_element_type)
+    return contractions.dot(
+        self, b, precision=precision, preferred_element_type=preferred_element_type
+    )
 
 
 def matmul_operator(self, other):

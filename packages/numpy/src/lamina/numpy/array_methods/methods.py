@@ -25,15 +25,10 @@ from lamina.lax import (
     rev,
     to_dtype,
 )
+from lamina.numpy import creation, ufuncs
 from lamina.numpy.indexing.subscripting import _IndexUpdateHelper, getitem
 
 __all__: list[str] = []
-
-
-def jnp(name: str):
-    """``lamina.numpy.<name>``, looked up when a method runs (the modules defining them
-    may load after this one)."""
-    return getattr(importlib.import_module("lamina.numpy"), name)
 
 
 def _is_complex(dtype) -> bool:
@@ -226,7 +221,7 @@ def contains(self, other):
 
 def copy(self):
     """A copy of the array (a new buffer for concrete arrays)."""
-    return jnp("array")(self, copy=True)
+    return creation.array(self, copy=True)
 
 
 def copy_protocol(self):
@@ -248,9 +243,9 @@ def setitem(self, i, x):
 def round_protocol(number, ndigits=None):
     """``round(x)`` (an integer array) and ``round(x, n)``."""
     if ndigits is None:
-        rounded = jnp("round")(number)
+        rounded = ufuncs.round(number)
         return astype(rounded, dtypes.default_int_dtype())
-    return jnp("round")(number, ndigits)
+    return ufuncs.round(number, ndigits)
 
 
 def hex_protocol(self):
