@@ -3,8 +3,9 @@
 JAX's signatures.
 
 Most methods call the ``lamina.numpy`` function of the same name, taken from the
-concern packages (``reductions``, ``manipulation``, ...). :func:`install_array_methods` puts them on concrete arrays (jaxlib's
-``ArrayImpl``) and in the method table of tracers.
+concern packages (``reductions``, ``manipulation``, ...). :func:`install_array_methods`
+puts them on concrete arrays (jaxlib's ``ArrayImpl``) and in the method table of
+tracers.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The elementwise-product relatives of :mod:`.contractions`: ``outer``, ``kron``,
-``cross``, and the diagonal reductions ``trace`` and ``diagonal``."""
+"""The elementwise-product relatives of the contractions (:mod:`.products`):
+``outer``, ``kron``, ``cross``, and the diagonal reductions ``trace`` and
+``diagonal``."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Products of arrays: ``matmul``, ``dot``, ``vdot``, ``vecdot``, ``inner``,
-``outer``, ``tensordot``, ``kron``, ``matvec``, ``vecmat``, ``cross``, and the
-diagonal reductions ``trace`` and ``diagonal``.
+``tensordot``, ``matvec`` and ``vecmat`` (``outer``, ``kron``, ``cross``, ``trace``
+and ``diagonal`` are in :mod:`.outer_and_diagonal`).
 
 Every product is one ``lax.dot_general`` accumulating in the operands' result type (or
 ``preferred_element_type``): integers stay integers, booleans stay booleans.

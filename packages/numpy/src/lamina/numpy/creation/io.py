@@ -1,6 +1,6 @@
 """Arrays from functions, buffers, strings and files, and back: ``fromfunction``,
 ``frombuffer``, ``fromstring``, ``fromfile``, ``fromiter``, ``load``, ``save`` and
-``savez`` (public through :mod:`lamina.numpy.creation`).
+``savez``.
 
 Reading and writing happen on the host through NumPy, as in JAX. ``fromfile`` and
 ``fromiter`` raise NotImplementedError exactly as JAX's do: reading a file or consuming

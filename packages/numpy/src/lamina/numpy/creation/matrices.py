@@ -1,7 +1,6 @@
 """Matrices built from index patterns: ``eye``, ``identity``, ``tri``, ``tril``,
-``triu``, ``diag``, ``diagflat`` and ``vander`` (public through
-:mod:`lamina.numpy.creation`). The diagonal offset ``k`` of ``eye``, ``tri``, ``tril``
-and ``triu`` may be traced.
+``triu``, ``diag``, ``diagflat`` and ``vander``. The diagonal offset ``k`` of ``eye``,
+``tri``, ``tril`` and ``triu`` may be traced.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""Evenly spaced values: ``arange``, ``linspace``, ``logspace`` and ``geomspace``
-(public through :mod:`lamina.numpy.creation`).
+"""Evenly spaced values: ``arange``, ``linspace``, ``logspace`` and ``geomspace``.
 
 ``arange`` needs concrete bounds (its length depends on them); the other three take
 traced ``start``/``stop`` and are differentiable in them, with static ``num``.

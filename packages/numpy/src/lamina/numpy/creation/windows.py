@@ -1,5 +1,5 @@
 """Window functions for signal processing: ``bartlett``, ``blackman``, ``hamming``,
-``hanning`` and ``kaiser`` (public through :mod:`lamina.numpy.creation`), with NumPy's
+``hanning`` and ``kaiser``, with NumPy's
 formulas evaluated in the default float dtype. ``M`` must be concrete."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``pad`` (``jax.numpy.pad``): arrays padded in every NumPy mode, and with a
 callable mode. This module reads the arguments (pad widths and the modes' options in
-every NumPy form); the modes themselves are in :mod:`._padding_modes`."""
+every NumPy form); the modes themselves are in :mod:`.padding_modes`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Rearranging the elements of an array (``jax.numpy``): ``flip``, ``fliplr``,
 ``flipud``, ``rot90``, ``roll`` (static or traced shifts), ``resize`` and
-``trim_zeros``. Exported from :mod:`.manipulation`."""
+``trim_zeros``."""
 
 from __future__ import annotations
 

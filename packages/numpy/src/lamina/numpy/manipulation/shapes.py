@@ -1,8 +1,6 @@
-"""Shape manipulation (``jax.numpy``): reshaping and raveling, axis permutations,
-adding and removing unit axes, broadcasting. Flips, rotations, ``roll``, ``resize``
-and ``trim_zeros``, repetition (``repeat``, ``tile``) and element insertion and
-removal (``append``, ``insert``, ``delete``) live in private companion modules and
-are exported from here."""
+"""Shapes of arrays (``jax.numpy``): reshaping and raveling, axis permutations,
+adding and removing unit axes, broadcasting (``broadcast_to``, ``broadcast_arrays``,
+``atleast_*d``)."""
 
 from __future__ import annotations
 

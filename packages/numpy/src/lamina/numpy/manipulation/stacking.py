@@ -1,6 +1,6 @@
 """Joining arrays (``jax.numpy``): ``concatenate``/``concat``, ``stack``, ``hstack``,
-``vstack``, ``dstack``, ``column_stack`` and ``block``; splitting them again
-(``split``, ``array_split``, ``hsplit``, ``vsplit``, ``dsplit``, ``unstack``).
+``vstack``, ``dstack``, ``column_stack`` and ``block`` (splitting them again is in
+:mod:`.splitting`).
 
 The joining functions take a sequence of arrays, or one array whose leading axis
 lists the pieces (joined without cutting it up first)."""

@@ -1,6 +1,6 @@
 """Polynomials as 1-D coefficient arrays, highest power first (NumPy's ``poly1d``
 convention): ``poly``, ``polyadd``, ``polysub``, ``polymul``, ``polydiv``, ``polyder``,
-``polyint``, ``polyval``, and (in :mod:`._polynomial_fit`) ``polyfit`` and ``roots``.
+``polyint`` and ``polyval`` (``polyfit`` and ``roots`` are in :mod:`.fitting`).
 """
 
 from __future__ import annotations

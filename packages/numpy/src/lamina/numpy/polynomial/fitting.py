@@ -1,6 +1,6 @@
 """Polynomials meet linear algebra: ``roots`` (eigenvalues of the companion matrix),
 ``polyfit`` (least squares on the Vandermonde matrix, via the SVD) and the small
-helpers they share with :mod:`.polynomial`."""
+helpers they share with :mod:`.arithmetic`."""
 
 from __future__ import annotations
 

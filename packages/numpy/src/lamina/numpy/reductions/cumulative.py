@@ -1,7 +1,7 @@
 """Cumulative reductions of jax.numpy: ``cumsum``, ``cumprod``, ``nancumsum``,
 ``nancumprod`` (NumPy's forms: ``axis=None`` flattens) and the array-API forms
-``cumulative_sum``/``cumulative_prod`` (``include_initial``); re-exported by
-:mod:`.reductions`. All run on lax's ``cumsum``/``cumprod`` primitives."""
+``cumulative_sum``/``cumulative_prod`` (``include_initial``). All run on lax's
+``cumsum``/``cumprod`` primitives."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The folding reductions of jax.numpy (``sum``, ``prod``, ``max``, ``min``, ``all``,
 ``any``, ``mean``, ``ptp``, ``count_nonzero``) and the arg-reductions (``argmax``,
-``argmin`` and their NaN-ignoring variants); re-exported by :mod:`.reductions`.
+``argmin`` and their NaN-ignoring variants).
 
 The folding reductions share one driver (:func:`_reduce`) that applies JAX's rules:
 ``axis`` may be None, an int or a tuple; ``where`` masks elements out (replacing them

@@ -16,7 +16,7 @@ import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import promote_dtypes, promote_dtypes_inexact
-from lamina.numpy.reductions import folding as basic
+from lamina.numpy.reductions import folding
 from lamina.numpy.reductions import rules as rc
 from lamina.numpy.reductions.bin_search import search_sorted
 
@@ -123,7 +123,7 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
         return rc.convert(rc.to_array(bins), dtype)
     count = operator.index(rc.concrete(bins, "bins argument of histogram_bin_edges"))
     if range is None:
-        low, high = basic.min(a), basic.max(a)
+        low, high = folding.min(a), folding.max(a)
     else:
         if np.shape(range) != (2,):
             raise ValueError(f"`range` must be either None or a sequence of scalars, got {range}")
@@ -179,7 +179,7 @@ def _staged_histogram(a, weights, edges, density):
         widths = lax.sub(
             lax.slice_in_dim(edges, 1, n_edges), lax.slice_in_dim(edges, 0, n_edges - 1)
         )
-        counts = lax.div(lax.div(counts, widths), basic.sum(counts))
+        counts = lax.div(lax.div(counts, widths), folding.sum(counts))
     return counts, edges
 
 
@@ -251,7 +251,7 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     hist = lax.slice(hist, (1,) * n_dims, tuple(s - 1 for s in sizes))
     if density:
         hist = rc.convert(hist, sample.dtype)
-        hist = lax.div(hist, basic.sum(hist))
+        hist = lax.div(hist, folding.sum(hist))
         for d, edges in enumerate(edges_per_dim):
             n = edges.shape[0]
             widths = lax.sub(lax.slice_in_dim(edges, 1, n), lax.slice_in_dim(edges, 0, n - 1))

@@ -1,6 +1,6 @@
 """Variance and standard deviation (``var``, ``std``) and the NaN-ignoring reductions
 (``nansum``, ``nanprod``, ``nanmax``, ``nanmin``, ``nanmean``, ``nanvar``,
-``nanstd``); re-exported by :mod:`.reductions`.
+``nanstd``).
 
 Variance of complex input is real (the mean of ``|x - mean|**2``); a normalizer
 ``N - correction`` that is not positive gives NaN, as in JAX.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
-from lamina.numpy.reductions import folding as basic
+from lamina.numpy.reductions import folding
 from lamina.numpy.reductions import rules as rc
 
 _COMPLEX_DTYPE_MESSAGE = (
@@ -86,16 +86,16 @@ def _staged_var(a, where, a_mean, name, axis, dtype, correction, keepdims):
     compute_dtype, result_dtype = _moment_dtypes(a.dtype, dtype)
     a = rc.convert(a, compute_dtype)
     if a_mean is None:
-        a_mean = basic.mean(a, axis, dtype=compute_dtype, keepdims=True, where=where)
+        a_mean = folding.mean(a, axis, dtype=compute_dtype, keepdims=True, where=where)
     else:
         a_mean = rc.convert(rc.as_array(name, a_mean), compute_dtype)
     squares = _squared_magnitude(lax.sub(a, a_mean))
     compute_dtype = squares.dtype
     normalizer = lax.sub(
-        basic.count(a, axis, keepdims, where, compute_dtype),
+        folding.count(a, axis, keepdims, where, compute_dtype),
         lax.convert_element_type(correction, compute_dtype),
     )
-    total = basic.sum(squares, axis, dtype=compute_dtype, keepdims=keepdims, where=where)
+    total = folding.sum(squares, axis, dtype=compute_dtype, keepdims=keepdims, where=where)
     result = rc.convert(lax.div(total, normalizer), result_dtype)
     return rc.select(lax.gt(normalizer, rc.init_value(compute_dtype, 0)), result, np.nan)
 
@@ -163,7 +163,7 @@ def _staged_nan_reduce(
     result = reduction(rc.select(nan_mask, rc.init_value(a.dtype, fill), a), **kwargs)
     if not nan_if_all_nan:
         return result
-    all_nan = basic.all(nan_mask, axis=axis, keepdims=keepdims)
+    all_nan = folding.all(nan_mask, axis=axis, keepdims=keepdims)
     return rc.select(all_nan, rc.init_value(result.dtype, np.nan), result)
 
 
@@ -171,7 +171,7 @@ def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """:func:`min` ignoring NaNs (NaN where every element is NaN and no ``initial``)."""
     return _nan_reduce(
         "nanmin",
-        basic.min,
+        folding.min,
         np.inf,
         a,
         axis,
@@ -188,7 +188,7 @@ def nanmax(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     """:func:`max` ignoring NaNs (NaN where every element is NaN and no ``initial``)."""
     return _nan_reduce(
         "nanmax",
-        basic.max,
+        folding.max,
         -np.inf,
         a,
         axis,
@@ -206,7 +206,7 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
     dtype = rc.user_dtype(dtype, "nanprod")
     return _nan_reduce(
         "nansum",
-        basic.sum,
+        folding.sum,
         0,
         a,
         axis,
@@ -224,7 +224,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
     dtype = rc.user_dtype(dtype, "nanprod")
     return _nan_reduce(
         "nanprod",
-        basic.prod,
+        folding.prod,
         1,
         a,
         axis,
@@ -243,10 +243,10 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     where = rc.check_where("nanmean", where)
     rc.check_out("nanmean", out)
     if not dtypes.issubdtype(a.dtype, np.inexact):
-        return basic.mean(a, axis, dtype, keepdims=keepdims, where=where)
+        return folding.mean(a, axis, dtype, keepdims=keepdims, where=where)
     dtype = dtypes.to_inexact_dtype(a.dtype) if dtype is None else rc.user_dtype(dtype, "mean")
     kept = lax.bitwise_not(rc.isnan(a))
-    normalizer = basic.sum(kept, axis, dtype=dtype, keepdims=keepdims, where=where)
+    normalizer = folding.sum(kept, axis, dtype=dtype, keepdims=keepdims, where=where)
     total = nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where)
     return lax.div(total, normalizer)
 
@@ -279,10 +279,10 @@ def _staged_nanvar(a, where, a_mean, axis, dtype, ddof, keepdims):
     nan_mask = rc.isnan(a)
     centered = rc.select(nan_mask, rc.init_value(compute_dtype, 0), lax.sub(a, a_mean))
     squares = _squared_magnitude(centered)
-    normalizer = basic.sum(lax.bitwise_not(nan_mask), axis, keepdims=keepdims, where=where)
+    normalizer = folding.sum(lax.bitwise_not(nan_mask), axis, keepdims=keepdims, where=where)
     normalizer = lax.sub(normalizer, lax.convert_element_type(ddof, normalizer.dtype))
     empty = lax.le(normalizer, rc.init_value(normalizer.dtype, 0))
-    total = basic.sum(squares, axis, keepdims=keepdims, where=where)
+    total = folding.sum(squares, axis, keepdims=keepdims, where=where)
     divisor = rc.convert(rc.select(empty, np.array(1, normalizer.dtype), normalizer), total.dtype)
     result = rc.select(empty, rc.init_value(total.dtype, np.nan), lax.div(total, divisor))
     return rc.convert(result, result_dtype)

@@ -1,5 +1,5 @@
 """Quantiles of jax.numpy: ``quantile``, ``percentile``, ``median`` and their
-NaN-ignoring variants; re-exported by :mod:`.statistics`.
+NaN-ignoring variants (their argument handling is in :mod:`.statistics`).
 
 The reduced axes are moved last and merged into one, the data sorted along it, and the
 quantile positions ``q * (n - 1)`` read with a batched gather (``lax.sort`` places

@@ -10,7 +10,7 @@ import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import promote_dtypes, promote_dtypes_inexact
-from lamina.numpy.reductions import folding as basic
+from lamina.numpy.reductions import folding
 from lamina.numpy.reductions import rules as rc
 from lamina.numpy.reductions.bin_search import search_sorted, take_at
 
@@ -205,9 +205,9 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     if spacing.ndim == 0 or spacing.shape[-1] == 1:
         step = spacing if spacing.ndim == 0 else rc.take_index(spacing, 0, spacing.ndim - 1)
         ends = lax.add(rc.take_index(y, 0, y.ndim - 1), rc.take_index(y, -1, y.ndim - 1))
-        return step * (basic.sum(y, -1) - 0.5 * ends)
+        return step * (folding.sum(y, -1) - 0.5 * ends)
     pairs = lax.add(rc.slice_axis(y, 1, None, -1 % y.ndim), rc.slice_axis(y, None, -1, y.ndim - 1))
-    return 0.5 * basic.sum(spacing * pairs, -1)
+    return 0.5 * folding.sum(spacing * pairs, -1)
 
 
 def _extrapolates(side, value):

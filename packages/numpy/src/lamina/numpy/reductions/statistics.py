@@ -1,6 +1,6 @@
 """Statistics of jax.numpy: ``average``, ``cov``, ``corrcoef`` and the quantile family
 (``quantile``, ``percentile``, ``median`` and their NaN-ignoring variants, written in
-:mod:`._statistics_quantile`)."""
+:mod:`.quantiles`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import promote_args_inexact, promote_dtypes_inexact
-from lamina.numpy.reductions import folding as basic
+from lamina.numpy.reductions import folding
 from lamina.numpy.reductions import rules as rc
 from lamina.numpy.reductions.quantiles import quantile_impl
 
@@ -154,7 +154,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     axis = rc.static_axis(axis, "average")
     if weights is None:
         (a,) = promote_dtypes_inexact(rc.as_array("average", a))
-        avg = basic.mean(a, axis, keepdims=keepdims)
+        avg = folding.mean(a, axis, keepdims=keepdims)
         axes = rc.reduction_axes(axis, a.ndim)
         weights_sum = rc.full((), int(np.prod([a.shape[d] for d in axes])), avg.dtype)
     else:
@@ -171,8 +171,8 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
             if len(axes) > 1:
                 weights = lax.transpose(weights, tuple(int(i) for i in np.argsort(axes)))
             weights = lax.broadcast_in_dim(weights, a.shape, tuple(sorted(axes)))
-        weights_sum = basic.sum(weights, axis, keepdims=keepdims)
-        avg = lax.div(basic.sum(lax.mul(a, weights), axis, keepdims=keepdims), weights_sum)
+        weights_sum = folding.sum(weights, axis, keepdims=keepdims)
+        avg = lax.div(folding.sum(lax.mul(a, weights), axis, keepdims=keepdims), weights_sum)
     if not returned:
         return avg
     return avg, rc.broadcast_to(weights_sum, avg.shape)
@@ -253,7 +253,7 @@ def _staged_cov(m, y, fweights, aweights, rowvar, bias, ddof, dtype):
     elif aweights is None:
         dof = w_sum - ddof
     else:
-        dof = w_sum - ddof * basic.sum(w * aweights) / w_sum
+        dof = w_sum - ddof * folding.sum(w * aweights) / w_sum
     centered = lax.sub(x, lax.expand_dims(avg, (1,)))
     weighted = centered if w is None else centered * lax.expand_dims(w, (0,))
     products = lax.dot_general(

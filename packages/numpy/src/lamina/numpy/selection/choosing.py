@@ -1,7 +1,6 @@
 """Choosing elements: ``where``, ``select``, ``choose``, ``piecewise``, the positions
 of non-zero entries (``nonzero``, ``argwhere``, ``flatnonzero``), ``compress`` and
-``extract``; and, from :mod:`._selection_take`, ``take``, ``take_along_axis``,
-``put``, ``put_along_axis``, ``place`` and ``fill_diagonal``.
+``extract`` (``take``, ``put`` and their relatives are in :mod:`.taking`).
 
 Results whose length depends on the data (the positions of non-zero entries, the
 selected rows) are computed outside ``jit`` from the concrete values; inside ``jit``

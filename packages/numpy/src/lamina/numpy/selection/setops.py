@@ -1,6 +1,5 @@
 """Set operations on arrays: ``isin``, ``intersect1d``, ``union1d``, ``setdiff1d``,
-``setxor1d``, and (from :mod:`._setops_unique`) ``unique`` with ``unique_all``,
-``unique_counts``, ``unique_inverse`` and ``unique_values``.
+``setxor1d`` (``unique`` and its relatives are in :mod:`.unique_values`).
 
 The results of the ``*1d`` functions are sorted 1-d arrays whose length depends on the
 data: outside ``jit`` it comes from the concrete values, inside it is ``size=``, with

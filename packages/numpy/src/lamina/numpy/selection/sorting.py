@@ -1,5 +1,5 @@
 """Sorting: ``sort``, ``argsort``, ``lexsort``, ``sort_complex``, ``partition``,
-``argpartition`` and ``searchsorted``.
+``argpartition`` (``searchsorted`` is in :mod:`.searching`).
 
 NaNs sort last (after +inf), as lax.sort orders them; descending sorts are the
 ascending sort reversed, with the stable descending order JAX gives (equal elements

@@ -1,6 +1,5 @@
 """Reading and writing elements at integer positions: ``take``, ``take_along_axis``,
-``put``, ``put_along_axis``, ``place`` and ``fill_diagonal`` (re-exported by
-:mod:`.selection`).
+``put``, ``put_along_axis``, ``place`` and ``fill_diagonal``.
 
 The writers return a new array: JAX arrays are immutable, so like JAX they insist on
 ``inplace=False``.

@@ -1,5 +1,5 @@
 """``unique`` and its array-API relatives (``unique_all``, ``unique_counts``,
-``unique_inverse``, ``unique_values``), re-exported by :mod:`.setops`.
+``unique_inverse``, ``unique_values``).
 
 The array (or its slices along ``axis``) is sorted, and a mask marks each entry that
 differs from its predecessor: the first of each group of equal values. Everything else

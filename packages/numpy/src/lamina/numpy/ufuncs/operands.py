@@ -1,7 +1,6 @@
-"""Small pieces shared by the elementwise functions of lamina.numpy (ufuncs.py,
-ufunc_objects.py, comparisons.py and their ``_ufuncs_*`` helpers): compiling a
-function like ``jax.numpy`` does, constants that keep an operand's weak type,
-broadcasting ``where``, and dtype predicates."""
+"""Small pieces shared by the elementwise functions of lamina.numpy (the modules of
+:mod:`lamina.numpy.ufuncs`): compiling a function like ``jax.numpy`` does, constants
+that keep an operand's weak type, broadcasting ``where``, and dtype predicates."""
 
 from __future__ import annotations
 
