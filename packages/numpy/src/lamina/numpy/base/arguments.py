@@ -1,8 +1,10 @@
 """What every lamina.numpy function does first: check its arguments are array-like,
 turn them into arrays, and promote them to a common dtype (JAX's promotion table, weak
-Python scalars included) and, where it broadcasts, a common rank.
-
-Shared by all modules of the layer; none of these names are public.
+Python scalars included) and, where it broadcasts, a common rank; and axis
+canonicalization. The base tier of the layer: every module imports it, it imports no
+other lamina.numpy module. ``canonicalize_axes``, ``check_arraylike``,
+``promote_args_inexact`` and ``to_array`` are exported by :mod:`lamina.numpy` for the
+layers above; the rest is internal.
 """
 
 from __future__ import annotations
