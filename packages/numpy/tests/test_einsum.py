@@ -14,7 +14,7 @@ from lamina.interpreters import jit, make_jaxpr, vmap
 from lamina.interpreters.test_util import check_grads
 
 # the module, which the package attribute of the same name (the function) hides
-einsum_module = importlib.import_module("lamina.numpy.einsum")
+einsum_module = importlib.import_module("lamina.numpy.contractions.einsum_notation")
 RNG = np.random.default_rng(0)
 
 

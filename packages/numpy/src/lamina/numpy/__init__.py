@@ -9,29 +9,15 @@ tracers (:mod:`.array_methods`).
 import importlib as _importlib
 
 _MODULES = (
-    "scalar_types",
     "creation",
-    "index_tricks",
     "printing",
     "ufuncs",
-    "ufunc_objects",
-    "comparisons",
     "reductions",
-    "statistics",
-    "histograms",
-    "signal",
     "manipulation",
-    "stacking",
-    "padding",
-    "sorting",
-    "setops",
     "selection",
-    "index_helpers",
     "contractions",
-    "einsum",
     "polynomial",
     "functional",
-    "indexing",
 )
 
 __all__ = ["fft", "linalg"]
@@ -42,13 +28,13 @@ for _name in _MODULES:
 __all__ = sorted(set(__all__))
 
 from lamina.numpy import fft, linalg  # noqa: E402
-from lamina.numpy.array_methods import install_array_methods as _install  # noqa: E402
+from lamina.numpy.array_methods.installation import install_array_methods as _install  # noqa: E402
 
 _install()
 del _name, _module, _install
 
 # Not part of jax.numpy: what the layers above (nn, scipy) build on.
-from lamina.numpy._util import (  # noqa: E402, F401
+from lamina.numpy.base.arguments import (  # noqa: E402, F401
     canonicalize_axes,
     check_arraylike,
     promote_args_inexact,

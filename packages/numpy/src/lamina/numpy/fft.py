@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
-from lamina.numpy._util import aval_of, canonicalize_axis, check_arraylike, to_array
+from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, to_array
 
 __all__ = [
     "fft",

@@ -8,7 +8,7 @@ import re
 
 import lamina.lax as lax
 from lamina.interpreters import vmap
-from lamina.numpy._util import aval_of, canonicalize_axis, check_arraylike, to_array
+from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, to_array
 
 __all__ = ["apply_along_axis", "apply_over_axes", "vectorize"]
 

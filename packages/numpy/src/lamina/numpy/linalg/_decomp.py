@@ -8,8 +8,8 @@ from typing import NamedTuple
 
 from lamina import lax
 from lamina.lax.linalg import geqrf
-from lamina.numpy._util import aval_of
-from lamina.numpy.linalg._common import adjoint, as_matrix, swap_last
+from lamina.numpy.base.arguments import aval_of
+from lamina.numpy.linalg._operands import adjoint, as_matrix, swap_last
 
 __all__ = [
     "EigResult",

@@ -9,15 +9,16 @@ import functools
 import numpy as np
 from lamina import lax
 from lamina.interpreters import custom_jvp, jit
-from lamina.numpy._util import (
+from lamina.numpy.base.arguments import (
     aval_of,
     canonicalize_axis,
     check_arraylike,
     promote_dtypes_inexact,
     to_array,
 )
-from lamina.numpy.linalg._common import adjoint, as_matrix, is_complex, matmul, scalar
 from lamina.numpy.linalg._decomp import svd
+from lamina.numpy.linalg._operands import adjoint, as_matrix, is_complex, matmul, scalar
+from lamina.numpy.linalg._solve import inv
 
 __all__ = ["cond", "lstsq", "matrix_norm", "matrix_rank", "norm", "pinv", "vector_norm"]
 
@@ -126,8 +127,6 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
 def cond(x, p=None):
     """The condition number of each matrix: ratio of extreme singular values for
     p in (None, 2, -2), else norm(x, p)·norm(inv(x), p) (inf for singular x)."""
-    from lamina.numpy.linalg._solve import inv
-
     x = as_matrix("cond", x)
     last = aval_of(x).ndim - 1
     if p in (None, 2, -2):

@@ -10,9 +10,18 @@ import operator
 
 import numpy as np
 from lamina import lax
-from lamina.numpy._util import aval_of, check_arraylike, to_array
-from lamina.numpy.linalg._common import as_matrix, eye_like
-from lamina.numpy.linalg._common import matmul as matrix_product
+from lamina.numpy.base.arguments import aval_of, check_arraylike, to_array
+from lamina.numpy.contractions.einsum_notation import einsum as jnp_einsum
+from lamina.numpy.contractions.outer_and_diagonal import cross as jnp_cross
+from lamina.numpy.contractions.outer_and_diagonal import diagonal as jnp_diagonal
+from lamina.numpy.contractions.outer_and_diagonal import outer as jnp_outer
+from lamina.numpy.contractions.outer_and_diagonal import trace as jnp_trace
+from lamina.numpy.contractions.products import matmul as jnp_matmul
+from lamina.numpy.contractions.products import tensordot as jnp_tensordot
+from lamina.numpy.contractions.products import vecdot as jnp_vecdot
+from lamina.numpy.linalg._operands import as_matrix, eye_like
+from lamina.numpy.linalg._operands import matmul as matrix_product
+from lamina.numpy.linalg._solve import inv, solve
 
 __all__ = [
     "cross",
@@ -30,12 +39,6 @@ __all__ = [
 ]
 
 
-def _jnp():
-    import lamina.numpy as jnp
-
-    return jnp
-
-
 def matrix_power(a, n):
     """``a`` multiplied by itself ``n`` times (by repeated squaring); the inverse's
     power for negative ``n``; the identity for 0."""
@@ -51,8 +54,6 @@ def matrix_power(a, n):
     if n == 0:
         return eye_like(a)
     if n < 0:
-        from lamina.numpy.linalg._solve import inv
-
         a, n = inv(a), -n
     result = None
     square = a
@@ -87,7 +88,7 @@ def multi_dot(arrays, *, precision=None):
     out = "".join(sorted(set("".join(terms)), key=letters.index))
     out = "".join(c for c in out if "".join(terms).count(c) == 1)
     spec = ",".join(terms) + "->" + out
-    return _jnp().einsum(spec, *arrays, optimize="optimal", precision=precision)
+    return jnp_einsum(spec, *arrays, optimize="optimal", precision=precision)
 
 
 def tensorinv(a, ind=2):
@@ -104,8 +105,6 @@ def tensorinv(a, ind=2):
             f"tensorinv is only possible when the product of the first {ind} axes equals "
             f"that of the remaining axes; got {shape=}."
         )
-    from lamina.numpy.linalg._solve import inv
-
     flat = lax.reshape(a, (math.prod(rows), math.prod(cols)))
     return lax.reshape(inv(flat), (*cols, *rows))
 
@@ -121,8 +120,6 @@ def tensorsolve(a, b, axes=None):
         a = lax.transpose(a, order)
     b_shape = aval_of(b).shape
     x_shape = aval_of(a).shape[len(b_shape) :]
-    from lamina.numpy.linalg._solve import solve
-
     flat_a = lax.reshape(a, (math.prod(b_shape), math.prod(x_shape)))
     if math.prod(b_shape) != math.prod(x_shape):
         raise ValueError(
@@ -133,18 +130,18 @@ def tensorsolve(a, b, axes=None):
 
 
 def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
-    return _jnp().matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
+    return jnp_matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None, out_sharding=None):
     del out_sharding
-    return _jnp().tensordot(
+    return jnp_tensordot(
         x1, x2, axes=axes, precision=precision, preferred_element_type=preferred_element_type
     )
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
-    return _jnp().vecdot(
+    return jnp_vecdot(
         x1, x2, axis=axis, precision=precision, preferred_element_type=preferred_element_type
     )
 
@@ -155,7 +152,7 @@ def outer(x1, x2, /):
         raise ValueError(
             f"Input arrays must be one-dimensional, but they are {x1.ndim=} {x2.ndim=}"
         )
-    return _jnp().outer(x1, x2)
+    return jnp_outer(x1, x2)
 
 
 def cross(x1, x2, /, *, axis=-1):
@@ -165,15 +162,15 @@ def cross(x1, x2, /, *, axis=-1):
             "Both input arrays must be (arrays of) 3-dimensional vectors, but they have "
             f"{aval_of(x1).shape[axis]=} and {aval_of(x2).shape[axis]=}"
         )
-    return _jnp().cross(x1, x2, axis=axis)
+    return jnp_cross(x1, x2, axis=axis)
 
 
 def diagonal(x, /, *, offset=0):
-    return _jnp().diagonal(as_matrix("diagonal", x), offset=offset, axis1=-2, axis2=-1)
+    return jnp_diagonal(as_matrix("diagonal", x), offset=offset, axis1=-2, axis2=-1)
 
 
 def trace(x, /, *, offset=0, dtype=None):
-    return _jnp().trace(as_matrix("trace", x), offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+    return jnp_trace(as_matrix("trace", x), offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
 def matrix_transpose(x, /):

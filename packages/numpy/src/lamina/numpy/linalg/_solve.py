@@ -10,8 +10,8 @@ from typing import NamedTuple
 import numpy as np
 from lamina import lax
 from lamina.interpreters import custom_jvp, stop_gradient
-from lamina.numpy._util import aval_of, promote_dtypes_inexact, to_array
-from lamina.numpy.linalg._common import (
+from lamina.numpy.base.arguments import aval_of, promote_dtypes_inexact, to_array
+from lamina.numpy.linalg._operands import (
     adjoint,
     as_matrix,
     broadcast_batch,

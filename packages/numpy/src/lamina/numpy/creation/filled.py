@@ -1,0 +1,173 @@
+"""Arrays filled with one value: ``zeros``, ``ones``, ``empty``, ``full`` and their
+``_like`` forms, and :func:`canonical_shape`, the shape argument check the creation
+functions share."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+from lamina import lax
+from lamina.interpreters import Tracer
+from lamina.ir import ShapedArray, dtypes, physical_aval
+from lamina.lax import to_dtype
+from lamina.numpy.base.arguments import aval_of, check_arraylike
+from lamina.numpy.creation.conversion import asarray, place
+
+__all__ = [
+    "empty",
+    "empty_like",
+    "full",
+    "full_like",
+    "ones",
+    "ones_like",
+    "zeros",
+    "zeros_like",
+]
+
+
+def _shape_error(sizes, fun_name: str, arg_name: str | None) -> TypeError:
+    where = f" argument of '{arg_name}' {fun_name}()." if arg_name else "."
+    return TypeError(
+        "Shapes must be 1D sequences of concrete values of integer type, got "
+        f"{tuple(sizes)}{where}\nIf using `jit`, try using `static_argnums` or applying "
+        "`jit` to smaller subfunctions."
+    )
+
+
+def canonical_shape(shape, fun_name: str, arg_name: str | None = None) -> tuple[int, ...]:
+    """``shape`` (an int, a sequence of ints, or a concrete integer array) as a tuple of
+    ints; JAX's TypeError for anything else (floats, None, tracers)."""
+    if isinstance(shape, (list, tuple)):
+        sizes = tuple(shape)
+    elif isinstance(shape, (np.ndarray, np.generic)) or hasattr(shape, "aval"):
+        if isinstance(shape, Tracer):
+            sizes = (shape,) if shape.ndim == 0 else tuple(shape)
+        else:
+            sizes = tuple(np.asarray(shape).reshape(-1)) if np.ndim(shape) else (shape,)
+    else:
+        sizes = (shape,)
+    out = []
+    for size in sizes:
+        if isinstance(size, (Tracer, float, complex)) or size is None:
+            raise _shape_error(sizes, fun_name, arg_name)
+        try:
+            out.append(operator.index(size))
+        except TypeError:
+            raise _shape_error(sizes, fun_name, arg_name) from None
+    if any(d < 0 for d in out):
+        raise TypeError(
+            f"broadcast_in_dim shape must have every element be nonnegative, got {tuple(out)}."
+        )
+    return tuple(out)
+
+
+def _filled(fun_name, shape, value, dtype, device):
+    shape = canonical_shape(shape, fun_name)
+    dtype = dtypes.default_float_dtype() if dtype is None else dtype
+    dtype = dtypes.check_and_canonicalize_user_dtype(dtype, fun_name)
+    return place(lax.full(shape, value, dtype), device)
+
+
+def zeros(shape, dtype=None, *, device=None, out_sharding=None):
+    """An array of zeros (default dtype: float32, or float64 with x64 on)."""
+    return _filled("zeros", shape, 0, dtype, device if device is not None else out_sharding)
+
+
+def ones(shape, dtype=None, *, device=None, out_sharding=None):
+    """An array of ones."""
+    return _filled("ones", shape, 1, dtype, device if device is not None else out_sharding)
+
+
+def empty(shape, dtype=None, *, device=None, out_sharding=None):
+    """An array of ``shape``; XLA arrays are never uninitialized, so it holds zeros."""
+    return _filled("empty", shape, 0, dtype, device if device is not None else out_sharding)
+
+
+def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
+    """An array of ``shape`` filled with ``fill_value`` (a scalar, or an array that
+    broadcasts to ``shape``). Without ``dtype``, the fill value's dtype, weak for a
+    Python scalar."""
+    check_arraylike("full", fill_value)
+    shape = canonical_shape(shape, "full")
+    if dtype is not None:
+        dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "full")
+    target = device if device is not None else out_sharding
+    if np.ndim(fill_value) == 0:
+        return place(lax.full(shape, _wrapped_scalar(fill_value, dtype), dtype), target)
+    return place(_broadcast_fill(asarray(fill_value, dtype=dtype), shape), target)
+
+
+def _wrapped_scalar(value, dtype):
+    # NumPy wraps out-of-range Python ints modulo 2**bits when casting; lax.full would
+    # raise instead, and JAX's full wraps (jnp.full(2, 300, 'int8') is 44).
+    if type(value) is int and dtype is not None and dtypes.issubdtype(dtype, np.integer):
+        bits = np.iinfo(dtype).bits
+        return np.asarray(value % (1 << bits) if value < 0 else value).astype(dtype)
+    if type(value) is int and dtype is None:
+        info = np.iinfo(dtypes.default_int_dtype())
+        if not info.min <= value <= info.max:
+            wrapped = np.asarray(value, np.int64).astype(info.dtype)
+            return to_dtype(wrapped, info.dtype, weak_type=True)
+    return value
+
+
+def _broadcast_fill(fill, shape):
+    if fill.ndim > len(shape) or any(
+        d not in (1, s) for d, s in zip(fill.shape, shape[len(shape) - fill.ndim :], strict=True)
+    ):
+        raise ValueError(
+            f"Incompatible types for broadcasting: input type={fill.aval.str_short()} and "
+            f"requested type={fill.aval.update(shape=shape).str_short()}"
+        )
+    dims = tuple(range(len(shape) - fill.ndim, len(shape)))
+    return lax.broadcast_in_dim(fill, shape, dims)
+
+
+def _like(fun_name, a, fill_value, dtype, shape, device):
+    check_arraylike(fun_name, a, *([] if fill_value is None else [fill_value]))
+    aval = aval_of(a)
+    if dtype is not None:
+        dtype = dtypes.check_and_canonicalize_user_dtype(dtype, fun_name)
+    out_shape = tuple(aval.shape) if shape is None else canonical_shape(shape, fun_name)
+    if dtype is None and dtypes.issubdtype(aval.dtype, dtypes.prng_key):
+        return place(_keys_like(aval.dtype, fill_value, out_shape), device)
+    out_dtype = aval.dtype if dtype is None else dtype
+    weak = dtype is None and aval.weak_type
+    if np.ndim(fill_value) == 0:
+        out = lax.full_like(a, _wrapped_scalar(fill_value, out_dtype), dtype, out_shape)
+    else:
+        fill = to_dtype(asarray(fill_value), out_dtype, weak)
+        out = _broadcast_fill(fill, out_shape)
+    return place(out, device)
+
+
+def _keys_like(key_dtype, fill_value, shape):
+    """PRNG keys of ``shape`` whose key data holds ``fill_value``, as JAX fills them
+    (``zeros_like(keys)`` is keys whose data is zeros)."""
+    from lamina.lax import wrap_key_data
+
+    physical = physical_aval(ShapedArray(shape, key_dtype))
+    data = lax.full(physical.shape, fill_value, physical.dtype)
+    return wrap_key_data(data, impl=key_dtype)
+
+
+def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
+    """Zeros with the shape and dtype of ``a`` (weak if ``a`` is), unless given."""
+    return _like("zeros_like", a, 0, dtype, shape, device or out_sharding)
+
+
+def ones_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
+    """Ones with the shape and dtype of ``a`` (weak if ``a`` is), unless given."""
+    return _like("ones_like", a, 1, dtype, shape, device or out_sharding)
+
+
+def empty_like(prototype, dtype=None, shape=None, *, device=None):
+    """An array like ``prototype``; it holds zeros."""
+    return _like("empty_like", prototype, 0, dtype, shape, device)
+
+
+def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):
+    """``fill_value`` (a scalar or an array broadcasting to the shape) in an array with
+    the shape and dtype of ``a``, unless given."""
+    return _like("full_like", a, fill_value, dtype, shape, device or out_sharding)

@@ -1,0 +1,348 @@
+"""``x[idx]`` and ``x.at[idx]`` on lamina arrays and tracers, with NumPy's indexing rules
+and JAX's out-of-bounds behaviour.
+
+Integers and slices alone become ``slice`` / ``dynamic_slice`` / ``rev`` / ``reshape``
+(what JAX emits too); anything involving integer arrays becomes one ``gather``, and
+every ``.at[idx]`` update one ``scatter``. Out-of-bounds reads are clamped (JAX's
+default), out-of-bounds updates dropped, unless ``mode`` says otherwise. Boolean masks
+must be concrete: the result's shape depends on them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from lamina.ir import dtypes
+from lamina.lax import (
+    GatherDimensionNumbers,
+    GatherScatterMode,
+    ScatterDimensionNumbers,
+    aval_of,
+    broadcast_in_dim,
+    dynamic_slice,
+    gather,
+    reshape,
+    rev,
+    scatter,
+    scatter_add,
+    scatter_apply,
+    scatter_max,
+    scatter_min,
+    scatter_mul,
+    scatter_sub,
+    squeeze,
+    to_dtype,
+)
+from lamina.lax import slice as lax_slice
+from lamina.numpy.base.arguments import check_arraylike, to_array
+from lamina.numpy.indexing.gather_plans import plan_gather
+from lamina.numpy.indexing.parsing import StaticInt, Window, is_traced_scalar, parse_index
+
+__all__: list[str] = []
+
+_BASIC_MODES = (None, GatherScatterMode.PROMISE_IN_BOUNDS, GatherScatterMode.CLIP)
+
+
+def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None, wrap_negative_indices=True):  # fmt: skip
+    """``x[idx]`` (and ``x.at[idx].get(...)``)."""
+    if idx is Ellipsis or (isinstance(idx, tuple) and not idx):
+        return x
+    aval = aval_of(x)
+    parsed = parse_index(idx, aval.shape, wrap_negative_indices)
+    parsed_mode = None if mode is None else GatherScatterMode.from_any(mode)
+    if not parsed.has_arrays and parsed_mode in _BASIC_MODES:
+        return _basic_indexing(x, parsed, wrap_negative_indices)
+    plan = plan_gather(parsed, wrap_negative_indices)
+    if plan.is_empty:
+        zero = to_dtype(np.zeros((), aval.dtype), aval.dtype, aval.weak_type)
+        return broadcast_in_dim(zero, plan.out_shape, ())
+    if plan.empty_axis is not None:
+        raise IndexError(f"index is out of bounds for axis {plan.empty_axis} with size 0")
+    operand = _expand(x, aval.shape, parsed.expanded_shape)
+    dnums = GatherDimensionNumbers(plan.offset_dims, plan.collapsed_dims, plan.start_index_map)
+    return gather(
+        operand,
+        plan.indices,
+        dnums,
+        plan.slice_sizes,
+        indices_are_sorted=indices_are_sorted,
+        unique_indices=unique_indices,
+        mode=parsed_mode,
+        fill_value=fill_value,
+    )
+
+
+def _expand(x, shape, expanded_shape):
+    """``x`` with the size-1 axes of ``None`` entries inserted (``broadcast_in_dim``, as
+    ``expand_dims`` does). Matching axes left to right is enough: where it could pair
+    an axis with either of two size-1 axes, both choices give the same array."""
+    shape, expanded_shape = tuple(shape), tuple(expanded_shape)
+    if shape == expanded_shape:
+        return x
+    kept, position = [], 0
+    for size in shape:
+        while expanded_shape[position] != size:
+            position += 1
+        kept.append(position)
+        position += 1
+    return broadcast_in_dim(x, expanded_shape, tuple(kept))
+
+
+def _collapse(x, shape):
+    """``x`` without the size-1 axes :func:`_expand` inserted."""
+    return x if aval_of(x).shape == tuple(shape) else reshape(x, tuple(shape))
+
+
+def _static_bounds(entry, size):
+    """``(start, limit, stride, reversed)`` of the ``lax.slice`` that reads ``entry``'s
+    elements in increasing order (a traced integer keeps the whole axis)."""
+    if isinstance(entry, StaticInt):  # out of bounds is clamped, as dynamic_slice does
+        start = min(max(entry.value, 0), size - 1)
+        return start, start + 1, 1, False
+    if not isinstance(entry, Window):
+        return 0, size, 1, False
+    n, step = entry.length, entry.step
+    if n == 0:
+        return 0, 0, 1, False
+    if step > 0:
+        return entry.start, entry.start + (n - 1) * step + 1, step, False
+    return entry.start + (n - 1) * step, entry.start + 1, -step, n > 1
+
+
+def _basic_indexing(x, parsed, wrap):
+    """Integers (static or traced scalars) and slices: a static slice, a dynamic slice
+    for traced integers, a reversal for negative steps, and dropping the integer axes."""
+    shape = parsed.expanded_shape
+    x = _expand(x, aval_of(x).shape, shape)
+    bounds = [_static_bounds(e, size) for e, size in zip(parsed.entries, shape, strict=True)]
+    if any((start, limit, stride) != (0, size, 1)
+           for (start, limit, stride, _), size in zip(bounds, shape, strict=True)):  # fmt: skip
+        strides = [b[2] for b in bounds]
+        x = lax_slice(x, [b[0] for b in bounds], [b[1] for b in bounds],
+                      None if set(strides) == {1} else strides)  # fmt: skip
+    reversed_axes = [axis for axis, b in enumerate(bounds) if b[3]]
+    dropped = [axis for axis, e in enumerate(parsed.entries) if not isinstance(e, Window)]
+    traced = {axis: e.index for axis, e in enumerate(parsed.entries) if is_traced_scalar(e)}
+    if traced:
+        current = aval_of(x).shape
+        index_starts = [
+            to_dtype(traced[a], np.int32, weak_type=False) if a in traced else np.int32(0)
+            for a in range(len(current))
+        ]
+        sizes = [1 if a in traced else current[a] for a in range(len(current))]
+        x = dynamic_slice(x, index_starts, sizes, allow_negative_indices=wrap)
+    if reversed_axes:
+        x = rev(x, reversed_axes)
+    if dropped:
+        x = squeeze(x, tuple(dropped))
+    return x
+
+
+# ------------------------------------------------------------------ x.at[idx] updates
+
+_SCATTERS = {
+    "set": scatter,
+    "add": scatter_add,
+    "subtract": scatter_sub,
+    "multiply": scatter_mul,
+    "min": scatter_min,
+    "max": scatter_max,
+}
+
+
+def _update_values(values, dtype, shape):
+    """``values`` as updates of ``dtype`` broadcast to ``shape``, with JAX's warning
+    when the cast can lose information."""
+    if isinstance(values, (list, tuple)):
+        values = np.asarray(values)
+    check_arraylike("scatter", values)
+    values = to_array(values)
+    aval = aval_of(values)
+    if aval.dtype != dtype:
+        if dtypes.result_type(dtype, aval) != dtype:
+            warnings.warn(
+                "scatter inputs have incompatible types: cannot safely cast value from "
+                f"dtype={aval.dtype} to dtype={dtype} with "
+                "jax_numpy_dtype_promotion=standard. In future JAX releases this will "
+                "result in an error.",
+                FutureWarning,
+                stacklevel=5,
+            )
+        values = to_dtype(values, dtype, weak_type=False)
+    return _broadcast_to(values, aval.shape, tuple(shape))
+
+
+def _broadcast_to(values, value_shape, shape):
+    if len(value_shape) > len(shape):
+        raise ValueError(
+            "Cannot broadcast to shape with fewer dimensions: "
+            f"arr_shape={value_shape} shape={shape}"
+        )
+    lead = len(shape) - len(value_shape)
+    for have, want in zip(value_shape, shape[lead:], strict=True):
+        if have not in (1, want):
+            raise ValueError(
+                f"Incompatible shapes for broadcasting: the update values of shape "
+                f"{value_shape} do not broadcast to the indexed shape {shape}"
+            )
+    if value_shape == shape:
+        return values
+    kept = [a for a, have in enumerate(value_shape) if have == shape[lead + a]]
+    if len(kept) != len(value_shape):
+        values = reshape(values, tuple(value_shape[a] for a in kept))
+    return broadcast_in_dim(values, shape, tuple(lead + a for a in kept))
+
+
+def scatter_update(x, idx, values, kind, *, indices_are_sorted=False, unique_indices=False,
+                   mode=None, wrap_negative_indices=True, func=None):  # fmt: skip
+    """``x.at[idx].<kind>(values)``: one scatter over the expanded operand."""
+    check_arraylike(f"at[].{kind}", x)
+    x = to_array(x)
+    aval = aval_of(x)
+    parsed = parse_index(idx, aval.shape, wrap_negative_indices)
+    plan = plan_gather(parsed, wrap_negative_indices)
+    if kind != "apply":
+        values = _update_values(values, aval.dtype, plan.out_shape)
+    if plan.is_empty or plan.empty_axis is not None:
+        return x
+    operand = _expand(x, aval.shape, parsed.expanded_shape)
+    dnums = ScatterDimensionNumbers(plan.offset_dims, plan.collapsed_dims, plan.start_index_map)
+    # Static integers and slices never address an element twice, and forward steps
+    # address elements in order (JAX marks both too).
+    static = not (parsed.has_arrays or _has_traced_scalar(parsed))
+    forward = all(not isinstance(e, Window) or e.step > 0 for e in parsed.entries)
+    flags = dict(
+        indices_are_sorted=indices_are_sorted or (static and forward),
+        unique_indices=unique_indices or static,
+        mode=mode,
+    )
+    if kind == "apply":
+        out = scatter_apply(operand, plan.indices, func, dnums, update_shape=plan.out_shape,
+                            **flags)  # fmt: skip
+    elif kind in ("divide", "power"):
+        from lamina.lax import power, true_divide
+
+        ones = broadcast_in_dim(np.ones((), aval.dtype), parsed.expanded_shape, ())
+        factors = scatter_mul(ones, plan.indices, values, dnums, **flags)
+        factors = _collapse(factors, aval.shape)
+        return (true_divide if kind == "divide" else power)(x, factors)
+    else:
+        out = _SCATTERS[kind](operand, plan.indices, values, dnums, **flags)
+    return _collapse(out, aval.shape)
+
+
+def _has_traced_scalar(parsed) -> bool:
+    return any(is_traced_scalar(e) for e in parsed.entries)
+
+
+class _IndexUpdateHelper:
+    """``x.at``: ``x.at[idx]`` names the elements an update or read applies to."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
+
+    def __getitem__(self, index):
+        return _IndexUpdateRef(self.array, index)
+
+    def __repr__(self):
+        return f"_IndexUpdateHelper({self.array!r})"
+
+
+class _IndexUpdateRef:
+    """``x.at[idx]``: functional versions of ``x[idx] = v``, ``x[idx] += v``, ...; each
+    returns a new array."""
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array, index):
+        self.array, self.index = array, index
+
+    def __repr__(self):
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+    def get(self, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            fill_value=None, out_sharding=None, wrap_negative_indices=True):  # fmt: skip
+        """``x[idx]``, with out-of-bounds indices handled as ``mode`` says ("fill":
+        ``fill_value``, default NaN / the most negative integer / True)."""
+        return getitem(
+            self.array,
+            self.index,
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
+            mode=mode,
+            fill_value=fill_value,
+            wrap_negative_indices=wrap_negative_indices,
+        )
+
+    def _update(self, kind, values, indices_are_sorted, unique_indices, mode, wrap, func=None):
+        return scatter_update(
+            self.array,
+            self.index,
+            values,
+            kind,
+            indices_are_sorted=indices_are_sorted,
+            unique_indices=unique_indices,
+            mode=mode,
+            wrap_negative_indices=wrap,
+            func=func,
+        )
+
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            out_sharding=None, wrap_negative_indices=True):  # fmt: skip
+        """``x[idx] = values``."""
+        return self._update("set", values, indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)  # fmt: skip
+
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            out_sharding=None, wrap_negative_indices=True):  # fmt: skip
+        """``x[idx] += values`` (repeated indices accumulate)."""
+        return self._update("add", values, indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)  # fmt: skip
+
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+                 out_sharding=None, wrap_negative_indices=True):  # fmt: skip
+        """``x[idx] -= values``."""
+        return self._update("subtract", values, indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)  # fmt: skip
+
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+                 out_sharding=None, wrap_negative_indices=True):  # fmt: skip
+        """``x[idx] *= values``."""
+        return self._update("multiply", values, indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)  # fmt: skip
+
+    mul = multiply
+
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+               out_sharding=None, wrap_negative_indices=True):  # fmt: skip
+        """``x[idx] /= values`` (integer arrays become floating, as ``x / y`` does)."""
+        return self._update("divide", values, indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)  # fmt: skip
+
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+              out_sharding=None, wrap_negative_indices=True):  # fmt: skip
+        """``x[idx] **= values``."""
+        return self._update("power", values, indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)  # fmt: skip
+
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            out_sharding=None, wrap_negative_indices=True):  # fmt: skip
+        """``x[idx] = minimum(x[idx], values)``."""
+        return self._update("min", values, indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)  # fmt: skip
+
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
+            out_sharding=None, wrap_negative_indices=True):  # fmt: skip
+        """``x[idx] = maximum(x[idx], values)``."""
+        return self._update("max", values, indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices)  # fmt: skip
+
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None,
+              wrap_negative_indices=True):  # fmt: skip
+        """``x[idx] = func(x[idx])``, applied once per time an element is addressed."""
+        return self._update("apply", None, indices_are_sorted, unique_indices, mode,
+                            wrap_negative_indices, func)  # fmt: skip

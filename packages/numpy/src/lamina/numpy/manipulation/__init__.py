@@ -1,0 +1,107 @@
+"""Shape manipulation: reshaping, transposing and broadcasting, editing
+(``insert``, ``delete``, ``append``), rearranging (``flip``, ``roll``, ...), repeating,
+stacking and splitting, and padding."""
+
+from lamina.numpy.manipulation.edit import (
+    append,
+    delete,
+    insert,
+)
+from lamina.numpy.manipulation.padding import (
+    pad,
+)
+from lamina.numpy.manipulation.rearrange import (
+    flip,
+    fliplr,
+    flipud,
+    resize,
+    roll,
+    rot90,
+    trim_zeros,
+)
+from lamina.numpy.manipulation.repetition import (
+    repeat,
+    tile,
+)
+from lamina.numpy.manipulation.shapes import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_arrays,
+    broadcast_shapes,
+    broadcast_to,
+    expand_dims,
+    matrix_transpose,
+    moveaxis,
+    permute_dims,
+    ravel,
+    reshape,
+    rollaxis,
+    squeeze,
+    swapaxes,
+    transpose,
+)
+from lamina.numpy.manipulation.splitting import (
+    array_split,
+    dsplit,
+    hsplit,
+    split,
+    unstack,
+    vsplit,
+)
+from lamina.numpy.manipulation.stacking import (
+    block,
+    column_stack,
+    concat,
+    concatenate,
+    dstack,
+    hstack,
+    stack,
+    vstack,
+)
+
+__all__ = [
+    "append",
+    "array_split",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "block",
+    "broadcast_arrays",
+    "broadcast_shapes",
+    "broadcast_to",
+    "column_stack",
+    "concat",
+    "concatenate",
+    "delete",
+    "dsplit",
+    "dstack",
+    "expand_dims",
+    "flip",
+    "fliplr",
+    "flipud",
+    "hsplit",
+    "hstack",
+    "insert",
+    "matrix_transpose",
+    "moveaxis",
+    "pad",
+    "permute_dims",
+    "ravel",
+    "repeat",
+    "reshape",
+    "resize",
+    "roll",
+    "rollaxis",
+    "rot90",
+    "split",
+    "squeeze",
+    "stack",
+    "swapaxes",
+    "tile",
+    "transpose",
+    "trim_zeros",
+    "unstack",
+    "vsplit",
+    "vstack",
+]
