@@ -7,6 +7,7 @@ tracers (:mod:`.array_methods`).
 """
 
 import importlib as _importlib
+import sys as _sys
 
 _MODULES = (
     "creation",
@@ -30,7 +31,7 @@ __all__ = sorted(set(__all__))
 from lamina.numpy import fft, linalg  # noqa: E402
 from lamina.numpy.array_methods.installation import install_array_methods as _install  # noqa: E402
 
-_install()
+_install(_sys.modules[__name__])
 del _name, _module, _install
 
 # Not part of jax.numpy: what the layers above (nn, scipy) build on.

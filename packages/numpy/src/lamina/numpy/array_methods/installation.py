@@ -231,8 +231,6 @@ _METHODS.update(
     __round__=impl.round_protocol,
     __hex__=impl.hex_protocol,
     __oct__=impl.oct_protocol,
-    __array_namespace__=impl.array_namespace,
-    __array_module__=impl.array_module,
     __matmul__=matmul_operator,
     __rmatmul__=rmatmul_operator,
 )
@@ -262,9 +260,10 @@ _TRACER_ONLY_METHODS = {
 }
 
 
-def install_array_methods() -> None:
-    """Put the methods and properties on concrete arrays and in the tracers' table."""
-    for name, method in _METHODS.items():
+def install_array_methods(namespace) -> None:
+    """Put the methods and properties on concrete arrays and in the tracers' table;
+    ``namespace`` (lamina.numpy) is what ``__array_namespace__`` answers."""
+    for name, method in {**_METHODS, **impl.namespace_methods(namespace)}.items():
         tracing.array_methods[name] = method
         set_array_attribute(name, method)
     for name, getter in _PROPERTIES.items():

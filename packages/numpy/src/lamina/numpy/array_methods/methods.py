@@ -6,13 +6,12 @@ views of the axes (``T``, ``mT``), complex parts, Python protocols (``in``, ``co
 
 from __future__ import annotations
 
-import importlib
 import operator
 import warnings
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import ConcretizationTypeError, Tracer
+from lamina.interpreters import Array, ConcretizationTypeError, Tracer
 from lamina.ir import dtypes
 from lamina.lax import (
     aval_of,
@@ -256,16 +255,19 @@ def oct_protocol(self):
     return oct(operator.index(self))
 
 
-def array_namespace(self, *, api_version=None):
-    return importlib.import_module("lamina.numpy")
+def namespace_methods(namespace) -> dict:
+    """``__array_namespace__`` and ``__array_module__``, which answer ``namespace`` (the
+    lamina.numpy package, which installs them)."""
 
+    def array_namespace(self, *, api_version=None):
+        return namespace
 
-def array_module(self, types):
-    from lamina.interpreters import Array
+    def array_module(self, types):
+        if all(issubclass(t, Array) for t in types):
+            return namespace
+        return NotImplemented
 
-    if all(issubclass(t, Array) for t in types):
-        return importlib.import_module("lamina.numpy")
-    return NotImplemented
+    return {"__array_namespace__": array_namespace, "__array_module__": array_module}
 
 
 def traced_item(self, *args):
