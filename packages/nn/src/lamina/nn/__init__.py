@@ -1,5 +1,5 @@
 """lamina.nn: JAX's ``jax.nn`` — activation functions (:mod:`.activations`), softmax,
-logsumexp, standardize and one_hot (:mod:`.functions`), ``dot_product_attention``
+logsumexp, standardize and one_hot (:mod:`.axis_functions`), ``dot_product_attention``
 (:mod:`.attention`), block-scaled matrix products (:mod:`.scaled_matmul`) and the
 ``initializers`` submodule (:mod:`.initializers`)."""
 
@@ -32,7 +32,7 @@ from lamina.nn.activations import (
     tanh,
 )
 from lamina.nn.attention import dot_product_attention
-from lamina.nn.functions import (
+from lamina.nn.axis_functions import (
     log_softmax,
     logmeanexp,
     logsumexp,

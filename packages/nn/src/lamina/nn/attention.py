@@ -16,7 +16,7 @@ import lamina.lax as lax
 import lamina.numpy as jnp
 from lamina.interpreters import default_backend
 from lamina.ir import dtypes
-from lamina.nn.functions import logsumexp, softmax
+from lamina.nn.axis_functions import logsumexp, softmax
 
 __all__ = ["dot_product_attention"]
 

@@ -1,4 +1,4 @@
-"""The reducing functions of ``jax.nn``: ``logsumexp`` (the same function as
+"""The functions of ``jax.nn`` that work along an axis: ``logsumexp`` (the same function as
 ``jax.scipy.special.logsumexp``), ``logmeanexp``, ``softmax``, ``log_softmax``,
 ``standardize``, and ``one_hot``. Each follows JAX 0.10.2's definition, including how
 masked (``where``) entries and infinite inputs come out."""
