@@ -15,13 +15,12 @@ from lamina.interpreters import (  # noqa: F401
     stop_gradient_p,
 )
 from lamina.lax import linalg  # noqa: F401  (jax.lax.linalg is a public submodule)
-from lamina.lax.binary import *  # noqa: F403
+from lamina.lax.base.primitives import *  # noqa: F403
+from lamina.lax.base.reduce import *  # noqa: F403
 from lamina.lax.composite import *  # noqa: F403
 from lamina.lax.control_flow import *  # noqa: F403
-from lamina.lax.conversion import *  # noqa: F403
 from lamina.lax.convolution import *  # noqa: F403
 from lamina.lax.dot import *  # noqa: F403
-from lamina.lax.elementwise import *  # noqa: F403
 from lamina.lax.fft import *  # noqa: F403
 from lamina.lax.gather_scatter import *  # noqa: F403
 from lamina.lax.misc import *  # noqa: F403
@@ -30,23 +29,20 @@ from lamina.lax.parallel import *  # noqa: F403
 from lamina.lax.parallel_exchange import *  # noqa: F403
 from lamina.lax.parallel_p2p import *  # noqa: F403
 from lamina.lax.parallel_ragged import *  # noqa: F403
-from lamina.lax.reductions import *  # noqa: F403
 from lamina.lax.reshaping import *  # noqa: F403
-from lamina.lax.shapes import *  # noqa: F403
 from lamina.lax.sharding_constraint import *  # noqa: F403
 from lamina.lax.slicing import *  # noqa: F403
 from lamina.lax.sorting import *  # noqa: F403
 from lamina.lax.special import *  # noqa: F403
 from lamina.lax.special_gamma import *  # noqa: F403
 from lamina.lax.total_order import *  # noqa: F403
-from lamina.lax.unary import *  # noqa: F403
 from lamina.lax.windowed import *  # noqa: F403
 
 _install_operators()
 
 # Not part of jax.lax: what the layers above (numpy, nn) build on.
-from lamina.lax._common import aval_of  # noqa: F401, E402
-from lamina.lax.conversion import to_dtype  # noqa: F401, E402
+from lamina.lax.base.operands import aval_of  # noqa: F401, E402
+from lamina.lax.base.primitives import to_dtype  # noqa: F401, E402
 from lamina.lax.dot import canonicalize_precision  # noqa: F401, E402
 from lamina.lax.operators import (  # noqa: F401, E402
     equal,
@@ -59,13 +55,12 @@ from lamina.lax.sorting import take_along  # noqa: F401, E402
 
 # Each module lists its public names in __all__; the package exports their union.
 _MODULES = (
-    "binary",
+    "base.primitives",
+    "base.reduce",
     "composite",
     "control_flow",
-    "conversion",
     "convolution",
     "dot",
-    "elementwise",
     "fft",
     "gather_scatter",
     "misc",
@@ -73,16 +68,13 @@ _MODULES = (
     "parallel_exchange",
     "parallel_p2p",
     "parallel_ragged",
-    "reductions",
     "reshaping",
-    "shapes",
     "sharding_constraint",
     "slicing",
     "sorting",
     "special",
     "special_gamma",
     "total_order",
-    "unary",
     "windowed",
 )
 __all__ = sorted(

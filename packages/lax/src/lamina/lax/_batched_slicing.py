@@ -9,8 +9,8 @@ from lamina.interpreters import batching
 
 def _index_matrix(axis_data, indices, index_dims):
     """The start indices as one ``(batch, n)`` array."""
+    from lamina.lax.base.primitives import broadcast_in_dim
     from lamina.lax.reshaping import concatenate
-    from lamina.lax.shapes import broadcast_in_dim
 
     size = axis_data.size
     columns = [

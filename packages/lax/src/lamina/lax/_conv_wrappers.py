@@ -8,13 +8,13 @@ import math
 
 import numpy as np
 
-from lamina.lax._common import aval_of
 from lamina.lax._conv_numbers import (
     conv_dimension_numbers,
     conv_transpose_padding,
     dilate_dim,
     explicit_padding,
 )
+from lamina.lax.base.operands import aval_of
 from lamina.lax.convolution import conv_general_dilated
 from lamina.lax.dot import Precision
 
@@ -50,7 +50,7 @@ _TRANSPOSE_LAYOUTS = {
 
 
 def _moveaxes(x, sources, destinations):
-    from lamina.lax.shapes import transpose
+    from lamina.lax.base.primitives import transpose
 
     ndim = aval_of(x).ndim
     sources = [s % ndim for s in sources]
@@ -105,7 +105,7 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
         o, i = numbers.rhs_spec[0], numbers.rhs_spec[1]
         perm = list(range(ndim))
         perm[o], perm[i] = i, o
-        from lamina.lax.shapes import transpose
+        from lamina.lax.base.primitives import transpose
 
         rhs = transpose(rhs, tuple(perm))
     return conv_general_dilated(lhs, rhs, (1,) * (ndim - 2), pads, strides, rhs_dilation,

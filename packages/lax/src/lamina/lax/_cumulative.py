@@ -15,8 +15,8 @@ import numpy as np
 from lamina.interpreters import ad
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray
-from lamina.lax._common import FLOAT, NUMBER, aval_of, check_dtype, standard_primitive
-from lamina.lax.reductions import _compare, max_identity, min_identity, reduce_region
+from lamina.lax.base.operands import FLOAT, NUMBER, aval_of, check_dtype, standard_primitive
+from lamina.lax.base.primitives import _compare, max_identity, min_identity, reduce_region
 
 __all__ = [
     "cumlogsumexp",
@@ -168,9 +168,15 @@ def _cumprod_jvp(primals, tangents, *, axis, reverse):
     ``y'`` the running product of the non-zero elements, it is ``y'_i`` times the running
     sum of ``t / x`` while no zero has been seen, times the tangent at the first zero
     while one has, and 0 after a second."""
-    from lamina.lax.conversion import convert_element_type
-    from lamina.lax.elementwise import div, eq, mul, ne, select_n
-    from lamina.lax.shapes import broadcast_in_dim
+    from lamina.lax.base.primitives import (
+        broadcast_in_dim,
+        convert_element_type,
+        div,
+        eq,
+        mul,
+        ne,
+        select_n,
+    )
 
     (x,), (t,) = primals, tangents
     ans = cumprod_p.bind(x, axis=axis, reverse=reverse)

@@ -14,13 +14,14 @@ from lamina.interpreters import batching, lower_jaxpr_body, trace_to_jaxpr
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax._gather import (
     GatherScatterMode,
     check_batching_dims,
     check_integer_indices,
     ints,
 )
+from lamina.lax.base import primitives as ew
+from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 
 __all__ = [
     "ScatterDimensionNumbers",
@@ -60,8 +61,6 @@ class ScatterDimensionNumbers(NamedTuple):
 def scatter_jaxpr(kind: str, dtype):
     """The update computation ``(old, new) -> value`` of a combining scatter, as the
     ``update_jaxpr`` / ``update_consts`` params."""
-    from lamina.lax import elementwise as ew
-
     combine = {"add": ew.add, "sub": ew.sub, "mul": ew.mul, "min": ew.min, "max": ew.max}[kind]
     scalar = ShapedArray((), dtypes.dtype(dtype))
     closed, _ = trace_to_jaxpr(lambda a, b: [combine(a, b)], [scalar, scalar], kind)
@@ -274,7 +273,7 @@ def scatter(operand, scatter_indices, updates, dimension_numbers, *, indices_are
 def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
                   indices_are_sorted=False, unique_indices=False, mode=None):  # fmt: skip
     """``operand`` with ``func`` applied once to each element the windows address."""
-    from lamina.lax.shapes import broadcast_in_dim
+    from lamina.lax.base.primitives import broadcast_in_dim
 
     dtype = aval_of(operand).dtype
     scalar = ShapedArray((), dtype)

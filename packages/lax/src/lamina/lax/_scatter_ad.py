@@ -18,9 +18,18 @@ from lamina.lax._scatter import (
     scatter_p,
     scatter_sub_p,
 )
-from lamina.lax.conversion import convert_element_type
-from lamina.lax.elementwise import add, div, eq, mul, neg, select_n
-from lamina.lax.shapes import broadcast_in_dim, iota, reshape
+from lamina.lax.base.primitives import (
+    add,
+    broadcast_in_dim,
+    convert_element_type,
+    div,
+    eq,
+    iota,
+    mul,
+    neg,
+    reshape,
+    select_n,
+)
 
 __all__: list[str] = []
 

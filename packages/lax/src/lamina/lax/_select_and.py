@@ -16,8 +16,9 @@ import numpy as np
 from lamina.interpreters import ad, batching, def_standard_impl, lower_jaxpr_body, reverse
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import Primitive, ShapedArray
-from lamina.lax._common import aval_of, standard_primitive
-from lamina.lax.reductions import _compare, max_identity, min_identity, reduce_region
+from lamina.lax.base import primitives as prims
+from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import _compare, max_identity, min_identity, reduce_region
 
 __all__ = ["select_and_gather_add_p", "select_and_scatter_add_p", "select_and_scatter_p"]
 
@@ -80,9 +81,7 @@ select_and_gather_add_p = standard_primitive(
 
 def select_and_gather_add(tangents, operand, select_name, **params):
     """The tangent of the element of each window that ``select_name`` picks."""
-    from lamina.lax import elementwise
-
-    select_prim = getattr(elementwise, f"{select_name}_p")
+    select_prim = getattr(prims, f"{select_name}_p")
     return select_and_gather_add_p.bind(tangents, operand, select_prim=select_prim, **params)
 
 

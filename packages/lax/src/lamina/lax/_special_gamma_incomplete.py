@@ -22,11 +22,27 @@ import enum
 import numpy as np
 
 from lamina.ir import dtypes
-from lamina.lax.binary import bitwise_and, bitwise_not, bitwise_or
+from lamina.lax.base.primitives import (
+    add,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    div,
+    eq,
+    exp,
+    ge,
+    gt,
+    le,
+    log,
+    lt,
+    mul,
+    ne,
+    neg,
+    reduce_or,
+    sub,
+)
 from lamina.lax.control_flow_loops import while_loop
-from lamina.lax.elementwise import add, div, eq, exp, ge, gt, le, log, lt, mul, ne, neg, sub
 from lamina.lax.misc import select
-from lamina.lax.reductions import reduce_or
 from lamina.lax.special import abs_, const, digamma, full_like, lgamma
 
 __all__ = ["gamma_sample_derivative", "igamma_derivative", "igamma_value", "igammac_value"]

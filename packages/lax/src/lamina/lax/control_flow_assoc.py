@@ -95,7 +95,7 @@ def _scan(combine, elems, axis):
 def _interleave(a, b, axis):
     """``a[0], b[0], a[1], b[1], ...`` along ``axis`` (``a`` as long as ``b`` or one
     longer)."""
-    from lamina.lax.elementwise import add
+    from lamina.lax.base.primitives import add
     from lamina.lax.reshaping import pad
 
     dtype = a.aval.dtype if hasattr(a, "aval") else np.asarray(a).dtype
@@ -108,7 +108,7 @@ def _interleave(a, b, axis):
     cfg_b[axis] = (1, 0 if same else 1, 1)
     pa, pb = pad(a, zero, cfg_a), pad(b, zero, cfg_b)
     if dtype == dtypes.bool_:
-        from lamina.lax.binary import bitwise_or
+        from lamina.lax.base.primitives import bitwise_or
 
         return bitwise_or(pa, pb)
     return add(pa, pb)

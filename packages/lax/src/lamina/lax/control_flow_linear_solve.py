@@ -97,7 +97,7 @@ def _jvp(primals, tangents, *, const_lengths, jaxprs):
 
 
 def _sub_tangents(t, s):
-    from lamina.lax.elementwise import neg
+    from lamina.lax.base.primitives import neg
 
     if type(s) is ad.Zero:
         return t

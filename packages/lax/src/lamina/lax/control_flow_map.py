@@ -22,8 +22,8 @@ def _batched_map(f, xs, batch_size):
     """``map`` in blocks of ``batch_size`` (``f`` vmapped over each block); the
     remainder that does not fill a block is one more vmapped call, as in JAX."""
     from lamina.interpreters import vmap
+    from lamina.lax.base.primitives import reshape
     from lamina.lax.reshaping import concatenate
-    from lamina.lax.shapes import reshape
     from lamina.lax.slicing import slice as lax_slice
 
     leaves = tree_util.tree_leaves(xs)

@@ -28,7 +28,7 @@ __all__ = ["custom_linear_solve", "custom_root", "linear_solve_p"]
 
 
 def _neg(tree):
-    from lamina.lax.elementwise import neg
+    from lamina.lax.base.primitives import neg
 
     return tree_util.tree_map(neg, tree)
 

@@ -15,7 +15,6 @@ import numpy as np
 from lamina.interpreters import ad, reverse
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax._conv_numbers import (
     ConvDimensionNumbers,
     ConvGeneralDilatedDimensionNumbers,
@@ -29,6 +28,7 @@ from lamina.lax._conv_numbers import (
     padtype_to_pads,
     swap_first_two,
 )
+from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax.dot import canonicalize_precision, check_preferred_element_type, precision_config
 
 __all__ = [
@@ -238,7 +238,7 @@ conv_general_dilated_p.def_jvp(_jvp)
 def reshape_axis_into(src: int, dst: int, x):
     """Merges axis ``src`` of ``x`` into axis ``dst`` (numbered with ``src`` removed),
     ``src`` the major part."""
-    from lamina.lax.shapes import reshape
+    from lamina.lax.base.primitives import reshape
 
     shape = aval_of(x).shape
     perm = [i for i in range(len(shape)) if i != src]
@@ -250,7 +250,7 @@ def reshape_axis_into(src: int, dst: int, x):
 
 def reshape_axis_out_of(src: int, major: int, x):
     """Splits axis ``src`` of ``x`` into ``(major, size // major)``."""
-    from lamina.lax.shapes import reshape
+    from lamina.lax.base.primitives import reshape
 
     shape = list(aval_of(x).shape)
     shape[src : src + 1] = [major, shape[src] // major]
@@ -288,7 +288,7 @@ def _rhs_transpose_padding(in_shape, window, strides, out_shape, padding, lhs_di
 def _as_compute_type(x, preferred_element_type):
     """The primal operand in the dtype the cotangent has (with a preferred element
     type, the transposed convolution runs in that type)."""
-    from lamina.lax.conversion import convert_element_type
+    from lamina.lax.base.primitives import convert_element_type
 
     if preferred_element_type is None or aval_of(x).dtype == preferred_element_type:
         return x
@@ -296,7 +296,7 @@ def _as_compute_type(x, preferred_element_type):
 
 
 def _back_to(x, dtype):
-    from lamina.lax.conversion import convert_element_type
+    from lamina.lax.base.primitives import convert_element_type
 
     return x if aval_of(x).dtype == dtype else convert_element_type(x, dtype)
 

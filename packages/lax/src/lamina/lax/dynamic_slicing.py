@@ -12,7 +12,7 @@ import numpy as np
 from lamina.interpreters import Tracer, ad, batching, reverse
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import aval_of, check_same_dtypes, standard_primitive
+from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 
 __all__ = [
     "dynamic_slice",
@@ -209,8 +209,7 @@ def _split_index_array(indices):
 def start_indices_for(name: str, shape, start_indices, allow_negative_indices):
     """The start indices as operands: negative ones wrapped (statically for Python and
     NumPy integers, with ``select_n`` for traced signed ones) where allowed."""
-    from lamina.lax.conversion import to_dtype
-    from lamina.lax.elementwise import add, lt, select_n
+    from lamina.lax.base.primitives import add, lt, select_n, to_dtype
 
     indices = _split_index_array(start_indices)
     if len(indices) != len(shape):

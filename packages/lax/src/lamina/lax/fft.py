@@ -17,10 +17,8 @@ import numpy as np
 from lamina.interpreters import ad, batching, jit
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import aval_of, standard_primitive
-from lamina.lax.conversion import convert_element_type
-from lamina.lax.elementwise import mul
-from lamina.lax.shapes import broadcast_in_dim
+from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import broadcast_in_dim, convert_element_type, mul
 
 __all__ = ["FftType", "fft", "fft_p"]
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from lamina.interpreters import Tracer
 from lamina.ir import dtypes
-from lamina.lax._common import aval_of
+from lamina.lax.base.operands import aval_of
 
 __all__ = [
     "broadcast",
@@ -30,7 +30,7 @@ def _shape(shape) -> tuple[int, ...]:
 
 def broadcast(operand, sizes, *, out_sharding=None):
     """``operand`` with new leading axes of ``sizes``."""
-    from lamina.lax.shapes import broadcast_in_dim
+    from lamina.lax.base.primitives import broadcast_in_dim
 
     sizes = _shape(sizes)
     shape = aval_of(operand).shape
@@ -64,7 +64,7 @@ def broadcast_shapes(*shapes):
 
 def broadcast_like(arr, like_arr):
     """``arr`` broadcast NumPy-style to the shape of ``like_arr``."""
-    from lamina.lax.shapes import broadcast_in_dim
+    from lamina.lax.base.primitives import broadcast_in_dim
 
     shape, target = aval_of(arr).shape, aval_of(like_arr).shape
     if len(shape) > len(target):
@@ -83,7 +83,7 @@ def broadcast_like(arr, like_arr):
 
 def collapse(operand, start_dimension, stop_dimension=None):
     """``operand`` with axes ``start_dimension`` up to ``stop_dimension`` merged into one."""
-    from lamina.lax.shapes import reshape
+    from lamina.lax.base.primitives import reshape
 
     shape = tuple(aval_of(operand).shape)
     ndim = len(shape)
@@ -101,7 +101,7 @@ def collapse(operand, start_dimension, stop_dimension=None):
 
 def _fill_scalar(name, fill_value, dtype, weak_type):
     """``fill_value`` as a scalar of ``dtype`` (host values converted on the host)."""
-    from lamina.lax.conversion import to_dtype
+    from lamina.lax.base.primitives import to_dtype
 
     aval = aval_of(fill_value)
     if aval.ndim:
@@ -127,7 +127,7 @@ def _fill_scalar(name, fill_value, dtype, weak_type):
 def full(shape, fill_value, dtype=None, *, sharding=None):
     """An array of ``shape`` filled with the scalar ``fill_value`` (of ``dtype``, or of
     the fill value's type, weak for Python scalars)."""
-    from lamina.lax.shapes import broadcast_in_dim
+    from lamina.lax.base.primitives import broadcast_in_dim
 
     shape = _shape(shape)
     if dtype is not None:
@@ -139,7 +139,7 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     """An array like ``x`` (its shape and dtype, unless given; weakly typed when ``x``
     is and no ``dtype`` is given) filled with ``fill_value``."""
-    from lamina.lax.shapes import broadcast_in_dim
+    from lamina.lax.base.primitives import broadcast_in_dim
 
     aval = aval_of(x)
     weak_type = dtype is None and aval.weak_type

@@ -16,9 +16,8 @@ import numpy as np
 from lamina.interpreters import Token, ad, batching, moveaxis, not_mapped
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import AbstractToken, Primitive, ShapedArray, abstract_token, dtypes, tree_util
-from lamina.lax._common import aval_of, check_dtype, standard_primitive
-from lamina.lax.elementwise import eq, select_n
-from lamina.lax.shapes import broadcast_in_dim, iota
+from lamina.lax.base.operands import aval_of, check_dtype, standard_primitive
+from lamina.lax.base.primitives import broadcast_in_dim, eq, iota, select_n
 
 __all__ = [
     "RandomAlgorithm",
@@ -167,7 +166,7 @@ ad.zero_jvp(rng_bit_generator_p)
 def _rng_bit_generator_batching(axis_data, vals, dims, *, shape, **params):
     """Like JAX: the first key generates the bits of the whole batch; the new state
     replaces the first key only."""
-    from lamina.lax.reductions import reduce_max
+    from lamina.lax.base.primitives import reduce_max
 
     (keys,), (d,) = vals, dims
     size = axis_data.size
@@ -225,9 +224,7 @@ def dtype(x):
 def index_take(src, idxs, axes):
     """``src`` indexed at the points ``zip(*idxs)`` along ``axes`` (indices taken
     modulo the axis sizes, so negative ones count from the end)."""
-    from lamina.lax.binary import rem
-    from lamina.lax.conversion import convert_element_type
-    from lamina.lax.elementwise import add
+    from lamina.lax.base.primitives import add, convert_element_type, rem
     from lamina.lax.gather_scatter import GatherDimensionNumbers, gather
     from lamina.lax.reshaping import concatenate
 

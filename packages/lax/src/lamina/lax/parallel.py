@@ -16,11 +16,16 @@ import numpy as np
 
 from lamina.interpreters import ad, axis_env, batching, is_undefined_primal, lower_fun, not_mapped
 from lamina.ir import Primitive, ShapedArray, tree_util
-from lamina.lax._common import aval_of
-from lamina.lax.conversion import convert_element_type
-from lamina.lax.elementwise import add, mul
-from lamina.lax.reductions import reduce_max, reduce_sum
-from lamina.lax.shapes import broadcast_in_dim, iota
+from lamina.lax.base.operands import aval_of
+from lamina.lax.base.primitives import (
+    add,
+    broadcast_in_dim,
+    convert_element_type,
+    iota,
+    mul,
+    reduce_max,
+    reduce_sum,
+)
 
 __all__ = [
     "axis_index",
@@ -151,7 +156,7 @@ def _positional_batching(prim):
 
 
 def _reduce_min(x, axes):
-    from lamina.lax.reductions import reduce_min
+    from lamina.lax.base.primitives import reduce_min
 
     return reduce_min(x, axes)
 
@@ -211,7 +216,7 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     """``psum(x) / n`` where ``n`` is the number of participants."""
     total = psum(x, axis_name, axis_index_groups=axis_index_groups)
     count = psum(1, axis_name, axis_index_groups=axis_index_groups)
-    from lamina.lax.elementwise import div
+    from lamina.lax.base.primitives import div
 
     return tree_util.tree_map(lambda t: div(t, convert_element_type(count, _dtype(t))), total)
 
@@ -271,7 +276,7 @@ def axis_size(axis_name):
 
 def pbroadcast(x, axis_name, source):
     """Every participant receives ``x`` of participant ``source``."""
-    from lamina.lax.elementwise import eq, select_n
+    from lamina.lax.base.primitives import eq, select_n
 
     is_source = eq(axis_index(axis_name), np.int32(source))
 

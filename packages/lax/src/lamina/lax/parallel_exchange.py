@@ -8,11 +8,9 @@ import numpy as np
 
 from lamina.interpreters import ad, batching, moveaxis, not_mapped
 from lamina.ir import Primitive, ShapedArray, tree_util
-from lamina.lax._common import aval_of
-from lamina.lax.elementwise import mul
+from lamina.lax.base.operands import aval_of
+from lamina.lax.base.primitives import broadcast_in_dim, mul, reduce_max, reduce_sum, reshape
 from lamina.lax.parallel import _check_bound, _dtype, _names, _no_groups, axis_size
-from lamina.lax.reductions import reduce_max, reduce_sum
-from lamina.lax.shapes import broadcast_in_dim, reshape
 
 __all__ = [
     "all_gather",
@@ -281,7 +279,7 @@ def _ppermute_collective(axis_data, vals, dims, *, axis_name, perm):
         source[dst] = src
     # out[dst] = x[src]: a one-hot selection along the batch axis; receivers with no
     # source get zeros. Selecting (not multiplying) keeps infinities and NaNs exact.
-    from lamina.lax.elementwise import select_n
+    from lamina.lax.base.primitives import select_n
 
     aval = aval_of(x)
     picks = np.arange(n)[None, :] == source[:, None]  # (dst, src)

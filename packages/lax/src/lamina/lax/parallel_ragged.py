@@ -17,7 +17,7 @@ import numpy as np
 
 from lamina.interpreters import ad, batching, moveaxis, not_mapped
 from lamina.ir import ShapedArray
-from lamina.lax._common import aval_of
+from lamina.lax.base.operands import aval_of
 from lamina.lax.parallel import _names, _no_groups
 from lamina.lax.parallel_exchange import _collective_primitive, all_to_all
 

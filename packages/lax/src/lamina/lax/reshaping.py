@@ -13,7 +13,7 @@ import numpy as np
 from lamina.interpreters import ad, batching, reverse
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray
-from lamina.lax._common import aval_of, check_same_dtypes, standard_primitive
+from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax.filling import (
     broadcast,
     broadcast_like,
@@ -140,8 +140,7 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
     """The operand's cotangent is ``ct`` with the padding cut off (a negative pad of the
     edges, then a strided slice past the interior padding); the padding value's is what
     is left of the sum of ``ct``."""
-    from lamina.lax.elementwise import sub
-    from lamina.lax.reductions import reduce_sum
+    from lamina.lax.base.primitives import reduce_sum, sub
     from lamina.lax.slicing import slice as slice_
 
     ct_aval = aval_of(ct)
@@ -165,8 +164,7 @@ pad_p.def_transpose(_pad_transpose)
 def _pad_batching(axis_data, vals, dims, *, padding_config):
     """A batched padding value pads with zeros, then selects it where a mask padded the
     same way is false."""
-    from lamina.lax.elementwise import select_n
-    from lamina.lax.shapes import broadcast_in_dim
+    from lamina.lax.base.primitives import broadcast_in_dim, select_n
 
     (x, padding_value), (xd, pd) = vals, dims
     if pd is batching.not_mapped:
@@ -385,7 +383,7 @@ def squeeze(array, dimensions):
 
 def expand_dims(array, dimensions):
     """``array`` with new axes of size 1 at ``dimensions`` (positions in the result)."""
-    from lamina.lax.shapes import broadcast_in_dim
+    from lamina.lax.base.primitives import broadcast_in_dim
 
     shape = aval_of(array).shape
     ndim_out = len(shape) + len(dimensions)

@@ -12,7 +12,7 @@ import numpy as np
 from lamina.interpreters import ad
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray
-from lamina.lax._common import aval_of, standard_primitive
+from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.dynamic_slicing import (
     check_slice_sizes,
     dynamic_slice,

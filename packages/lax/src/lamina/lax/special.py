@@ -13,9 +13,11 @@ from lamina.interpreters import ad, batching, trace_to_jaxpr
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import chlo
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import FLOAT, check_dtype, check_same_dtypes, standard_primitive
-from lamina.lax.elementwise import (
+from lamina.lax.base.operands import FLOAT, check_dtype, check_same_dtypes, standard_primitive
+from lamina.lax.base.primitives import abs as abs_  # primitives: zero/clean derivatives at 0
+from lamina.lax.base.primitives import (
     add,
+    broadcast_in_dim,
     broadcasting_shape,
     div,
     exp,
@@ -25,12 +27,10 @@ from lamina.lax.elementwise import (
     mul,
     neg,
     select_n,
+    sign,
     sqrt,
     sub,
 )
-from lamina.lax.shapes import broadcast_in_dim
-from lamina.lax.unary import abs as abs_  # primitives: zero/clean derivatives at 0
-from lamina.lax.unary import sign
 
 __all__ = [
     "bessel_i0e",

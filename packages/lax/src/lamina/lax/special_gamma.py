@@ -17,32 +17,33 @@ import numpy as np
 from lamina.interpreters import ad
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import FLOAT, aval_of, check_dtype, check_same_dtypes
 from lamina.lax._special_gamma_incomplete import (
     gamma_sample_derivative,
     igamma_derivative,
     igamma_value,
     igammac_value,
 )
-from lamina.lax.binary import bitwise_and
-from lamina.lax.conversion import convert_element_type
-from lamina.lax.elementwise import (
+from lamina.lax.base.operands import FLOAT, aval_of, check_dtype, check_same_dtypes
+from lamina.lax.base.primitives import (
     add,
+    bitwise_and,
+    broadcast_in_dim,
     broadcasting_shape,
+    convert_element_type,
     div,
     eq,
     exp,
     gt,
     log,
+    log1p,
     lt,
     mul,
     ne,
     neg,
+    reduce_max,
     select_n,
     sub,
 )
-from lamina.lax.reductions import reduce_max
-from lamina.lax.shapes import broadcast_in_dim
 from lamina.lax.special import (
     abs_,
     const,
@@ -53,7 +54,6 @@ from lamina.lax.special import (
     lower_traced,
     special_primitive,
 )
-from lamina.lax.unary import log1p
 
 __all__ = [
     "betainc",

@@ -8,7 +8,7 @@ import operator
 from lamina.interpreters import ad, batching, reverse
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray
-from lamina.lax._common import aval_of, check_same_dtypes, standard_primitive
+from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 
 __all__ = ["stack", "stack_p", "tile", "tile_p", "unstack", "unstack_p"]
 
@@ -149,8 +149,7 @@ ad.deflinear(tile_p)
 
 def _tile_transpose(ct, x, *, reps):
     """The cotangent summed over the repetitions."""
-    from lamina.lax.reductions import reduce_sum
-    from lamina.lax.shapes import reshape
+    from lamina.lax.base.primitives import reduce_sum, reshape
 
     shape = x.aval.shape
     spread = reshape(ct, _interleaved(reps, shape))

@@ -5,7 +5,7 @@ comparators use them). Integers and bools compare as usual."""
 from __future__ import annotations
 
 from lamina.interpreters import ad, batching
-from lamina.lax.elementwise import _comparison
+from lamina.lax.base.primitives import _comparison
 
 __all__ = ["eq_to_p", "le_to_p", "lt_to_p"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.ir import dtypes
-from lamina.lax._common import aval_of
+from lamina.lax.base.operands import aval_of
 
 
 def lax():

@@ -11,7 +11,7 @@ import numpy as np
 
 from lamina.interpreters import ad
 from lamina.ir import ShapedArray
-from lamina.lax._common import aval_of, standard_primitive
+from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.linalg import _lapack, _ops
 
 __all__ = ["cholesky", "cholesky_p"]

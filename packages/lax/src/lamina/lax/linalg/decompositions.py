@@ -9,7 +9,7 @@ import enum
 import numpy as np
 
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import standard_primitive
+from lamina.lax.base.operands import standard_primitive
 from lamina.lax.linalg import _lapack, _ops
 
 __all__ = [

@@ -15,7 +15,7 @@ import numpy as np
 
 from lamina.interpreters import ad
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import aval_of, standard_primitive
+from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.linalg import _lapack, _ops
 from lamina.lax.linalg._permutation import pivots_to_permutation
 

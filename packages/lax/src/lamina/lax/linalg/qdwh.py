@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.ir import dtypes
-from lamina.lax._common import aval_of
+from lamina.lax.base.operands import aval_of
 from lamina.lax.linalg import _ops
 
 __all__ = ["qdwh"]

@@ -7,7 +7,7 @@ import numpy as np
 
 from lamina.interpreters import ad, reverse
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import FLOAT, aval_of, check_dtype, standard_primitive
+from lamina.lax.base.operands import FLOAT, aval_of, check_dtype, standard_primitive
 from lamina.lax.linalg import _lapack, _ops
 from lamina.lax.linalg.cholesky import cholesky_p
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from lamina.interpreters import ad, reverse
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import aval_of, standard_primitive
+from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.linalg import _lapack, _ops
 
 __all__ = ["triangular_solve", "triangular_solve_p"]

@@ -26,10 +26,11 @@ from lamina.interpreters import (
 )
 from lamina.interpreters.mlir import hlo
 from lamina.ir import Primitive, ShapedArray, dtypes, tree_util
-from lamina.lax import reductions as _r
-from lamina.lax._common import ANY, aval_of
+from lamina.lax.base import primitives as prims
+from lamina.lax.base.operands import ANY, aval_of
+from lamina.lax.base.primitives import broadcast_in_dim, reshape, transpose
 
-__all__ = ["pair_jvp_jaxpr", "reduce", "reduce_p", "scalar_jaxpr"]
+__all__ = ["reduce", "reduce_p"]
 
 
 def scalar_jaxpr(computation, init_tree, scalar_avals, name):
@@ -109,7 +110,7 @@ def _abstract_eval(*avals, computation, jaxpr, dimensions):
             f"reduce operands must all have the same shape, got {[o.shape for o in operands]}"
         )
     return [
-        _r._reduced_aval("reduce", o, dimensions, ANY).update(weak_type=False) for o in operands
+        prims._reduced_aval("reduce", o, dimensions, ANY).update(weak_type=False) for o in operands
     ]
 
 
@@ -118,7 +119,7 @@ def _lowering(ctx, *args, computation, jaxpr, dimensions):
     op = hlo.ReduceOp(ctx.ir_types(ctx.avals_out), list(args[:n]), list(args[n:]), list(dimensions))
     scalars = [ShapedArray((), a.dtype) for a in ctx.avals_out]
     mctx = ctx.module_context
-    _r.reduce_region(
+    prims.reduce_region(
         op,
         ctx.ir_types(scalars),
         lambda *xs: lower_jaxpr_body(mctx, jaxpr.jaxpr, jaxpr.consts, list(xs)),
@@ -156,8 +157,8 @@ def _tree_fold(jaxpr, dimensions, shape, n):
     pairwise (halving the count each round) with the scalar ``jaxpr`` mapped over
     elements, then once with the initial values: the same fold as ``reduce_p``, written
     in operations that differentiate both ways."""
-    from lamina.lax import concatenate, reshape, slice, transpose
-    from lamina.lax.shapes import broadcast_in_dim
+    from lamina.lax.reshaping import concatenate
+    from lamina.lax.slicing import slice
 
     kept = tuple(i for i in range(len(shape)) if i not in dimensions)
     size = math.prod(shape[d] for d in dimensions)
@@ -215,27 +216,25 @@ def _is_concrete_scalar(x) -> bool:
 def _monoid_reducer(computation, init_values):
     """The ``reduce_*`` primitive's function that ``computation`` from ``init_values``
     is, as JAX recognises them; None otherwise."""
-    from lamina import lax
-
     if len(init_values) != 1 or not _is_concrete_scalar(init_values[0]):
         return None
     (init,) = init_values
     dtype = aval_of(init).dtype
     value = np.asarray(init)
     table = [
-        ("add", lambda: 0, _r.reduce_sum),
-        ("mul", lambda: 1, _r.reduce_prod),
-        ("max", lambda: _r.max_identity(dtype), _r.reduce_max),
-        ("min", lambda: _r.min_identity(dtype), _r.reduce_min),
+        ("add", lambda: 0, prims.reduce_sum),
+        ("mul", lambda: 1, prims.reduce_prod),
+        ("max", lambda: prims.max_identity(dtype), prims.reduce_max),
+        ("min", lambda: prims.min_identity(dtype), prims.reduce_min),
     ]
     if dtype == dtypes.bool_:
         table += [
-            ("bitwise_and", lambda: True, _r.reduce_and),
-            ("bitwise_or", lambda: False, _r.reduce_or),
-            ("bitwise_xor", lambda: False, _r.reduce_xor),
+            ("bitwise_and", lambda: True, prims.reduce_and),
+            ("bitwise_or", lambda: False, prims.reduce_or),
+            ("bitwise_xor", lambda: False, prims.reduce_xor),
         ]
     for name, identity, reducer in table:
-        op = getattr(lax, name, None)
+        op = getattr(prims, name, None)
         if op is not None and computation is op:
             return reducer if np.equal(value, identity()) else None
     return None
