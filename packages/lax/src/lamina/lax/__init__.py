@@ -15,8 +15,11 @@ from lamina.interpreters import (  # noqa: F401
     stop_gradient_p,
 )
 from lamina.lax import linalg  # noqa: F401  (jax.lax.linalg is a public submodule)
+from lamina.lax.base.filling import *  # noqa: F403
 from lamina.lax.base.primitives import *  # noqa: F403
 from lamina.lax.base.reduce import *  # noqa: F403
+from lamina.lax.base.reshaping import *  # noqa: F403
+from lamina.lax.base.stacking import *  # noqa: F403
 from lamina.lax.composite import *  # noqa: F403
 from lamina.lax.control_flow import *  # noqa: F403
 from lamina.lax.convolution import *  # noqa: F403
@@ -29,7 +32,6 @@ from lamina.lax.parallel import *  # noqa: F403
 from lamina.lax.parallel_exchange import *  # noqa: F403
 from lamina.lax.parallel_p2p import *  # noqa: F403
 from lamina.lax.parallel_ragged import *  # noqa: F403
-from lamina.lax.reshaping import *  # noqa: F403
 from lamina.lax.sharding_constraint import *  # noqa: F403
 from lamina.lax.slicing import *  # noqa: F403
 from lamina.lax.sorting import *  # noqa: F403
@@ -68,7 +70,9 @@ _MODULES = (
     "parallel_exchange",
     "parallel_p2p",
     "parallel_ragged",
-    "reshaping",
+    "base.filling",
+    "base.reshaping",
+    "base.stacking",
     "sharding_constraint",
     "slicing",
     "sorting",

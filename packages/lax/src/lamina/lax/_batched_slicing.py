@@ -5,12 +5,12 @@ indices, as in JAX."""
 from __future__ import annotations
 
 from lamina.interpreters import batching
+from lamina.lax.base.primitives import broadcast_in_dim
+from lamina.lax.base.reshaping import concatenate
 
 
 def _index_matrix(axis_data, indices, index_dims):
     """The start indices as one ``(batch, n)`` array."""
-    from lamina.lax.base.primitives import broadcast_in_dim
-    from lamina.lax.reshaping import concatenate
 
     size = axis_data.size
     columns = [

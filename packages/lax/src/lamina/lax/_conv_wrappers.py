@@ -15,6 +15,8 @@ from lamina.lax._conv_numbers import (
     explicit_padding,
 )
 from lamina.lax.base.operands import aval_of
+from lamina.lax.base.primitives import transpose
+from lamina.lax.base.reshaping import rev
 from lamina.lax.convolution import conv_general_dilated
 from lamina.lax.dot import Precision
 
@@ -50,7 +52,6 @@ _TRANSPOSE_LAYOUTS = {
 
 
 def _moveaxes(x, sources, destinations):
-    from lamina.lax.base.primitives import transpose
 
     ndim = aval_of(x).ndim
     sources = [s % ndim for s in sources]
@@ -72,7 +73,6 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
     or with ``use_consistent_padding`` the forward convolution's. ``transpose_kernel``
     flips the kernel spatially and swaps its feature axes (the gradient of a forward
     convolution with that kernel)."""
-    from lamina.lax.reshaping import rev
 
     lhs_shape, rhs_shape = aval_of(lhs).shape, aval_of(rhs).shape
     if len(lhs_shape) != len(rhs_shape) or len(lhs_shape) < 2:
@@ -105,7 +105,6 @@ def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numb
         o, i = numbers.rhs_spec[0], numbers.rhs_spec[1]
         perm = list(range(ndim))
         perm[o], perm[i] = i, o
-        from lamina.lax.base.primitives import transpose
 
         rhs = transpose(rhs, tuple(perm))
     return conv_general_dilated(lhs, rhs, (1,) * (ndim - 2), pads, strides, rhs_dilation,

@@ -16,7 +16,19 @@ from lamina.interpreters import ad
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray
 from lamina.lax.base.operands import FLOAT, NUMBER, aval_of, check_dtype, standard_primitive
-from lamina.lax.base.primitives import _compare, max_identity, min_identity, reduce_region
+from lamina.lax.base.primitives import (
+    _compare,
+    broadcast_in_dim,
+    convert_element_type,
+    div,
+    eq,
+    max_identity,
+    min_identity,
+    mul,
+    ne,
+    reduce_region,
+    select_n,
+)
 
 __all__ = [
     "cumlogsumexp",
@@ -168,15 +180,6 @@ def _cumprod_jvp(primals, tangents, *, axis, reverse):
     ``y'`` the running product of the non-zero elements, it is ``y'_i`` times the running
     sum of ``t / x`` while no zero has been seen, times the tangent at the first zero
     while one has, and 0 after a second."""
-    from lamina.lax.base.primitives import (
-        broadcast_in_dim,
-        convert_element_type,
-        div,
-        eq,
-        mul,
-        ne,
-        select_n,
-    )
 
     (x,), (t,) = primals, tangents
     ans = cumprod_p.bind(x, axis=axis, reverse=reverse)

@@ -15,6 +15,7 @@ from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import standard_primitive
+from lamina.lax.base.primitives import broadcast_in_dim
 
 __all__ = [
     "GatherDimensionNumbers",
@@ -314,7 +315,6 @@ ad.defjvp(gather_p, _gather_jvp, None)
 def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
                       indices_are_sorted, unique_indices, mode, fill_value):  # fmt: skip
     from lamina.lax._scatter import scatter_add_p, scatter_jaxpr
-    from lamina.lax.base.primitives import broadcast_in_dim
 
     if reverse.is_undefined_primal(indices):
         raise NotImplementedError("gather is not linear in its indices")

@@ -17,6 +17,17 @@ import numpy as np
 
 from lamina.ir import dtypes
 from lamina.lax.base.operands import aval_of
+from lamina.lax.base.primitives import (
+    broadcast_in_dim,
+    broadcasted_iota,
+    convert_element_type,
+    ge,
+    lt,
+    mul,
+    reduce_sum,
+    reshape,
+    sub,
+)
 
 __all__ = ["RaggedDotDimensionNumbers", "ragged_dot", "ragged_dot_general", "scaled_dot"]
 
@@ -33,15 +44,6 @@ class RaggedDotDimensionNumbers:
 
 def _group_mask(group_sizes, rows: int, dtype):
     """``mask[g, m]`` = 1 where row ``m`` lies in group ``g``."""
-    from lamina.lax.base.primitives import (
-        broadcast_in_dim,
-        broadcasted_iota,
-        convert_element_type,
-        ge,
-        lt,
-        mul,
-        sub,
-    )
     from lamina.lax.dot import dot_general
 
     groups = aval_of(group_sizes).shape[0]
@@ -60,7 +62,6 @@ def _group_mask(group_sizes, rows: int, dtype):
 def _expanded(x, mask, axis: int):
     """``x`` repeated once per group along a new leading axis, zero outside the group's
     stretch of ``axis`` (``mask[g, i]`` says whether index ``i`` is in group ``g``)."""
-    from lamina.lax.base.primitives import broadcast_in_dim, mul
 
     shape = (aval_of(mask).shape[0], *aval_of(x).shape)
     return mul(
@@ -77,7 +78,6 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
     modes): a free axis — group ``g`` is contracted with ``rhs`` at index ``g`` of its
     group axis; a contracting axis — the result gets a leading group axis, one partial
     product per group; a batch axis — the plain ``dot_general``."""
-    from lamina.lax.base.primitives import reduce_sum
     from lamina.lax.dot import dot_general
 
     if group_offset is not None:
@@ -142,7 +142,6 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
 def _scaled(x, scale, contracting: int):
     """``x * scale`` in bfloat16, each scale covering a block of consecutive elements
     along the contracting axis."""
-    from lamina.lax.base.primitives import broadcast_in_dim, convert_element_type, mul, reshape
 
     bf16 = np.dtype(dtypes.bfloat16)
     x = convert_element_type(x, bf16)

@@ -22,6 +22,7 @@ from lamina.lax._gather import (
 )
 from lamina.lax.base import primitives as ew
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
+from lamina.lax.base.primitives import broadcast_in_dim
 
 __all__ = [
     "ScatterDimensionNumbers",
@@ -273,7 +274,6 @@ def scatter(operand, scatter_indices, updates, dimension_numbers, *, indices_are
 def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
                   indices_are_sorted=False, unique_indices=False, mode=None):  # fmt: skip
     """``operand`` with ``func`` applied once to each element the windows address."""
-    from lamina.lax.base.primitives import broadcast_in_dim
 
     dtype = aval_of(operand).dtype
     scalar = ShapedArray((), dtype)

@@ -19,6 +19,8 @@ from lamina.ir import Primitive, ShapedArray
 from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import _compare, max_identity, min_identity, reduce_region
+from lamina.lax.base.reshaping import pad
+from lamina.lax.base.reshaping import slice as slice_
 
 __all__ = ["select_and_gather_add_p", "select_and_scatter_add_p", "select_and_scatter_p"]
 
@@ -140,7 +142,6 @@ def _gather_transpose(
     if dilated:
         # Windows see the operand with holes between its entries; filled with the
         # identity of the selection, the holes are never chosen.
-        from lamina.lax.reshaping import pad
 
         dtype = aval_of(operand).dtype
         hole = (max_identity if select_prim.name == "ge" else min_identity)(dtype)
@@ -154,8 +155,6 @@ def _gather_transpose(
         padding=padding,
     )
     if dilated:
-        from lamina.lax.slicing import slice as slice_
-
         shape = aval_of(out).shape
         out = slice_(out, (0,) * len(shape), shape, base_dilation)
     return [out, None]

@@ -9,6 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.ir import dtypes, tree_util
+from lamina.lax.base.primitives import add, bitwise_or
+from lamina.lax.base.reshaping import concatenate, pad, rev
+from lamina.lax.base.reshaping import slice as lax_slice
 
 __all__ = ["associative_scan"]
 
@@ -17,7 +20,6 @@ def associative_scan(fn, elems, reverse: bool = False, axis: int = 0):
     """The running ``fn``-combination of ``elems`` along ``axis``: element ``i`` of the
     result is ``fn(... fn(fn(e[0], e[1]), e[2]) ..., e[i])`` (from the end with
     ``reverse``). ``fn`` must be associative and work elementwise on slices."""
-    from lamina.lax.reshaping import rev
 
     if not callable(fn):
         raise TypeError("lax.associative_scan: fn argument should be callable.")
@@ -57,7 +59,6 @@ def _shape(x):
 
 
 def _slice(x, axis, start, stop, step=1):
-    from lamina.lax.slicing import slice as lax_slice
 
     shape = _shape(x)
     starts = [0] * len(shape)
@@ -83,7 +84,6 @@ def _scan(combine, elems, axis):
         )
     else:
         even = combine(odd, [_slice(x, axis, 2, n, 2) for x in elems])
-    from lamina.lax.reshaping import concatenate
 
     even = [
         concatenate([_slice(x, axis, 0, 1), e], axis) if _shape(e)[axis] else _slice(x, axis, 0, 1)
@@ -95,8 +95,6 @@ def _scan(combine, elems, axis):
 def _interleave(a, b, axis):
     """``a[0], b[0], a[1], b[1], ...`` along ``axis`` (``a`` as long as ``b`` or one
     longer)."""
-    from lamina.lax.base.primitives import add
-    from lamina.lax.reshaping import pad
 
     dtype = a.aval.dtype if hasattr(a, "aval") else np.asarray(a).dtype
     zero = np.zeros((), dtype)
@@ -108,7 +106,5 @@ def _interleave(a, b, axis):
     cfg_b[axis] = (1, 0 if same else 1, 1)
     pa, pb = pad(a, zero, cfg_a), pad(b, zero, cfg_b)
     if dtype == dtypes.bool_:
-        from lamina.lax.base.primitives import bitwise_or
-
         return bitwise_or(pa, pb)
     return add(pa, pb)

@@ -31,6 +31,7 @@ from lamina.interpreters import (
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ClosedJaxpr, Primitive, Var, dtypes, tree_util
 from lamina.lax import control_flow_common as cfc
+from lamina.lax.base.primitives import broadcast_in_dim, clamp, convert_element_type, ne, select_n
 
 __all__ = ["cond", "cond_p", "switch"]
 
@@ -159,7 +160,6 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     flat_ops, _, traced = _trace_branches(funs, operands)
     _check_branch_outputs(["true_fun", "false_fun"], funs, traced)
     branches, consts = _common_consts(traced)
-    from lamina.lax.base.primitives import convert_element_type, ne
 
     if pred_aval.dtype != dtypes.bool_:
         pred = ne(pred, np.zeros((), pred_aval.dtype))
@@ -182,7 +182,6 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
         raise TypeError(
             f"Index type must be an integer, got {index} of type {index_aval.dtype.name}."
         )
-    from lamina.lax.base.primitives import clamp, convert_element_type
 
     index = convert_element_type(index, np.int32)
     index = clamp(np.int32(0), index, np.int32(len(branches) - 1))
@@ -343,8 +342,6 @@ def _cond_batching(axis_data, vals, dims, *, branches):
     index, ops = vals[0], vals[1:]
     index_dim, op_dims = dims[0], dims[1:]
     if index_dim is not batching.not_mapped:
-        from lamina.lax.base.primitives import broadcast_in_dim, select_n
-
         index = batching.moveaxis(index, index_dim, 0)
         outs = []
         for b in branches:

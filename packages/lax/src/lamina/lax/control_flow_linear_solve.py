@@ -28,6 +28,7 @@ from lamina.interpreters import (
 )
 from lamina.ir import Primitive
 from lamina.lax import control_flow_common as cfc
+from lamina.lax.base.primitives import neg
 
 __all__ = ["linear_solve_p"]
 
@@ -97,7 +98,6 @@ def _jvp(primals, tangents, *, const_lengths, jaxprs):
 
 
 def _sub_tangents(t, s):
-    from lamina.lax.base.primitives import neg
 
     if type(s) is ad.Zero:
         return t

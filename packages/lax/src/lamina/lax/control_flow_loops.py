@@ -30,6 +30,14 @@ from lamina.interpreters import (
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ClosedJaxpr, Primitive, Var, dtypes, tree_util
 from lamina.lax import control_flow_common as cfc
+from lamina.lax.base.primitives import (
+    broadcast_in_dim,
+    convert_element_type,
+    gt,
+    lt,
+    reduce_max,
+    select_n,
+)
 
 __all__ = ["fori_loop", "while_loop", "while_p"]
 
@@ -77,7 +85,6 @@ def while_loop(cond_fun, body_fun, init_val):
         ]
         cond_jaxpr, cond_consts, _ = cfc.trace_function(cond_fun, in_tree, avals)
         body_jaxpr, body_consts, _ = cfc.trace_function(body_fun, in_tree, avals)
-        from lamina.lax.base.primitives import convert_element_type
 
         init_flat = [
             convert_element_type(x, a.dtype) if cfc.abstractify(x).weak_type != a.weak_type else x
@@ -112,7 +119,6 @@ def _static_int(x):
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``: a ``scan`` when
     the bounds are concrete (so it can be reverse-differentiated), else a ``while``."""
-    from lamina.lax.base.primitives import convert_element_type
     from lamina.lax.control_flow_scan import scan
 
     lo, hi = _static_int(lower), _static_int(upper)
@@ -144,7 +150,6 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
 
     def cond(loop_carry):
         i, upper_, _ = loop_carry
-        from lamina.lax.base.primitives import lt
 
         return lt(i, upper_)
 
@@ -327,13 +332,6 @@ def _while_batching(axis_data, vals, dims, *, cond_jaxpr, body_jaxpr, cond_ncons
     if not pred_batched:
         outs = _bind_while(cc, bc, carry, cond_b, body_b)
         return outs, dims_of(carry_b)
-    from lamina.lax.base.primitives import (
-        broadcast_in_dim,
-        convert_element_type,
-        gt,
-        reduce_max,
-        select_n,
-    )
 
     n_cc = len(cc)
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from lamina.ir import tree_util
 from lamina.lax import control_flow_common as cfc
+from lamina.lax.base.primitives import reshape
+from lamina.lax.base.reshaping import concatenate
+from lamina.lax.base.reshaping import slice as lax_slice
 from lamina.lax.control_flow_scan import scan
 
 __all__ = ["map"]
@@ -22,9 +25,6 @@ def _batched_map(f, xs, batch_size):
     """``map`` in blocks of ``batch_size`` (``f`` vmapped over each block); the
     remainder that does not fill a block is one more vmapped call, as in JAX."""
     from lamina.interpreters import vmap
-    from lamina.lax.base.primitives import reshape
-    from lamina.lax.reshaping import concatenate
-    from lamina.lax.slicing import slice as lax_slice
 
     leaves = tree_util.tree_leaves(xs)
     n = cfc.abstractify(leaves[0]).shape[0] if leaves else 0

@@ -30,6 +30,7 @@ from lamina.interpreters import (
 )
 from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, tree_util
 from lamina.lax import control_flow_common as cfc
+from lamina.lax.base.primitives import convert_element_type
 from lamina.lax.control_flow_scan_lowering import scan_lowering
 
 __all__ = ["scan", "scan_p"]
@@ -97,7 +98,6 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         ]
         jaxpr, consts, out_tree = _trace_body(f, in_tree, init_avals + x_avals)
         _check_body_out(f, init_tree, init_avals, out_tree, jaxpr)
-        from lamina.lax.base.primitives import convert_element_type
 
         init_flat = [
             convert_element_type(x, a.dtype) if cfc.abstractify(x).weak_type != a.weak_type else x

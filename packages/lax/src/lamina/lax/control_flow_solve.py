@@ -22,13 +22,13 @@ from lamina.interpreters import (
 )
 from lamina.ir import tree_util
 from lamina.lax import control_flow_common as cfc
+from lamina.lax.base.primitives import neg
 from lamina.lax.control_flow_linear_solve import _bind, _LinearSolveTuple, linear_solve_p
 
 __all__ = ["custom_linear_solve", "custom_root", "linear_solve_p"]
 
 
 def _neg(tree):
-    from lamina.lax.base.primitives import neg
 
     return tree_util.tree_map(neg, tree)
 

@@ -29,6 +29,8 @@ from lamina.lax._conv_numbers import (
     swap_first_two,
 )
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
+from lamina.lax.base.primitives import convert_element_type, reshape
+from lamina.lax.base.reshaping import rev
 from lamina.lax.dot import canonicalize_precision, check_preferred_element_type, precision_config
 
 __all__ = [
@@ -238,7 +240,6 @@ conv_general_dilated_p.def_jvp(_jvp)
 def reshape_axis_into(src: int, dst: int, x):
     """Merges axis ``src`` of ``x`` into axis ``dst`` (numbered with ``src`` removed),
     ``src`` the major part."""
-    from lamina.lax.base.primitives import reshape
 
     shape = aval_of(x).shape
     perm = [i for i in range(len(shape)) if i != src]
@@ -250,7 +251,6 @@ def reshape_axis_into(src: int, dst: int, x):
 
 def reshape_axis_out_of(src: int, major: int, x):
     """Splits axis ``src`` of ``x`` into ``(major, size // major)``."""
-    from lamina.lax.base.primitives import reshape
 
     shape = list(aval_of(x).shape)
     shape[src : src + 1] = [major, shape[src] // major]
@@ -288,7 +288,6 @@ def _rhs_transpose_padding(in_shape, window, strides, out_shape, padding, lhs_di
 def _as_compute_type(x, preferred_element_type):
     """The primal operand in the dtype the cotangent has (with a preferred element
     type, the transposed convolution runs in that type)."""
-    from lamina.lax.base.primitives import convert_element_type
 
     if preferred_element_type is None or aval_of(x).dtype == preferred_element_type:
         return x
@@ -296,7 +295,6 @@ def _as_compute_type(x, preferred_element_type):
 
 
 def _back_to(x, dtype):
-    from lamina.lax.base.primitives import convert_element_type
 
     return x if aval_of(x).dtype == dtype else convert_element_type(x, dtype)
 
@@ -306,7 +304,6 @@ def _transpose_lhs(ct, rhs, lhs_aval, *, window_strides, padding, lhs_dilation, 
                    preferred_element_type, out_sharding):  # fmt: skip
     """The input's cotangent: the cotangent convolved with the spatially flipped
     kernel (its feature axes swapped), strides and input dilation trading places."""
-    from lamina.lax.reshaping import rev
 
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     groups = max(feature_group_count, batch_group_count)

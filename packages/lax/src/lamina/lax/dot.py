@@ -19,6 +19,7 @@ from lamina.interpreters import ad, reverse
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes, register_value_reader
 from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import convert_element_type, transpose
 
 __all__ = [
     "DotAlgorithm",
@@ -382,7 +383,6 @@ def batch_matmul(lhs, rhs, precision=None):
 def _dot_transpose_operand(ct, other, x_aval, other_aval, x_dims, other_dims, x_is_lhs, params):
     """The cotangent of one operand of ``dot_general``: ``ct`` contracted with the other
     operand over the other's free axes, then transposed to the operand's axis order."""
-    from lamina.lax.base.primitives import convert_element_type, transpose
 
     (x_c, x_b), (o_c, o_b) = x_dims, other_dims
     nb = len(x_b)

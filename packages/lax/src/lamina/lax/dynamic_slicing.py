@@ -13,6 +13,9 @@ from lamina.interpreters import Tracer, ad, batching, reverse
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
+from lamina.lax.base.primitives import add, lt, select_n, to_dtype
+from lamina.lax.base.reshaping import check_slice_sizes, squeeze
+from lamina.lax.base.reshaping import slice as slice_
 
 __all__ = [
     "dynamic_slice",
@@ -28,24 +31,6 @@ def check_index_dtypes(name: str, index_avals) -> None:
     if len(kinds) > 1 or (kinds and not dtypes.issubdtype(kinds[0], np.integer)):
         got = ", ".join(k.name for k in kinds)
         raise TypeError(f"index arguments to {name} must be integers of the same type, got: {got}")
-
-
-def check_slice_sizes(x, sizes, prefix: str = "dynamic_slice "):
-    """JAX's checks of the window sizes of ``slice`` and ``dynamic_slice``."""
-    if len(sizes) != x.ndim:
-        raise ValueError(
-            f"{prefix}slice_sizes must have length equal to the number of dimensions "
-            f"of the operand, got slice_sizes {sizes} for operand shape {x.shape}."
-        )
-    if any(s > d for s, d in zip(sizes, x.shape, strict=True)):
-        raise TypeError(
-            "slice slice_sizes must be less than or equal to operand shape, got "
-            f"slice_sizes {sizes} for operand shape {x.shape}."
-        )
-    if any(s < 0 for s in sizes):
-        raise TypeError(
-            f"slice slice_sizes must be greater than or equal to zero, got slice_sizes of {sizes}."
-        )
 
 
 # ------------------------------------------------------------------ dynamic_slice
@@ -195,8 +180,6 @@ def _is_static_int(i) -> bool:
 
 def _split_index_array(indices):
     """An array of start indices as a list of scalars (a traced one by slicing)."""
-    from lamina.lax.reshaping import squeeze
-    from lamina.lax.slicing import slice as slice_
 
     if isinstance(indices, np.ndarray):
         return list(indices)
@@ -209,7 +192,6 @@ def _split_index_array(indices):
 def start_indices_for(name: str, shape, start_indices, allow_negative_indices):
     """The start indices as operands: negative ones wrapped (statically for Python and
     NumPy integers, with ``select_n`` for traced signed ones) where allowed."""
-    from lamina.lax.base.primitives import add, lt, select_n, to_dtype
 
     indices = _split_index_array(start_indices)
     if len(indices) != len(shape):

@@ -17,7 +17,17 @@ from lamina.interpreters import Token, ad, batching, moveaxis, not_mapped
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import AbstractToken, Primitive, ShapedArray, abstract_token, dtypes, tree_util
 from lamina.lax.base.operands import aval_of, check_dtype, standard_primitive
-from lamina.lax.base.primitives import broadcast_in_dim, eq, iota, select_n
+from lamina.lax.base.primitives import (
+    add,
+    broadcast_in_dim,
+    convert_element_type,
+    eq,
+    iota,
+    reduce_max,
+    rem,
+    select_n,
+)
+from lamina.lax.base.reshaping import concatenate
 
 __all__ = [
     "RandomAlgorithm",
@@ -166,7 +176,6 @@ ad.zero_jvp(rng_bit_generator_p)
 def _rng_bit_generator_batching(axis_data, vals, dims, *, shape, **params):
     """Like JAX: the first key generates the bits of the whole batch; the new state
     replaces the first key only."""
-    from lamina.lax.base.primitives import reduce_max
 
     (keys,), (d,) = vals, dims
     size = axis_data.size
@@ -224,9 +233,7 @@ def dtype(x):
 def index_take(src, idxs, axes):
     """``src`` indexed at the points ``zip(*idxs)`` along ``axes`` (indices taken
     modulo the axis sizes, so negative ones count from the end)."""
-    from lamina.lax.base.primitives import add, convert_element_type, rem
     from lamina.lax.gather_scatter import GatherDimensionNumbers, gather
-    from lamina.lax.reshaping import concatenate
 
     shape = aval_of(src).shape
     axes = tuple(int(a) for a in axes)

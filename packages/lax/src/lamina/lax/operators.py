@@ -28,7 +28,7 @@ from lamina.interpreters import (
 from lamina.ir import dtypes
 from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import aval_of
-from lamina.lax.base.primitives import broadcast_in_dim, to_dtype
+from lamina.lax.base.primitives import broadcast_in_dim, reshape, to_dtype
 from lamina.lax.dot import dot_general
 
 __all__ = ["install_operators", "promote_args"]
@@ -292,8 +292,6 @@ def _stretch(x, shape):
     squeezed = [i for i, (d, s) in enumerate(zip(aval.shape, shape[lead:], strict=True))
                 if d != s]  # fmt: skip
     if squeezed:  # size-1 axes that stretch: drop them first
-        from lamina.lax.base.primitives import reshape
-
         keep = [i for i in range(aval.ndim) if i not in squeezed]
         x = reshape(x, tuple(aval.shape[i] for i in keep))
         dims = tuple(dims[i] for i in keep)

@@ -21,10 +21,14 @@ from lamina.lax.base.primitives import (
     add,
     broadcast_in_dim,
     convert_element_type,
+    div,
+    eq,
     iota,
     mul,
     reduce_max,
+    reduce_min,
     reduce_sum,
+    select_n,
 )
 
 __all__ = [
@@ -156,7 +160,6 @@ def _positional_batching(prim):
 
 
 def _reduce_min(x, axes):
-    from lamina.lax.base.primitives import reduce_min
 
     return reduce_min(x, axes)
 
@@ -216,7 +219,6 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     """``psum(x) / n`` where ``n`` is the number of participants."""
     total = psum(x, axis_name, axis_index_groups=axis_index_groups)
     count = psum(1, axis_name, axis_index_groups=axis_index_groups)
-    from lamina.lax.base.primitives import div
 
     return tree_util.tree_map(lambda t: div(t, convert_element_type(count, _dtype(t))), total)
 
@@ -276,7 +278,6 @@ def axis_size(axis_name):
 
 def pbroadcast(x, axis_name, source):
     """Every participant receives ``x`` of participant ``source``."""
-    from lamina.lax.base.primitives import eq, select_n
 
     is_source = eq(axis_index(axis_name), np.int32(source))
 

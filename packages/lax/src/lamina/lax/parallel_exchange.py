@@ -9,7 +9,14 @@ import numpy as np
 from lamina.interpreters import ad, batching, moveaxis, not_mapped
 from lamina.ir import Primitive, ShapedArray, tree_util
 from lamina.lax.base.operands import aval_of
-from lamina.lax.base.primitives import broadcast_in_dim, mul, reduce_max, reduce_sum, reshape
+from lamina.lax.base.primitives import (
+    broadcast_in_dim,
+    mul,
+    reduce_max,
+    reduce_sum,
+    reshape,
+    select_n,
+)
 from lamina.lax.parallel import _check_bound, _dtype, _names, _no_groups, axis_size
 
 __all__ = [
@@ -279,7 +286,6 @@ def _ppermute_collective(axis_data, vals, dims, *, axis_name, perm):
         source[dst] = src
     # out[dst] = x[src]: a one-hot selection along the batch axis; receivers with no
     # source get zeros. Selecting (not multiplying) keeps infinities and NaNs exact.
-    from lamina.lax.base.primitives import select_n
 
     aval = aval_of(x)
     picks = np.arange(n)[None, :] == source[:, None]  # (dst, src)

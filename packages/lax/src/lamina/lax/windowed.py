@@ -17,6 +17,7 @@ from lamina.interpreters.mlir import hlo
 from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, tree_util
 from lamina.lax.base.operands import ANY, NUMBER, aval_of, check_dtype, standard_primitive
 from lamina.lax.base.primitives import max_identity, min_identity, reduce_region
+from lamina.lax.base.reduce import pair_jvp_jaxpr, scalar_jaxpr
 
 __all__ = [
     "reduce_window",
@@ -259,7 +260,6 @@ def _general_jvp(primals, tangents, *, jaxpr, consts, **params):
     """Windows of (primal, tangent) pairs folded by the JVP of the computation
     (forward mode only, as in JAX)."""
     from lamina.ir import dtypes
-    from lamina.lax.base.reduce import pair_jvp_jaxpr
 
     n = len(primals) // 2
     diff = [dtypes.issubdtype(aval_of(x).dtype, np.inexact) for x in primals[:n]]
@@ -368,7 +368,6 @@ def reduce_window(
     if monoid is not None:
         out = monoid.bind(flat_operands[0], **params)
         return tree_util.tree_unflatten(operand_tree, [out])
-    from lamina.lax.base.reduce import scalar_jaxpr
 
     scalars = [ShapedArray((), aval_of(x).dtype) for x in flat_inits]
     closed = scalar_jaxpr(computation, init_tree, scalars, "reduce_window")

@@ -42,7 +42,6 @@ from lamina.lax.base.operands import (
     check_same_dtypes,
     standard_primitive,
 )
-from lamina.lax.base.operands import standard_primitive as _standard_primitive
 
 __all__ = [
     "AccuracyMode",
@@ -812,8 +811,6 @@ def _select_n_transpose(ct, which, *cases):
 
 
 def _aval_of_value(x):
-    from lamina.lax.base.operands import aval_of
-
     return aval_of(x)
 
 
@@ -939,7 +936,7 @@ def _math_unary(name: str, accepted, op: str, dialect: str = "hlo", out_dtype=No
             return [getattr(chlo, op)(x)]
         return [getattr(hlo, op)(x, results=[ctx.ir_type(ctx.avals_out[0])])]
 
-    prim = _standard_primitive(name, abstract_eval, lowering)
+    prim = standard_primitive(name, abstract_eval, lowering)
     batching.defvectorized(prim)
     return prim
 
@@ -991,7 +988,7 @@ def _round_lowering(ctx, x, *, rounding_method):
     return [hlo.round_nearest_even(x)]
 
 
-round_p = _standard_primitive("round", _round_abstract_eval, _round_lowering)
+round_p = standard_primitive("round", _round_abstract_eval, _round_lowering)
 batching.defvectorized(round_p)
 round_p.def_pp_params(
     lambda params: params,
@@ -1078,7 +1075,7 @@ def _exp2_lowering(ctx, x, accuracy=None):
     return [with_accuracy(hlo.exponential(hlo.multiply(log2, x)), accuracy)]
 
 
-exp2_p = _standard_primitive("exp2", _exp2_abstract_eval, _exp2_lowering)
+exp2_p = standard_primitive("exp2", _exp2_abstract_eval, _exp2_lowering)
 batching.defvectorized(exp2_p)
 def_accuracy_params(exp2_p)
 
@@ -1240,9 +1237,7 @@ def _integer_pow_lowering(ctx, x, *, y):
     return [integer_pow_hlo(ctx, x, ctx.avals_in[0], y)]
 
 
-integer_pow_p = _standard_primitive(
-    "integer_pow", _integer_pow_abstract_eval, _integer_pow_lowering
-)
+integer_pow_p = standard_primitive("integer_pow", _integer_pow_abstract_eval, _integer_pow_lowering)
 batching.defvectorized(integer_pow_p)
 
 
@@ -1269,7 +1264,7 @@ def reciprocal(x):
 # ------------------------------------------------------------------ copy
 
 
-copy_p = _standard_primitive("copy", lambda x: x, lambda ctx, x: [x])
+copy_p = standard_primitive("copy", lambda x: x, lambda ctx, x: [x])
 batching.defvectorized(copy_p)
 ad.deflinear(copy_p)
 copy_p.def_transpose(lambda ct, x: [copy_p.bind(ct)])
@@ -2278,8 +2273,6 @@ reduce_sum_p.def_transpose(_reduce_sum_transpose)
 
 def _arg_abstract_eval(name):
     def abstract_eval(x, *, axes, index_dtype):
-        from lamina.lax.base.operands import FLOAT, INT
-
         (axis,) = axes
         if not 0 <= axis < x.ndim:
             raise ValueError(f"Invalid axis {axis} for operand shape {x.shape}")

@@ -29,6 +29,7 @@ from lamina.ir import Primitive, ShapedArray, dtypes, tree_util
 from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import ANY, aval_of
 from lamina.lax.base.primitives import broadcast_in_dim, reshape, transpose
+from lamina.lax.base.reshaping import concatenate, slice
 
 __all__ = ["reduce", "reduce_p"]
 
@@ -157,8 +158,6 @@ def _tree_fold(jaxpr, dimensions, shape, n):
     pairwise (halving the count each round) with the scalar ``jaxpr`` mapped over
     elements, then once with the initial values: the same fold as ``reduce_p``, written
     in operations that differentiate both ways."""
-    from lamina.lax.reshaping import concatenate
-    from lamina.lax.slicing import slice
 
     kept = tuple(i for i in range(len(shape)) if i not in dimensions)
     size = math.prod(shape[d] for d in dimensions)

@@ -1,11 +1,13 @@
-"""Shape primitives beyond the core: ``rev[dimensions]``, ``pad[padding_config]``,
-``concatenate[dimension]``, ``split[sizes, axis]``, ``squeeze[dimensions]``, and the
-functions built from them and the core shape primitives (expand_dims, broadcast, tile,
-collapse, full, stack, ...), with the params JAX 0.10.2 gives them.
+"""Primitives that move elements without arithmetic, beyond broadcast, reshape and
+transpose: ``rev[dimensions]``, ``pad[padding_config]`` and its adjoint
+``slice[start_indices, limit_indices, strides]`` (with ``slice_in_dim`` and
+``index_in_dim``), ``concatenate[dimension]``, ``split[sizes, axis]``,
+``squeeze[dimensions]`` and ``expand_dims``, with the params JAX 0.10.2 gives them.
 """
 
 from __future__ import annotations
 
+import builtins
 import operator
 
 import numpy as np
@@ -14,42 +16,24 @@ from lamina.interpreters import ad, batching, reverse
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
-from lamina.lax.filling import (
-    broadcast,
-    broadcast_like,
-    broadcast_shapes,
-    broadcast_to_rank,
-    collapse,
-    full,
-    full_like,
-)
-from lamina.lax.stacking import stack, stack_p, tile, tile_p, unstack, unstack_p
+from lamina.lax.base.primitives import broadcast_in_dim, reduce_sum, select_n, sub
 
 __all__ = [
-    "broadcast",
-    "broadcast_like",
-    "broadcast_shapes",
-    "broadcast_to_rank",
-    "collapse",
     "concatenate",
     "concatenate_p",
     "expand_dims",
-    "full",
-    "full_like",
+    "index_in_dim",
     "pad",
     "pad_p",
     "rev",
     "rev_p",
+    "slice",
+    "slice_in_dim",
+    "slice_p",
     "split",
     "split_p",
     "squeeze",
     "squeeze_p",
-    "stack",
-    "stack_p",
-    "tile",
-    "tile_p",
-    "unstack",
-    "unstack_p",
 ]
 
 
@@ -140,8 +124,6 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
     """The operand's cotangent is ``ct`` with the padding cut off (a negative pad of the
     edges, then a strided slice past the interior padding); the padding value's is what
     is left of the sum of ``ct``."""
-    from lamina.lax.base.primitives import reduce_sum, sub
-    from lamina.lax.slicing import slice as slice_
 
     ct_aval = aval_of(ct)
     zero = np.zeros((), ct_aval.dtype)
@@ -150,7 +132,7 @@ def _pad_transpose(ct, x, padding_value, *, padding_config):
     )
     shape = aval_of(unpadded).shape
     strides = tuple(interior + 1 for _, _, interior in padding_config)
-    t_operand = slice_(unpadded, (0,) * len(shape), shape, strides)
+    t_operand = slice(unpadded, (0,) * len(shape), shape, strides)
     t_padding = None
     if reverse.is_undefined_primal(padding_value):
         all_axes = tuple(range(len(shape)))
@@ -164,7 +146,6 @@ pad_p.def_transpose(_pad_transpose)
 def _pad_batching(axis_data, vals, dims, *, padding_config):
     """A batched padding value pads with zeros, then selects it where a mask padded the
     same way is false."""
-    from lamina.lax.base.primitives import broadcast_in_dim, select_n
 
     (x, padding_value), (xd, pd) = vals, dims
     if pd is batching.not_mapped:
@@ -383,7 +364,6 @@ def squeeze(array, dimensions):
 
 def expand_dims(array, dimensions):
     """``array`` with new axes of size 1 at ``dimensions`` (positions in the result)."""
-    from lamina.lax.base.primitives import broadcast_in_dim
 
     shape = aval_of(array).shape
     ndim_out = len(shape) + len(dimensions)
@@ -395,3 +375,168 @@ def expand_dims(array, dimensions):
         out_shape.insert(d, 1)
     kept = tuple(i for i in range(ndim_out) if i not in dims)
     return broadcast_in_dim(array, tuple(out_shape), kept)
+
+
+# ------------------------------------------------------------------ slice
+
+
+def check_slice_sizes(x, sizes, prefix: str = "dynamic_slice "):
+    """JAX's checks of the window sizes of ``slice`` and ``dynamic_slice``."""
+    if len(sizes) != x.ndim:
+        raise ValueError(
+            f"{prefix}slice_sizes must have length equal to the number of dimensions "
+            f"of the operand, got slice_sizes {sizes} for operand shape {x.shape}."
+        )
+    if any(s > d for s, d in zip(sizes, x.shape, strict=True)):
+        raise TypeError(
+            "slice slice_sizes must be less than or equal to operand shape, got "
+            f"slice_sizes {sizes} for operand shape {x.shape}."
+        )
+    if any(s < 0 for s in sizes):
+        raise TypeError(
+            f"slice slice_sizes must be greater than or equal to zero, got slice_sizes of {sizes}."
+        )
+
+
+def _check_static_slice(x, start_indices, limit_indices):
+    """JAX checks an unstrided slice as a dynamic slice with static starts: by its sizes
+    alone (a start out of range is clamped, as XLA clamps dynamic slices)."""
+    sizes = tuple(lim - s for s, lim in zip(start_indices, limit_indices, strict=True))
+    check_slice_sizes(x, sizes, prefix="")
+    return sizes
+
+
+def _check_strided_slice(x, start_indices, limit_indices, strides):
+    if any(s < 0 for s in start_indices):
+        raise TypeError(
+            f"slice start_indices must have every element be nonnegative, got {start_indices}."
+        )
+    if any(lim > d for lim, d in zip(limit_indices, x.shape, strict=True)):
+        raise TypeError(
+            "slice limit_indices must be less than or equal to operand shape, got "
+            f"limit_indices {limit_indices} for operand shape {x.shape}."
+        )
+    if any(lim < s for s, lim in zip(start_indices, limit_indices, strict=True)):
+        raise TypeError(
+            "slice limit_indices must be greater than or equal to start_indices, got "
+            f"start_indices {start_indices} and limit_indices {limit_indices}."
+        )
+    if len(strides) != x.ndim:
+        raise TypeError(
+            "slice strides must have length equal to the number of dimensions of the "
+            f"operand, got strides {strides} for operand shape {x.shape}."
+        )
+    if any(s < 0 for s in strides):
+        raise TypeError(f"slice strides must have every element be nonnegative, got {strides}.")
+    sizes = (lim - s for s, lim in zip(start_indices, limit_indices, strict=True))
+    return tuple(-(-size // st) for size, st in zip(sizes, strides, strict=True))
+
+
+def _slice_abstract_eval(x, *, start_indices, limit_indices, strides):
+    if len(start_indices) != x.ndim or len(limit_indices) != x.ndim:
+        raise ValueError(
+            "slice start_indices and limit_indices must have length equal to the number of "
+            f"dimensions of the operand, got start_indices {start_indices} and "
+            f"limit_indices {limit_indices} for operand shape {x.shape}."
+        )
+    if strides is None:
+        shape = _check_static_slice(x, start_indices, limit_indices)
+    else:
+        shape = _check_strided_slice(x, start_indices, limit_indices, strides)
+    return ShapedArray(shape, x.dtype, weak_type=x.weak_type)
+
+
+def _clamped_starts(shape, start_indices, limit_indices):
+    """Where an unstrided slice really starts: its start clamped so it fits."""
+    return tuple(
+        builtins.min(builtins.max(s, 0), d - (lim - s))
+        for d, s, lim in zip(shape, start_indices, limit_indices, strict=True)
+    )
+
+
+def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
+    if strides is None:
+        sizes = [lim - s for s, lim in zip(start_indices, limit_indices, strict=True)]
+        start_indices = _clamped_starts(ctx.avals_in[0].shape, start_indices, limit_indices)
+        limit_indices = [s + n for s, n in zip(start_indices, sizes, strict=True)]
+        strides = [1] * len(sizes)
+    return [hlo.slice(x, list(start_indices), list(limit_indices), list(strides))]
+
+
+slice_p = standard_primitive("slice", _slice_abstract_eval, _slice_lowering)
+ad.deflinear(slice_p)
+
+
+def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
+    """The cotangent padded back into place: zeros at the edges and between strided
+    elements."""
+    shape = x.aval.shape
+    if strides is None:
+        start_indices = _clamped_starts(shape, start_indices, limit_indices)
+        strides = (1,) * len(shape)
+    config = []
+    for dim, start, stride, n in zip(shape, start_indices, strides, aval_of(ct).shape,
+                                     strict=True):  # fmt: skip
+        covered = n + max(n - 1, 0) * (stride - 1)
+        config.append((start, dim - start - covered, stride - 1))
+    return [pad(ct, np.zeros((), aval_of(ct).dtype), config)]
+
+
+slice_p.def_transpose(_slice_transpose)
+
+
+def _slice_batching(axis_data, vals, dims, *, start_indices, limit_indices, strides):
+    (x,), (d,) = vals, dims
+    start = (*start_indices[:d], 0, *start_indices[d:])
+    limit = (*limit_indices[:d], axis_data.size, *limit_indices[d:])
+    if strides is not None:
+        strides = (*strides[:d], 1, *strides[d:])
+    out = slice_p.bind(x, start_indices=start, limit_indices=limit, strides=strides)
+    return out, d
+
+
+slice_p.def_batching(_slice_batching)
+
+
+def slice(operand, start_indices, limit_indices, strides=None):
+    """The elements of ``operand`` from ``start_indices`` up to (not including)
+    ``limit_indices``, every ``strides``-th along each dimension."""
+    return slice_p.bind(
+        operand,
+        start_indices=_ints(start_indices),
+        limit_indices=_ints(limit_indices),
+        strides=None if strides is None else _ints(strides),
+    )
+
+
+def _canonical_axis(axis: int, ndim: int) -> int:
+    axis = operator.index(axis)
+    return axis + ndim if axis < 0 else axis
+
+
+def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    """``operand[..., start_index:limit_index:stride, ...]`` along ``axis``: ``None``
+    bounds mean the ends, negative ones count from the end (no clamping, as in JAX)."""
+    shape = aval_of(operand).shape
+    axis = _canonical_axis(axis, len(shape))
+    size = shape[axis]
+    start = 0 if start_index is None else operator.index(start_index)
+    limit = size if limit_index is None else operator.index(limit_index)
+    start, limit = start + size if start < 0 else start, limit + size if limit < 0 else limit
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, limit, operator.index(stride)
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand, index, axis=0, keepdims=True):
+    """The ``index``-th slice of ``operand`` along ``axis`` (negative counts from the
+    end), with that axis kept at size 1 or removed."""
+    shape = aval_of(operand).shape
+    axis = _canonical_axis(axis, len(shape))
+    index = operator.index(index)
+    size = shape[axis]
+    wrapped = index + size if index < 0 else index
+    if not 0 <= wrapped < size:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+    out = slice_in_dim(operand, wrapped, wrapped + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))

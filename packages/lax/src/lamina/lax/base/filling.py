@@ -1,6 +1,6 @@
 """Functions that make or widen arrays from the core shape primitives: ``full``,
 ``full_like``, ``broadcast``, ``broadcast_to_rank``, ``broadcast_like``,
-``broadcast_shapes`` and ``collapse``. Re-exported by :mod:`lamina.lax.reshaping`."""
+``broadcast_shapes`` and ``collapse``. Re-exported by :mod:`lamina.lax.base.reshaping`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 from lamina.interpreters import Tracer
 from lamina.ir import dtypes
 from lamina.lax.base.operands import aval_of
+from lamina.lax.base.primitives import broadcast_in_dim, reshape, to_dtype
 
 __all__ = [
     "broadcast",
@@ -30,7 +31,6 @@ def _shape(shape) -> tuple[int, ...]:
 
 def broadcast(operand, sizes, *, out_sharding=None):
     """``operand`` with new leading axes of ``sizes``."""
-    from lamina.lax.base.primitives import broadcast_in_dim
 
     sizes = _shape(sizes)
     shape = aval_of(operand).shape
@@ -64,7 +64,6 @@ def broadcast_shapes(*shapes):
 
 def broadcast_like(arr, like_arr):
     """``arr`` broadcast NumPy-style to the shape of ``like_arr``."""
-    from lamina.lax.base.primitives import broadcast_in_dim
 
     shape, target = aval_of(arr).shape, aval_of(like_arr).shape
     if len(shape) > len(target):
@@ -83,7 +82,6 @@ def broadcast_like(arr, like_arr):
 
 def collapse(operand, start_dimension, stop_dimension=None):
     """``operand`` with axes ``start_dimension`` up to ``stop_dimension`` merged into one."""
-    from lamina.lax.base.primitives import reshape
 
     shape = tuple(aval_of(operand).shape)
     ndim = len(shape)
@@ -101,7 +99,6 @@ def collapse(operand, start_dimension, stop_dimension=None):
 
 def _fill_scalar(name, fill_value, dtype, weak_type):
     """``fill_value`` as a scalar of ``dtype`` (host values converted on the host)."""
-    from lamina.lax.base.primitives import to_dtype
 
     aval = aval_of(fill_value)
     if aval.ndim:
@@ -127,7 +124,6 @@ def _fill_scalar(name, fill_value, dtype, weak_type):
 def full(shape, fill_value, dtype=None, *, sharding=None):
     """An array of ``shape`` filled with the scalar ``fill_value`` (of ``dtype``, or of
     the fill value's type, weak for Python scalars)."""
-    from lamina.lax.base.primitives import broadcast_in_dim
 
     shape = _shape(shape)
     if dtype is not None:
@@ -139,7 +135,6 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     """An array like ``x`` (its shape and dtype, unless given; weakly typed when ``x``
     is and no ``dtype`` is given) filled with ``fill_value``."""
-    from lamina.lax.base.primitives import broadcast_in_dim
 
     aval = aval_of(x)
     weak_type = dtype is None and aval.weak_type

@@ -1,5 +1,5 @@
 """``stack[axis]``, ``unstack[axis]`` and ``tile[reps]``: primitives of JAX 0.10.2 that
-join, separate or repeat whole arrays. Re-exported by :mod:`lamina.lax.reshaping`."""
+join, separate or repeat whole arrays. Re-exported by :mod:`lamina.lax.base.reshaping`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from lamina.interpreters import ad, batching, reverse
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
+from lamina.lax.base.primitives import reduce_sum, reshape
 
 __all__ = ["stack", "stack_p", "tile", "tile_p", "unstack", "unstack_p"]
 
@@ -149,7 +150,6 @@ ad.deflinear(tile_p)
 
 def _tile_transpose(ct, x, *, reps):
     """The cotangent summed over the repetitions."""
-    from lamina.lax.base.primitives import reduce_sum, reshape
 
     shape = x.aval.shape
     spread = reshape(ct, _interleaved(reps, shape))
