@@ -25,7 +25,6 @@ from lamina.lax.control_flow import *  # noqa: F403
 from lamina.lax.convolution import *  # noqa: F403
 from lamina.lax.dot import *  # noqa: F403
 from lamina.lax.fft import *  # noqa: F403
-from lamina.lax.gather_scatter import *  # noqa: F403
 from lamina.lax.misc import *  # noqa: F403
 from lamina.lax.operators import install_operators as _install_operators
 from lamina.lax.parallel import *  # noqa: F403
@@ -33,7 +32,8 @@ from lamina.lax.parallel_exchange import *  # noqa: F403
 from lamina.lax.parallel_p2p import *  # noqa: F403
 from lamina.lax.parallel_ragged import *  # noqa: F403
 from lamina.lax.sharding_constraint import *  # noqa: F403
-from lamina.lax.slicing import *  # noqa: F403
+from lamina.lax.slicing.dynamic_slicing import *  # noqa: F403
+from lamina.lax.slicing.gather_scatter import *  # noqa: F403
 from lamina.lax.sorting import *  # noqa: F403
 from lamina.lax.special import *  # noqa: F403
 from lamina.lax.special_gamma import *  # noqa: F403
@@ -64,7 +64,7 @@ _MODULES = (
     "convolution",
     "dot",
     "fft",
-    "gather_scatter",
+    "slicing.gather_scatter",
     "misc",
     "parallel",
     "parallel_exchange",
@@ -74,7 +74,7 @@ _MODULES = (
     "base.reshaping",
     "base.stacking",
     "sharding_constraint",
-    "slicing",
+    "slicing.dynamic_slicing",
     "sorting",
     "special",
     "special_gamma",

@@ -28,6 +28,7 @@ from lamina.lax.base.primitives import (
     select_n,
 )
 from lamina.lax.base.reshaping import concatenate
+from lamina.lax.slicing.gather_scatter import GatherDimensionNumbers, gather
 
 __all__ = [
     "RandomAlgorithm",
@@ -233,7 +234,6 @@ def dtype(x):
 def index_take(src, idxs, axes):
     """``src`` indexed at the points ``zip(*idxs)`` along ``axes`` (indices taken
     modulo the axis sizes, so negative ones count from the end)."""
-    from lamina.lax.gather_scatter import GatherDimensionNumbers, gather
 
     shape = aval_of(src).shape
     axes = tuple(int(a) for a in axes)

@@ -1,7 +1,9 @@
 """Slicing at run-time positions: ``dynamic_slice[slice_sizes]`` and
-``dynamic_update_slice``, whose start indices are operands. As in XLA, starts are
-clamped so the slice fits in the operand; the functions first wrap negative starts
-(``allow_negative_indices``), as JAX does. Re-exported by :mod:`lamina.lax.slicing`."""
+``dynamic_update_slice``, whose start indices are operands, and the ``_in_dim`` /
+``index_`` helpers built on them. As in XLA, starts are clamped so the slice fits in
+the operand; the functions first wrap negative starts (``allow_negative_indices``), as
+JAX does. Under vmap with batched start indices each example slices at its own
+position, which is a gather (or a scatter) with clamped indices, as in JAX."""
 
 from __future__ import annotations
 
@@ -13,16 +15,30 @@ from lamina.interpreters import Tracer, ad, batching, reverse
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
-from lamina.lax.base.primitives import add, lt, select_n, to_dtype
-from lamina.lax.base.reshaping import check_slice_sizes, squeeze
+from lamina.lax.base.primitives import add, broadcast_in_dim, lt, select_n, to_dtype
+from lamina.lax.base.reshaping import check_slice_sizes, concatenate, expand_dims, squeeze
 from lamina.lax.base.reshaping import slice as slice_
+from lamina.lax.slicing.gather_scatter import (
+    GatherDimensionNumbers,
+    GatherScatterMode,
+    ScatterDimensionNumbers,
+    gather,
+    scatter,
+)
 
 __all__ = [
+    "dynamic_index_in_dim",
     "dynamic_slice",
+    "dynamic_slice_in_dim",
     "dynamic_slice_p",
+    "dynamic_update_index_in_dim",
     "dynamic_update_slice",
+    "dynamic_update_slice_in_dim",
     "dynamic_update_slice_p",
 ]
+
+
+# ====================================================================== dynamic_slicing
 
 
 def check_index_dtypes(name: str, index_avals) -> None:
@@ -77,8 +93,6 @@ def _dynamic_slice_batching(axis_data, vals, dims, *, slice_sizes):
     x, *indices = vals
     xd, *index_dims = dims
     if any(d is not batching.not_mapped for d in index_dims):
-        from lamina.lax._batched_slicing import batched_index_dynamic_slice
-
         return batched_index_dynamic_slice(axis_data, vals, dims, slice_sizes), 0
     indices = list(indices)
     indices.insert(xd, _zero_index(indices))
@@ -154,8 +168,6 @@ def _dynamic_update_slice_batching(axis_data, vals, dims):
     x, update, *indices = vals
     xd, ud, *index_dims = dims
     if any(d is not batching.not_mapped for d in index_dims):
-        from lamina.lax._batched_slicing import batched_index_dynamic_update_slice
-
         return batched_index_dynamic_update_slice(axis_data, vals, dims), 0
     x = batching.bdim_at_front(x, xd, axis_data.size)
     update = batching.bdim_at_front(update, ud, axis_data.size)
@@ -244,3 +256,198 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
         "dynamic_update_slice", shape, start_indices, allow_negative_indices
     )
     return dynamic_update_slice_p.bind(operand, update, *indices)
+
+
+# ====================================================================== _batched_slicing
+
+
+def _index_matrix(axis_data, indices, index_dims):
+    """The start indices as one ``(batch, n)`` array."""
+
+    size = axis_data.size
+    columns = [
+        broadcast_in_dim(batching.bdim_at_front(i, d, size), (size, 1), (0,))
+        if d is not batching.not_mapped
+        else broadcast_in_dim(i, (size, 1), ())
+        for i, d in zip(indices, index_dims, strict=True)
+    ]
+    return concatenate(columns, 1)
+
+
+def batched_index_dynamic_slice(axis_data, vals, dims, slice_sizes):
+
+    x, *indices = vals
+    xd, *index_dims = dims
+    index_matrix = _index_matrix(axis_data, indices, index_dims)
+    n = len(indices)
+    if xd is batching.not_mapped:
+        dnums = GatherDimensionNumbers(
+            offset_dims=tuple(range(1, n + 1)),
+            collapsed_slice_dims=(),
+            start_index_map=tuple(range(n)),
+        )
+        sizes = slice_sizes
+    else:
+        x = batching.moveaxis(x, xd, 0)
+        dnums = GatherDimensionNumbers(
+            offset_dims=tuple(range(1, n + 1)),
+            collapsed_slice_dims=(),
+            start_index_map=tuple(range(1, n + 1)),
+            operand_batching_dims=(0,),
+            start_indices_batching_dims=(0,),
+        )
+        sizes = (1, *slice_sizes)
+    return gather(
+        x,
+        index_matrix,
+        dnums,
+        sizes,
+        unique_indices=False,
+        indices_are_sorted=False,
+        mode=GatherScatterMode.CLIP,
+    )
+
+
+def batched_index_dynamic_update_slice(axis_data, vals, dims):
+
+    x, update, *indices = vals
+    xd, ud, *index_dims = dims
+    size = axis_data.size
+    index_matrix = _index_matrix(axis_data, indices, index_dims)
+    n = len(indices)
+    x = batching.bdim_at_front(x, xd, size)
+    update = batching.bdim_at_front(update, ud, size)
+    dnums = ScatterDimensionNumbers(
+        update_window_dims=tuple(range(1, n + 1)),
+        inserted_window_dims=(),
+        scatter_dims_to_operand_dims=tuple(range(1, n + 1)),
+        operand_batching_dims=(0,),
+        scatter_indices_batching_dims=(0,),
+    )
+    return scatter(
+        x,
+        index_matrix,
+        update,
+        dnums,
+        indices_are_sorted=True,
+        unique_indices=True,
+        mode=GatherScatterMode.CLIP,
+    )
+
+
+# ====================================================================== slicing
+
+
+def _ints(xs) -> tuple[int, ...]:
+    return tuple(operator.index(x) for x in xs)
+
+
+def _canonical_axis(axis: int, ndim: int) -> int:
+    axis = operator.index(axis)
+    return axis + ndim if axis < 0 else axis
+
+
+# ------------------------------------------------------------------ dynamic, along one axis
+
+
+def _starts_along(operand, start_index, axis):
+    """Start indices of zero but at ``axis`` (the zeros of ``start_index``'s dtype)."""
+    ndim = aval_of(operand).ndim
+    zero = 0 if isinstance(start_index, int) else np.zeros((), aval_of(start_index).dtype)
+    starts = [zero] * ndim
+    starts[axis] = start_index
+    return starts
+
+
+def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0, *,
+                         allow_negative_indices=True):  # fmt: skip
+    """The ``slice_size`` elements of ``operand`` along ``axis`` from the run-time
+    ``start_index`` (clamped so they fit)."""
+    shape = aval_of(operand).shape
+    axis = _canonical_axis(axis, len(shape))
+    sizes = list(shape)
+    sizes[axis] = operator.index(slice_size)
+    starts = _starts_along(operand, start_index, axis)
+    allow = [True] * len(shape)
+    allow[axis] = allow_negative_indices
+    return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow)
+
+
+def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
+                                allow_negative_indices=True):  # fmt: skip
+    """``operand`` with ``update`` written along ``axis`` from the run-time
+    ``start_index``."""
+    axis = _canonical_axis(axis, aval_of(operand).ndim)
+    starts = _starts_along(operand, start_index, axis)
+    allow = [True] * len(starts)
+    allow[axis] = allow_negative_indices
+    return dynamic_update_slice(operand, update, starts, allow_negative_indices=allow)
+
+
+def _dynamic_index_in_dim(operand, index, axis, keepdims, allow_negative_indices):
+
+    axis = _canonical_axis(axis, aval_of(operand).ndim)
+    out = dynamic_slice_in_dim(
+        operand, index, 1, axis, allow_negative_indices=allow_negative_indices
+    )
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def _dynamic_update_index_in_dim(operand, update, index, axis, allow_negative_indices):
+
+    axis = _canonical_axis(axis, aval_of(operand).ndim)
+    if aval_of(update).ndim != aval_of(operand).ndim:
+        update = expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(
+        operand, update, index, axis, allow_negative_indices=allow_negative_indices
+    )
+
+
+def _named_jit(fun, name, static_argnames):
+    """``fun`` staged as a call named ``name`` (JAX jits these two helpers)."""
+    from lamina.interpreters import jit
+
+    fun.__name__ = fun.__qualname__ = name
+    return jit(fun, static_argnames=static_argnames)
+
+
+_jitted_index = _named_jit(
+    _dynamic_index_in_dim,
+    "dynamic_index_in_dim",
+    ("axis", "keepdims", "allow_negative_indices"),
+)
+_jitted_update_index = _named_jit(
+    _dynamic_update_index_in_dim,
+    "dynamic_update_index_in_dim",
+    ("axis", "allow_negative_indices"),
+)
+
+
+def dynamic_index_in_dim(operand, index, axis=0, keepdims=True, *,
+                         allow_negative_indices=True):  # fmt: skip
+    """The slice of ``operand`` at the run-time ``index`` along ``axis`` (clamped into
+    range), with that axis kept at size 1 or removed."""
+    return _jitted_index(
+        operand,
+        index,
+        axis=operator.index(axis),
+        keepdims=bool(keepdims),
+        allow_negative_indices=_hashable(allow_negative_indices),
+    )
+
+
+def dynamic_update_index_in_dim(operand, update, index, axis, *,
+                                allow_negative_indices=True):  # fmt: skip
+    """``operand`` with the slice at the run-time ``index`` along ``axis`` replaced by
+    ``update`` (which may lack that axis)."""
+    return _jitted_update_index(
+        operand,
+        update,
+        index,
+        axis=operator.index(axis),
+        allow_negative_indices=_hashable(allow_negative_indices),
+    )
+
+
+def _hashable(allow):
+    return allow if isinstance(allow, bool) else tuple(bool(a) for a in allow)
