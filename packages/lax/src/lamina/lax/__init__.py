@@ -25,18 +25,21 @@ from lamina.lax.control_flow import *  # noqa: F403
 from lamina.lax.convolution import *  # noqa: F403
 from lamina.lax.dot import *  # noqa: F403
 from lamina.lax.fft import *  # noqa: F403
-from lamina.lax.misc import *  # noqa: F403
 from lamina.lax.operators import install_operators as _install_operators
+from lamina.lax.optimization_barrier import *  # noqa: F403
 from lamina.lax.parallel import *  # noqa: F403
 from lamina.lax.parallel_exchange import *  # noqa: F403
 from lamina.lax.parallel_p2p import *  # noqa: F403
 from lamina.lax.parallel_ragged import *  # noqa: F403
+from lamina.lax.rng import *  # noqa: F403
 from lamina.lax.sharding_constraint import *  # noqa: F403
 from lamina.lax.slicing.dynamic_slicing import *  # noqa: F403
 from lamina.lax.slicing.gather_scatter import *  # noqa: F403
 from lamina.lax.sorting import *  # noqa: F403
 from lamina.lax.special import *  # noqa: F403
 from lamina.lax.special_gamma import *  # noqa: F403
+from lamina.lax.staging import *  # noqa: F403
+from lamina.lax.tokens import *  # noqa: F403
 from lamina.lax.total_order import *  # noqa: F403
 from lamina.lax.windowed import *  # noqa: F403
 
@@ -65,7 +68,10 @@ _MODULES = (
     "dot",
     "fft",
     "slicing.gather_scatter",
-    "misc",
+    "optimization_barrier",
+    "rng",
+    "staging",
+    "tokens",
     "parallel",
     "parallel_exchange",
     "parallel_p2p",

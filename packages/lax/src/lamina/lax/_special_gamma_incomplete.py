@@ -39,10 +39,10 @@ from lamina.lax.base.primitives import (
     ne,
     neg,
     reduce_or,
+    select,
     sub,
 )
 from lamina.lax.control_flow_loops import while_loop
-from lamina.lax.misc import select
 from lamina.lax.special import abs_, const, digamma, full_like, lgamma
 
 __all__ = ["gamma_sample_derivative", "igamma_derivative", "igamma_value", "igammac_value"]

@@ -100,6 +100,7 @@ __all__ = [
     "cosh_p",
     "div",
     "div_p",
+    "dtype",
     "eq",
     "eq_p",
     "exp",
@@ -179,6 +180,7 @@ __all__ = [
     "round_p",
     "rsqrt",
     "rsqrt_p",
+    "select",
     "select_n",
     "select_n_p",
     "shift_left",
@@ -2361,3 +2363,17 @@ def argmin(operand, axis, index_dtype):
     """The index of the smallest element along ``axis`` (the first, on ties; the first
     NaN, if any)."""
     return _arg(argmin_p, operand, axis, index_dtype)
+
+
+# ---------------------------------------------------------------- select and dtype
+
+
+def select(pred, on_true, on_false):
+    """``on_true`` where ``pred`` holds, else ``on_false`` (``select_n`` with the
+    cases in the other order)."""
+    return select_n(pred, on_false, on_true)
+
+
+def dtype(x):
+    """The canonical dtype of a value or a type (``lax.dtype(1.0)`` is float32)."""
+    return dtypes.canonicalize_dtype(dtypes.dtype(x))

@@ -38,9 +38,11 @@ from lamina.lax.base.primitives import (
     iota,
     mul,
     neg,
+    rem,
     reshape,
     select_n,
 )
+from lamina.lax.base.reshaping import concatenate
 
 __all__ = [
     "GatherDimensionNumbers",
@@ -48,6 +50,7 @@ __all__ = [
     "ScatterDimensionNumbers",
     "gather",
     "gather_p",
+    "index_take",
     "scatter",
     "scatter_add",
     "scatter_add_p",
@@ -731,7 +734,6 @@ for _prim in (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_mi
 # ====================================================================== _scatter_ad
 
 
-
 def _zeros(aval):
     return broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
 
@@ -951,3 +953,28 @@ def _scatter_transpose(ct, operand, indices, updates, *, update_jaxpr, update_co
 
 scatter_p.def_jvp(_scatter_jvp)
 scatter_p.def_transpose(_scatter_transpose)
+
+
+# ---------------------------------------------------------------- index_take
+
+
+def index_take(src, idxs, axes):
+    """``src`` indexed at the points ``zip(*idxs)`` along ``axes`` (indices taken
+    modulo the axis sizes, so negative ones count from the end)."""
+
+    shape = aval_of(src).shape
+    axes = tuple(int(a) for a in axes)
+    columns = []
+    for index, axis in zip(idxs, axes, strict=True):
+        index = convert_element_type(index, np.int32)
+        size = np.int32(shape[axis])
+        wrapped = rem(add(rem(index, size), size), size)
+        columns.append(broadcast_in_dim(wrapped, (*aval_of(index).shape, 1), (0,)))
+    starts = concatenate(columns, 1)
+    numbers = GatherDimensionNumbers(
+        offset_dims=tuple(range(1, len(shape) - len(axes) + 1)),
+        collapsed_slice_dims=axes,
+        start_index_map=axes,
+    )
+    sizes = tuple(1 if d in axes else n for d, n in enumerate(shape))
+    return gather(src, starts, numbers, sizes, mode="promise_in_bounds")
