@@ -21,7 +21,13 @@ from lamina.lax.base.reduce import *  # noqa: F403
 from lamina.lax.base.reshaping import *  # noqa: F403
 from lamina.lax.base.stacking import *  # noqa: F403
 from lamina.lax.composite import *  # noqa: F403
-from lamina.lax.control_flow import *  # noqa: F403
+from lamina.lax.control_flow.associative_scan import *  # noqa: F403
+from lamina.lax.control_flow.cond import *  # noqa: F403
+from lamina.lax.control_flow.custom_solves import *  # noqa: F403
+from lamina.lax.control_flow.linear_solve import *  # noqa: F403
+from lamina.lax.control_flow.loops import *  # noqa: F403
+from lamina.lax.control_flow.map import *  # noqa: F403
+from lamina.lax.control_flow.scan import *  # noqa: F403
 from lamina.lax.convolution import *  # noqa: F403
 from lamina.lax.dot import *  # noqa: F403
 from lamina.lax.fft import *  # noqa: F403
@@ -63,7 +69,13 @@ _MODULES = (
     "base.primitives",
     "base.reduce",
     "composite",
-    "control_flow",
+    "control_flow.associative_scan",
+    "control_flow.cond",
+    "control_flow.custom_solves",
+    "control_flow.linear_solve",
+    "control_flow.loops",
+    "control_flow.map",
+    "control_flow.scan",
     "convolution",
     "dot",
     "fft",

@@ -42,7 +42,7 @@ from lamina.lax.base.primitives import (
     select,
     sub,
 )
-from lamina.lax.control_flow_loops import while_loop
+from lamina.lax.control_flow.loops import while_loop
 from lamina.lax.special import abs_, const, digamma, full_like, lgamma
 
 __all__ = ["gamma_sample_derivative", "igamma_derivative", "igamma_value", "igammac_value"]

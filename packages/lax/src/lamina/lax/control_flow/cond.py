@@ -30,8 +30,8 @@ from lamina.interpreters import (
 )
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ClosedJaxpr, Primitive, Var, dtypes, tree_util
-from lamina.lax import control_flow_common as cfc
 from lamina.lax.base.primitives import broadcast_in_dim, clamp, convert_element_type, ne, select_n
+from lamina.lax.control_flow import bodies
 
 __all__ = ["cond", "cond_p", "switch"]
 
@@ -44,8 +44,8 @@ cond_p.multiple_results = True
 
 def _trace_branches(funs, ops):
     flat_ops, in_tree = tree_util.tree_flatten(ops)
-    avals = [cfc.abstractify(x) for x in flat_ops]
-    traced = [cfc.trace_function(f, in_tree, avals) for f in funs]
+    avals = [bodies.abstractify(x) for x in flat_ops]
+    traced = [bodies.trace_function(f, in_tree, avals) for f in funs]
     return flat_ops, avals, traced
 
 
@@ -77,13 +77,13 @@ def _check_branch_outputs(names, funs, traced):
                 f"Revise {_revise(names)} so that they have the same pytree structure."
             )
         for a, b in zip(traced[0][0].out_avals, jaxpr.out_avals, strict=True):
-            if not cfc.same_type(a, b):
+            if not bodies.same_type(a, b):
                 raise TypeError(
                     f"{_what(names)} must have equal output types but they differ.\n\n"
                     f"{_branch_names(names, funs)}\n\n"
                     f"The output of {names[0]} has type {a.str_short()} but the "
                     f"corresponding output of {name} has type {b.str_short()}, so "
-                    f"{cfc.type_difference(a, b)}.\n\n"
+                    f"{bodies.type_difference(a, b)}.\n\n"
                     f"Revise {_revise(names)} so that all output types match."
                 )
 
@@ -148,7 +148,7 @@ def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     operands = _operands(operands, operand)
     if not callable(true_fun) or not callable(false_fun):
         raise TypeError("true_fun and false_fun arguments should be callable.")
-    pred_aval = cfc.abstractify(pred)
+    pred_aval = bodies.abstractify(pred)
     if pred_aval.shape:
         raise TypeError(
             f"Pred must be a scalar, got {pred if isinstance(pred, Tracer) else np.asarray(pred)}"
@@ -175,7 +175,7 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
         raise ValueError("Empty branch sequence")
     if not all(callable(b) for b in branches):
         raise TypeError("branches argument should be a sequence of callables.")
-    index_aval = cfc.abstractify(index)
+    index_aval = bodies.abstractify(index)
     if index_aval.shape:
         raise TypeError(f"Branch index must be scalar, got {index} of shape {index_aval.shape}.")
     if not dtypes.issubdtype(index_aval.dtype, np.integer):
@@ -229,8 +229,8 @@ def _cond_jvp(primals, tangents, *, branches):
     nonzero = [type(t) is not ad.Zero for t in op_tangents]
     out_nz = [False] * len(branches[0].out_avals)
     for b in branches:
-        out_nz = list(map(operator.or_, out_nz, cfc.jvp_out_nonzero(b, nonzero)))
-    jvps = [cfc.jvp_jaxpr_forced(b, nonzero, out_nz)[0] for b in branches]
+        out_nz = list(map(operator.or_, out_nz, bodies.jvp_out_nonzero(b, nonzero)))
+    jvps = [bodies.jvp_jaxpr_forced(b, nonzero, out_nz)[0] for b in branches]
     nz_tangents = [t for t in op_tangents if type(t) is not ad.Zero]
     outs = cond_p.bind(index, *ops, *nz_tangents, branches=tuple(jvps))
     n = len(branches[0].out_avals)
@@ -250,8 +250,8 @@ def _cond_partial_eval(trace, args, *, branches):
     n_out = len(branches[0].out_avals)
     out_uk = [False] * n_out
     for b in branches:
-        out_uk = list(map(operator.or_, out_uk, cfc.out_unknown_of(b, unknown)))
-    splits = [cfc.partial_eval_forced(b, unknown, out_uk) for b in branches]
+        out_uk = list(map(operator.or_, out_uk, bodies.out_unknown_of(b, unknown)))
+    splits = [bodies.partial_eval_forced(b, unknown, out_uk) for b in branches]
     all_res = [a for s in splits for a in s[3]]
     knowns, stageds = [], []
     offset = 0
@@ -277,7 +277,7 @@ def _with_other_residuals(known, all_res, offset, count, n_known):
     """``known`` returning zeros for the other branches' residuals around its own."""
 
     def run(*args):
-        outs = cfc.jaxpr_fun(known)(*args)
+        outs = bodies.jaxpr_fun(known)(*args)
         mine = iter(outs[n_known:])
         res = [
             next(mine) if offset <= i < offset + count else ad.zeros_like_aval(a)
@@ -307,7 +307,7 @@ cond_p.def_partial_eval(_cond_partial_eval)
 def _cond_transpose(cts, index, *ops, branches):
     undefined = [is_undefined_primal(x) for x in ops]
     res = [x for x, u in zip(ops, undefined, strict=True) if not u]
-    res_avals = [cfc.abstractify(x) for x in res]
+    res_avals = [bodies.abstractify(x) for x in res]
     out_avals = branches[0].out_avals
     ct_avals = [ad.tangent_aval(a) for a in out_avals]
     lin_avals = [ad.tangent_aval(x.aval) for x in ops if is_undefined_primal(x)]
@@ -345,8 +345,8 @@ def _cond_batching(axis_data, vals, dims, *, branches):
         index = batching.moveaxis(index, index_dim, 0)
         outs = []
         for b in branches:
-            bj, _ = cfc.batch_jaxpr_forced(b, axis_data, op_dims, [0] * len(b.out_avals))
-            outs.append(cfc.jaxpr_fun(bj)(*ops))
+            bj, _ = bodies.batch_jaxpr_forced(b, axis_data, op_dims, [0] * len(b.out_avals))
+            outs.append(bodies.jaxpr_fun(bj)(*ops))
         results = []
         for cases in zip(*outs, strict=True):
             shape = cases[0].shape if hasattr(cases[0], "shape") else ()
@@ -354,7 +354,7 @@ def _cond_batching(axis_data, vals, dims, *, branches):
             results.append(select_n(which, *cases))
         return results, [0] * len(results)
     n_out = len(branches[0].out_avals)
-    batched = [cfc.batch_jaxpr_forced(b, axis_data, op_dims, [0] * n_out)[0] for b in branches]
+    batched = [bodies.batch_jaxpr_forced(b, axis_data, op_dims, [0] * n_out)[0] for b in branches]
     outs = cond_p.bind(index, *ops, branches=tuple(batched))
     return outs, [0] * n_out
 

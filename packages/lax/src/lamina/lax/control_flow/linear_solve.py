@@ -27,8 +27,8 @@ from lamina.interpreters import (
     lower_jaxpr_body,
 )
 from lamina.ir import Primitive
-from lamina.lax import control_flow_common as cfc
 from lamina.lax.base.primitives import neg
+from lamina.lax.control_flow import bodies
 
 __all__ = ["linear_solve_p"]
 
@@ -136,7 +136,7 @@ def _batching(axis_data, vals, dims, *, const_lengths, jaxprs):
             continue
         wanted = [0] * len(jaxpr.out_avals)
         batched.append(
-            cfc.batch_jaxpr_forced(jaxpr, axis_data, [*group_dims, *vector_dims], wanted)[0]
+            bodies.batch_jaxpr_forced(jaxpr, axis_data, [*group_dims, *vector_dims], wanted)[0]
         )
     outs = _bind(consts, b, _LinearSolveTuple(*batched))
     return outs, [0] * len(outs)

@@ -4,11 +4,11 @@ without a carry (in vmapped blocks with ``batch_size``)."""
 from __future__ import annotations
 
 from lamina.ir import tree_util
-from lamina.lax import control_flow_common as cfc
 from lamina.lax.base.primitives import reshape
 from lamina.lax.base.reshaping import concatenate
 from lamina.lax.base.reshaping import slice as lax_slice
-from lamina.lax.control_flow_scan import scan
+from lamina.lax.control_flow import bodies
+from lamina.lax.control_flow.scan import scan
 
 __all__ = ["map"]
 
@@ -27,16 +27,16 @@ def _batched_map(f, xs, batch_size):
     from lamina.interpreters import vmap
 
     leaves = tree_util.tree_leaves(xs)
-    n = cfc.abstractify(leaves[0]).shape[0] if leaves else 0
+    n = bodies.abstractify(leaves[0]).shape[0] if leaves else 0
     blocks, rest = divmod(n, batch_size)
 
     def cut(x, start, stop):
-        shape = cfc.abstractify(x).shape
+        shape = bodies.abstractify(x).shape
         return lax_slice(x, (start, *[0] * (len(shape) - 1)), (stop, *shape[1:]))
 
     def split(x):
         head = cut(x, 0, blocks * batch_size) if rest else x
-        return reshape(head, (blocks, batch_size, *cfc.abstractify(x).shape[1:]))
+        return reshape(head, (blocks, batch_size, *bodies.abstractify(x).shape[1:]))
 
     ys = None
     if blocks:

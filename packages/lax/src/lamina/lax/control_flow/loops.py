@@ -29,7 +29,6 @@ from lamina.interpreters import (
 )
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ClosedJaxpr, Primitive, Var, dtypes, tree_util
-from lamina.lax import control_flow_common as cfc
 from lamina.lax.base.primitives import (
     broadcast_in_dim,
     convert_element_type,
@@ -38,6 +37,8 @@ from lamina.lax.base.primitives import (
     reduce_max,
     select_n,
 )
+from lamina.lax.control_flow import bodies
+from lamina.lax.control_flow.scan import scan
 
 __all__ = ["fori_loop", "while_loop", "while_p"]
 
@@ -53,9 +54,9 @@ def while_loop(cond_fun, body_fun, init_val):
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("while_loop: cond_fun and body_fun arguments should be callable.")
     init_flat, init_tree = tree_util.tree_flatten(init_val)
-    avals = [cfc.abstractify(x) for x in init_flat]
+    avals = [bodies.abstractify(x) for x in init_flat]
     in_tree = tree_util.tree_structure((init_val,))
-    cond_jaxpr, cond_consts, cond_tree = cfc.trace_function(
+    cond_jaxpr, cond_consts, cond_tree = bodies.trace_function(
         cond_fun, in_tree, avals, describe_function(cond_fun)
     )
     outs = cond_jaxpr.out_avals
@@ -69,11 +70,11 @@ def while_loop(cond_fun, body_fun, init_val):
             f"ShapedArray({a.str_short()}{', weak_type=True' if a.weak_type else ''})" for a in outs
         )
         raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) [{shown}].")
-    body_jaxpr, body_consts, out_tree = cfc.trace_function(
+    body_jaxpr, body_consts, out_tree = bodies.trace_function(
         body_fun, in_tree, avals, describe_function(body_fun)
     )
-    name = cfc.param_name(body_fun)
-    cfc.check_carry_types(
+    name = bodies.param_name(body_fun)
+    bodies.check_carry_types(
         "while_loop body", name, init_tree, avals, out_tree, list(body_jaxpr.out_avals)
     )
     if any(
@@ -83,11 +84,13 @@ def while_loop(cond_fun, body_fun, init_val):
             a.update(weak_type=a.weak_type and b.weak_type)
             for a, b in zip(avals, body_jaxpr.out_avals, strict=True)
         ]
-        cond_jaxpr, cond_consts, _ = cfc.trace_function(cond_fun, in_tree, avals)
-        body_jaxpr, body_consts, _ = cfc.trace_function(body_fun, in_tree, avals)
+        cond_jaxpr, cond_consts, _ = bodies.trace_function(cond_fun, in_tree, avals)
+        body_jaxpr, body_consts, _ = bodies.trace_function(body_fun, in_tree, avals)
 
         init_flat = [
-            convert_element_type(x, a.dtype) if cfc.abstractify(x).weak_type != a.weak_type else x
+            convert_element_type(x, a.dtype)
+            if bodies.abstractify(x).weak_type != a.weak_type
+            else x
             for x, a in zip(init_flat, avals, strict=True)
         ]
     outs = while_p.bind(
@@ -119,11 +122,10 @@ def _static_int(x):
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``: a ``scan`` when
     the bounds are concrete (so it can be reverse-differentiated), else a ``while``."""
-    from lamina.lax.control_flow_scan import scan
 
     lo, hi = _static_int(lower), _static_int(upper)
-    lower_dtype = cfc.abstractify(lower).dtype
-    upper_dtype = cfc.abstractify(upper).dtype
+    lower_dtype = bodies.abstractify(lower).dtype
+    upper_dtype = bodies.abstractify(upper).dtype
     dtype = np.result_type(lower_dtype, upper_dtype) if lower_dtype != upper_dtype else lower_dtype
     if not dtypes.issubdtype(dtype, np.integer):
         raise TypeError(
@@ -206,7 +208,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     bc_nz = [type(t) is not ad.Zero for t in bc_t]
     carry_nz = [type(t) is not ad.Zero for t in carry_t]
     while True:
-        out_nz = cfc.jvp_out_nonzero(body_jaxpr, bc_nz + carry_nz)
+        out_nz = bodies.jvp_out_nonzero(body_jaxpr, bc_nz + carry_nz)
         new = list(map(operator.or_, carry_nz, out_nz))
         if new == carry_nz:
             break
@@ -214,7 +216,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     if not any(carry_nz):
         outs = _bind_while(cc, bc, carry, cond_jaxpr, body_jaxpr)
         return outs, [ad.Zero(ad.tangent_aval(a)) for a in body_jaxpr.out_avals]
-    jvp, _ = cfc.jvp_jaxpr_forced(body_jaxpr, bc_nz + carry_nz, carry_nz)
+    jvp, _ = bodies.jvp_jaxpr_forced(body_jaxpr, bc_nz + carry_nz, carry_nz)
     n_bc, n_carry = len(bc), len(carry)
     n_bct, n_ct = sum(bc_nz), sum(carry_nz)
     in_order = (
@@ -227,7 +229,7 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
     t_avals = [
         ad.tangent_aval(a) for a, nz in zip(body_jaxpr.out_avals, carry_nz, strict=True) if nz
     ]
-    cond_aug = cfc.with_leading_inputs(cond_jaxpr, [], t_avals)
+    cond_aug = bodies.with_leading_inputs(cond_jaxpr, [], t_avals)
     carry_tangents = [
         ad.instantiate_zeros(t) for t, nz in zip(carry_t, carry_nz, strict=True) if nz
     ]
@@ -250,16 +252,16 @@ def _while_partial_eval(trace, args, *, cond_jaxpr, body_jaxpr, cond_nconsts, bo
     uk = [trace.is_unknown(x) for x in args]
     cc_uk, bc_uk, carry_uk = uk[:nc], uk[nc : nc + nb], uk[nc + nb :]
     while True:
-        out_uk = cfc.out_unknown_of(body_jaxpr, bc_uk + carry_uk)
+        out_uk = bodies.out_unknown_of(body_jaxpr, bc_uk + carry_uk)
         new = list(map(operator.or_, carry_uk, out_uk))
         if new == carry_uk:
             break
         carry_uk = new
-    cond_uk = any(cc_uk) or any(cfc.out_unknown_of(cond_jaxpr, cc_uk + carry_uk))
+    cond_uk = any(cc_uk) or any(bodies.out_unknown_of(cond_jaxpr, cc_uk + carry_uk))
     if cond_uk or all(carry_uk):
         return trace.staging.process_primitive(while_p, args, params)
     # Known carries: a loop of the body's known part, run now.
-    known_body, _, _, _ = cfc.partial_eval_forced(body_jaxpr, bc_uk + carry_uk, carry_uk)
+    known_body, _, _, _ = bodies.partial_eval_forced(body_jaxpr, bc_uk + carry_uk, carry_uk)
     n_known = carry_uk.count(False)
     kj = known_body.jaxpr
     known_body = ClosedJaxpr(kj.replace(outvars=kj.outvars[:n_known]), known_body.consts)
@@ -307,11 +309,11 @@ def _while_batching(axis_data, vals, dims, *, cond_jaxpr, body_jaxpr, cond_ncons
         return [0 if b else nm for b in flags]
 
     while True:
-        _, out_d = cfc.batch_jaxpr_forced(
+        _, out_d = bodies.batch_jaxpr_forced(
             body_jaxpr, axis_data, dims_of(bc_b + carry_b), [None] * n
         )
         new = [a or d is not nm for a, d in zip(carry_b, out_d, strict=True)]
-        _, pred_d = cfc.batch_jaxpr_forced(cond_jaxpr, axis_data, dims_of(cc_b + new), [None])
+        _, pred_d = bodies.batch_jaxpr_forced(cond_jaxpr, axis_data, dims_of(cc_b + new), [None])
         if pred_d[0] is not nm:
             new = [True] * n
         if new == carry_b:
@@ -325,10 +327,10 @@ def _while_batching(axis_data, vals, dims, *, cond_jaxpr, body_jaxpr, cond_ncons
         batching.matchaxis(axis_data, d, 0, x) if b else x
         for x, d, b in zip(carry, carry_d, carry_b, strict=True)
     ]
-    body_b, _ = cfc.batch_jaxpr_forced(
+    body_b, _ = bodies.batch_jaxpr_forced(
         body_jaxpr, axis_data, dims_of(bc_b + carry_b), dims_of(carry_b)
     )
-    cond_b, _ = cfc.batch_jaxpr_forced(cond_jaxpr, axis_data, dims_of(cc_b + carry_b), [None])
+    cond_b, _ = bodies.batch_jaxpr_forced(cond_jaxpr, axis_data, dims_of(cc_b + carry_b), [None])
     if not pred_batched:
         outs = _bind_while(cc, bc, carry, cond_b, body_b)
         return outs, dims_of(carry_b)
@@ -339,25 +341,25 @@ def _while_batching(axis_data, vals, dims, *, cond_jaxpr, body_jaxpr, cond_ncons
         return gt(reduce_max(convert_element_type(pred, np.int32), (0,)), np.int32(0))
 
     def new_cond(*xs):
-        (pred,) = cfc.jaxpr_fun(cond_b)(*xs)
+        (pred,) = bodies.jaxpr_fun(cond_b)(*xs)
         return [any_true(pred)]
 
     def new_body(*xs):
         ccs, bcs, cs = xs[:n_cc], xs[n_cc : n_cc + len(bc)], xs[n_cc + len(bc) :]
-        (pred,) = cfc.jaxpr_fun(cond_b)(*ccs, *cs)
-        stepped = cfc.jaxpr_fun(body_b)(*bcs, *cs)
+        (pred,) = bodies.jaxpr_fun(cond_b)(*ccs, *cs)
+        stepped = bodies.jaxpr_fun(body_b)(*bcs, *cs)
         outs = []
         for new, old in zip(stepped, cs, strict=True):
             which = broadcast_in_dim(pred, new.shape, (0,)) if len(new.shape) > 1 else pred
             outs.append(select_n(which, old, new))
         return outs
 
-    carry_avals = [cfc.abstractify(x) for x in carry]
-    cc_avals = [cfc.abstractify(x) for x in cc]
+    carry_avals = [bodies.abstractify(x) for x in carry]
+    cc_avals = [bodies.abstractify(x) for x in cc]
     all_consts = [*cc, *bc]
     cond2, _ = trace_to_jaxpr(new_cond, cc_avals + carry_avals, "while cond")
     body2, _ = trace_to_jaxpr(
-        new_body, [cfc.abstractify(x) for x in all_consts] + carry_avals, "while body"
+        new_body, [bodies.abstractify(x) for x in all_consts] + carry_avals, "while body"
     )
     outs = _bind_while(cc, all_consts, carry, cond2, body2)
     return outs, [0] * n

@@ -29,9 +29,9 @@ from lamina.interpreters import (
     trace_to_jaxpr,
 )
 from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, tree_util
-from lamina.lax import control_flow_common as cfc
 from lamina.lax.base.primitives import convert_element_type
-from lamina.lax.control_flow_scan_lowering import scan_lowering
+from lamina.lax.control_flow import bodies
+from lamina.lax.control_flow.scan_lowering import scan_lowering
 
 __all__ = ["scan", "scan_p"]
 
@@ -56,7 +56,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     if not callable(f):
         raise TypeError("scan: f argument should be a callable.")
     xs_flat = tree_util.tree_leaves(xs)
-    xs_avals = [cfc.abstractify(x) for x in xs_flat]
+    xs_avals = [bodies.abstractify(x) for x in xs_flat]
     for a in xs_avals:
         if not a.shape:
             raise ValueError(f"scan got value with no leading axis to scan over: {a.str_short()}.")
@@ -82,7 +82,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     if isinstance(unroll, bool):
         unroll = max(length, 1) if unroll else 1
     init_flat, init_tree = tree_util.tree_flatten(init)
-    init_avals = [cfc.abstractify(x) for x in init_flat]
+    init_avals = [bodies.abstractify(x) for x in init_flat]
     # The carry's weak types follow the body's output, as in JAX: trace once, and
     # again with strong types where the output carry is strongly typed.
     in_tree = tree_util.tree_structure((init, xs))
@@ -100,7 +100,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
         _check_body_out(f, init_tree, init_avals, out_tree, jaxpr)
 
         init_flat = [
-            convert_element_type(x, a.dtype) if cfc.abstractify(x).weak_type != a.weak_type else x
+            convert_element_type(x, a.dtype)
+            if bodies.abstractify(x).weak_type != a.weak_type
+            else x
             for x, a in zip(init_flat, init_avals, strict=True)
         ]
     ys_tree = tree_util.treedef_children(out_tree)[1]
@@ -125,7 +127,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
 
 
 def _trace_body(f, in_tree, avals):
-    return cfc.trace_function(lambda c, x: f(c, x), in_tree, avals, describe_function(f))
+    return bodies.trace_function(lambda c, x: f(c, x), in_tree, avals, describe_function(f))
 
 
 def _check_body_out(f, init_tree, init_avals, out_tree, jaxpr):
@@ -138,8 +140,8 @@ def _check_body_out(f, init_tree, init_avals, out_tree, jaxpr):
     carry_tree = children[0]
     n = carry_tree.num_leaves
     carry_out_avals = list(jaxpr.out_avals[:n])
-    cfc.check_carry_types(
-        "scan body", cfc.param_name(f), init_tree, init_avals, carry_tree, carry_out_avals
+    bodies.check_carry_types(
+        "scan body", bodies.param_name(f), init_tree, init_avals, carry_tree, carry_out_avals
     )
     return carry_tree, carry_out_avals
 
@@ -183,13 +185,13 @@ def _scan_jvp(primals, tangents, *, jaxpr, num_consts, num_carry, **params):
     c_nz, carry_nz, x_nz = _split(nz, num_consts, num_carry)
     n_ys = len(jaxpr.out_avals) - num_carry
     while True:
-        out_nz = cfc.jvp_out_nonzero(jaxpr, c_nz + carry_nz + x_nz)
+        out_nz = bodies.jvp_out_nonzero(jaxpr, c_nz + carry_nz + x_nz)
         new = [a or b for a, b in zip(carry_nz, out_nz[:num_carry], strict=True)]
         if new == carry_nz:
             break
         carry_nz = new
     instantiate = carry_nz + [False] * n_ys
-    jvp, out_t_nz = cfc.jvp_jaxpr_forced(jaxpr, c_nz + carry_nz + x_nz, instantiate)
+    jvp, out_t_nz = bodies.jvp_jaxpr_forced(jaxpr, c_nz + carry_nz + x_nz, instantiate)
     # Reorder: [c, carry, x, c_t, carry_t, x_t] -> [c, c_t, carry, carry_t, x, x_t].
     n_in = len(nz)
     nc_t, ncarry_t = sum(c_nz), sum(carry_nz)
@@ -241,13 +243,13 @@ def _scan_partial_eval(trace, args, *, jaxpr, num_consts, num_carry, length, **p
     c_uk, carry_uk, x_uk = _split(uk, num_consts, num_carry)
     n_ys = len(jaxpr.out_avals) - num_carry
     while True:
-        out_uk = cfc.out_unknown_of(jaxpr, c_uk + carry_uk + x_uk)
+        out_uk = bodies.out_unknown_of(jaxpr, c_uk + carry_uk + x_uk)
         new = [a or b for a, b in zip(carry_uk, out_uk[:num_carry], strict=True)]
         if new == carry_uk:
             break
         carry_uk = new
     unknown = c_uk + carry_uk + x_uk
-    known, staged, out_uk, res_avals = cfc.partial_eval_forced(
+    known, staged, out_uk, res_avals = bodies.partial_eval_forced(
         jaxpr, unknown, carry_uk + [False] * n_ys
     )
     consts, carry, xs = _split(args, num_consts, num_carry)
@@ -335,7 +337,7 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, *
     carry_avals = [ad.tangent_aval(a) for a in jaxpr.in_avals[num_consts : num_consts + num_carry]]
     x_in_avals = jaxpr.in_avals[num_consts + num_carry :]
     ys_avals = [ad.tangent_aval(a) for a in jaxpr.out_avals[num_carry:]]
-    res_c_avals = [cfc.abstractify(x) for x in res_c]
+    res_c_avals = [bodies.abstractify(x) for x in res_c]
     res_x_avals = [a for a, u in zip(x_in_avals, x_lin, strict=True) if not u]
     n_rc, n_ca, n_cy = len(res_c), len(c_avals), len(carry_avals)
 
@@ -386,14 +388,16 @@ def _scan_batching(axis_data, vals, dims, *, jaxpr, num_consts, num_carry, **par
     n_ys = len(jaxpr.out_avals) - num_carry
     while True:
         in_dims = [0 if b else nm for b in c_b + carry_b + x_b]
-        _, out_d = cfc.batch_jaxpr_forced(jaxpr, axis_data, in_dims, [None] * len(jaxpr.out_avals))
+        _, out_d = bodies.batch_jaxpr_forced(
+            jaxpr, axis_data, in_dims, [None] * len(jaxpr.out_avals)
+        )
         new = [a or (d is not nm) for a, d in zip(carry_b, out_d[:num_carry], strict=True)]
         if new == carry_b:
             break
         carry_b = new
     in_dims = [0 if b else nm for b in c_b + carry_b + x_b]
     want = [0 if b else nm for b in carry_b] + [0] * n_ys
-    body, out_d = cfc.batch_jaxpr_forced(jaxpr, axis_data, in_dims, want)
+    body, out_d = bodies.batch_jaxpr_forced(jaxpr, axis_data, in_dims, want)
     consts, carry, xs = _split(vals, num_consts, num_carry)
     consts = [
         batching.moveaxis(x, d, 0) if d is not nm else x for x, d in zip(consts, c_d, strict=True)

@@ -21,9 +21,10 @@ from lamina.interpreters import (
     stop_gradient,
 )
 from lamina.ir import tree_util
-from lamina.lax import control_flow_common as cfc
 from lamina.lax.base.primitives import neg
-from lamina.lax.control_flow_linear_solve import _bind, _LinearSolveTuple, linear_solve_p
+from lamina.lax.control_flow import bodies
+from lamina.lax.control_flow.bodies import abstractify
+from lamina.lax.control_flow.linear_solve import _bind, _LinearSolveTuple, linear_solve_p
 
 __all__ = ["custom_linear_solve", "custom_root", "linear_solve_p"]
 
@@ -39,8 +40,6 @@ def _zeros_like(tree):
     def zeros(x):
         aval = getattr(x, "aval", None)
         if aval is None:
-            from lamina.lax.control_flow_common import abstractify
-
             aval = abstractify(x)
         return ad.zeros_like_aval(aval)
 
@@ -70,7 +69,7 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     through the linear problem (``transpose_solve(vecmat, ct)`` for reverse mode, or
     ``solve`` itself when ``symmetric``), never through ``solve``'s own operations."""
     b_flat, b_tree = tree_util.tree_flatten(b)
-    b_avals = [cfc.abstractify(x) for x in b_flat]
+    b_avals = [bodies.abstractify(x) for x in b_flat]
     n_b = len(b_flat)
     leaves_tree = tree_util.tree_flatten(tuple(b_flat))[1]
 
@@ -84,11 +83,11 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
                 out, aux = out
                 aux_flat, box["aux_tree"] = tree_util.tree_flatten(aux)
             out_flat, out_tree = tree_util.tree_flatten(out)
-            out_avals = [cfc.abstractify(x) for x in out_flat]
+            out_avals = [bodies.abstractify(x) for x in out_flat]
             _check_matches_b(name, out_tree, out_avals, b_tree, b_avals)
             return [*out_flat, *aux_flat]
 
-        jaxpr, consts, _ = cfc.trace_function(flat_fun, leaves_tree, b_avals, name)
+        jaxpr, consts, _ = bodies.trace_function(flat_fun, leaves_tree, b_avals, name)
         return jaxpr, consts, box.get("aux_tree")
 
     matvec_jaxpr, matvec_consts, _ = traced(matvec, "matvec", False)
