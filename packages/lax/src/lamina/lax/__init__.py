@@ -28,8 +28,11 @@ from lamina.lax.control_flow.linear_solve import *  # noqa: F403
 from lamina.lax.control_flow.loops import *  # noqa: F403
 from lamina.lax.control_flow.map import *  # noqa: F403
 from lamina.lax.control_flow.scan import *  # noqa: F403
-from lamina.lax.convolution import *  # noqa: F403
-from lamina.lax.dot import *  # noqa: F403
+from lamina.lax.convolution.conv_general_dilated import *  # noqa: F403
+from lamina.lax.convolution.dimension_numbers import *  # noqa: F403
+from lamina.lax.convolution.variants import *  # noqa: F403
+from lamina.lax.dot.dot_general import *  # noqa: F403
+from lamina.lax.dot.ragged_dot import *  # noqa: F403
 from lamina.lax.fft import *  # noqa: F403
 from lamina.lax.operators import install_operators as _install_operators
 from lamina.lax.optimization_barrier import *  # noqa: F403
@@ -54,7 +57,7 @@ _install_operators()
 # Not part of jax.lax: what the layers above (numpy, nn) build on.
 from lamina.lax.base.operands import aval_of  # noqa: F401, E402
 from lamina.lax.base.primitives import to_dtype  # noqa: F401, E402
-from lamina.lax.dot import canonicalize_precision  # noqa: F401, E402
+from lamina.lax.dot.dot_general import canonicalize_precision  # noqa: F401, E402
 from lamina.lax.operators import (  # noqa: F401, E402
     equal,
     power,
@@ -76,8 +79,11 @@ _MODULES = (
     "control_flow.loops",
     "control_flow.map",
     "control_flow.scan",
-    "convolution",
-    "dot",
+    "convolution.conv_general_dilated",
+    "convolution.dimension_numbers",
+    "convolution.variants",
+    "dot.dot_general",
+    "dot.ragged_dot",
     "fft",
     "slicing.gather_scatter",
     "optimization_barrier",

@@ -29,7 +29,7 @@ from lamina.ir import dtypes
 from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import broadcast_in_dim, reshape, to_dtype
-from lamina.lax.dot import dot_general
+from lamina.lax.dot.dot_general import dot_general
 
 __all__ = ["install_operators", "promote_args"]
 

@@ -18,6 +18,7 @@ from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, tree_util
 from lamina.lax.base.operands import ANY, NUMBER, aval_of, check_dtype, standard_primitive
 from lamina.lax.base.primitives import max_identity, min_identity, reduce_region
 from lamina.lax.base.reduce import pair_jvp_jaxpr, scalar_jaxpr
+from lamina.lax.convolution.dimension_numbers import padtype_to_pads
 
 __all__ = [
     "reduce_window",
@@ -324,8 +325,6 @@ def window_params(
     window_dimensions = _ints(window_dimensions)
     window_strides = (1,) * ndim if window_strides is None else _ints(window_strides)
     if isinstance(padding, str):
-        from lamina.lax._conv_numbers import padtype_to_pads
-
         padding = padtype_to_pads(shape, window_dimensions, window_strides, padding)
     padding = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
     return dict(

@@ -3,47 +3,39 @@
 Params as JAX 0.10.2 names them (all printed): ``window_strides``, ``padding`` (a tuple
 of ``(low, high)`` pairs), ``lhs_dilation``, ``rhs_dilation``, ``dimension_numbers`` (a
 ``ConvDimensionNumbers``), ``feature_group_count``, ``batch_group_count``,
-``precision``, ``preferred_element_type`` and ``out_sharding``. The convenience
-wrappers (``conv``, ``conv_transpose``, patches, local convolutions) live in
-:mod:`._conv_wrappers`; dimension numbers and padding in :mod:`._conv_numbers`.
+``precision``, ``preferred_element_type`` and ``out_sharding``. Batching is reshapes
+around one more convolution.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters import ad, reverse
+from lamina.interpreters import reverse
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._conv_numbers import (
+from lamina.lax.base.bilinear import bilinear_jvp
+from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
+from lamina.lax.base.primitives import convert_element_type, reshape
+from lamina.lax.base.reshaping import rev
+from lamina.lax.convolution.dimension_numbers import (
     ConvDimensionNumbers,
-    ConvGeneralDilatedDimensionNumbers,
     conv_dimension_numbers,
-    conv_general_permutations,
-    conv_general_shape_tuple,
     conv_shape_tuple,
-    conv_transpose_shape_tuple,
     dilate_shape,
     explicit_padding,
     padtype_to_pads,
     swap_first_two,
 )
-from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
-from lamina.lax.base.primitives import convert_element_type, reshape
-from lamina.lax.base.reshaping import rev
-from lamina.lax.dot import canonicalize_precision, check_preferred_element_type, precision_config
+from lamina.lax.dot.dot_general import (
+    canonicalize_precision,
+    check_preferred_element_type,
+    precision_config,
+)
 
 __all__ = [
-    "ConvDimensionNumbers",
-    "ConvGeneralDilatedDimensionNumbers",
-    "conv_dimension_numbers",
     "conv_general_dilated",
     "conv_general_dilated_p",
-    "conv_general_permutations",
-    "conv_general_shape_tuple",
-    "conv_shape_tuple",
-    "conv_transpose_shape_tuple",
-    "padtype_to_pads",
 ]
 
 
@@ -219,19 +211,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
 # ------------------------------------------------------------------ forward mode
 
 
-def _jvp(primals, tangents, **params):
-    """Bilinear: d(lhs * rhs) = dlhs * rhs + lhs * drhs (zero terms skipped)."""
-    (lhs, rhs), (t_lhs, t_rhs) = primals, tangents
-    ans = conv_general_dilated_p.bind(lhs, rhs, **params)
-    out = ad.Zero(ad.tangent_aval(aval_of(ans)))
-    if not ad.is_zero(t_lhs):
-        out = ad.add_tangents(out, conv_general_dilated_p.bind(t_lhs, rhs, **params))
-    if not ad.is_zero(t_rhs):
-        out = ad.add_tangents(out, conv_general_dilated_p.bind(lhs, t_rhs, **params))
-    return ans, out
-
-
-conv_general_dilated_p.def_jvp(_jvp)
+conv_general_dilated_p.def_jvp(bilinear_jvp(conv_general_dilated_p))
 
 
 # ------------------------------------------------------------------ reshaping helpers
@@ -389,9 +369,75 @@ def _transpose(ct, lhs, rhs, **params):
 
 conv_general_dilated_p.def_transpose(_transpose)
 
-# Batching lives beside the wrappers (it is all reshapes around one more convolution).
-from lamina.lax import _conv_batching  # noqa: E402, F401
-from lamina.lax._conv_wrappers import *  # noqa: E402, F403
-from lamina.lax._conv_wrappers import __all__ as _wrapper_names  # noqa: E402
 
-__all__ += _wrapper_names
+# ------------------------------------------------------------------ batching
+# The batch axis is folded into an axis the convolution already has, so one convolution
+# computes every example:
+# - both operands batched: the kernels stack along the output features and the inputs
+#   along the input features, as that many more feature groups (or, with batch groups,
+#   the inputs stack along the batch as more batch groups);
+# - only the input batched: the examples join the input's batch axis;
+# - only the kernel batched: the kernels join the output features (inside each group
+#   when there are groups, which must stay outermost).
+
+
+def _batched_conv(axis_data, vals, dims, *, dimension_numbers, feature_group_count,
+                  batch_group_count, **params):  # fmt: skip
+    (lhs, rhs), (lhs_bdim, rhs_bdim) = vals, dims
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    size = axis_data.size
+
+    def conv(new_lhs, new_rhs, features=feature_group_count, batches=batch_group_count):
+        return conv_general_dilated_p.bind(
+            new_lhs,
+            new_rhs,
+            dimension_numbers=dimension_numbers,
+            feature_group_count=features,
+            batch_group_count=batches,
+            **params,
+        )
+
+    if lhs_bdim is not None and rhs_bdim is not None:
+        if batch_group_count > 1:
+            new_lhs = reshape_axis_into(lhs_bdim, lhs_spec[0], lhs)
+            features, batches = feature_group_count, batch_group_count * size
+        else:
+            new_lhs = reshape_axis_into(lhs_bdim, lhs_spec[1], lhs)
+            features, batches = feature_group_count * size, batch_group_count
+        new_rhs = reshape_axis_into(rhs_bdim, rhs_spec[0], rhs)
+        out = conv(new_lhs, new_rhs, features, batches)
+        return reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
+
+    if lhs_bdim is not None:
+        if batch_group_count == 1:
+            new_lhs = reshape_axis_into(lhs_bdim, lhs_spec[0], lhs)
+        else:  # the batch groups stay outermost in the batch axis
+            new_lhs = reshape_axis_out_of(
+                lhs_spec[0] + int(lhs_bdim <= lhs_spec[0]), batch_group_count, lhs
+            )
+            new_lhs = reshape_axis_into(
+                lhs_bdim + int(lhs_spec[0] < lhs_bdim), lhs_spec[0] + 1, new_lhs
+            )
+            new_lhs = reshape_axis_into(lhs_spec[0], lhs_spec[0], new_lhs)
+        out = conv(new_lhs, rhs)
+        return reshape_axis_out_of(out_spec[0], size, out), out_spec[0]
+
+    if feature_group_count == 1 and batch_group_count == 1:
+        new_rhs = reshape_axis_into(rhs_bdim, rhs_spec[0], rhs)
+        out = conv(lhs, new_rhs)
+        return reshape_axis_out_of(out_spec[1], size, out), out_spec[1]
+
+    # Groups must stay outermost in the output features: split them out, put the batch
+    # inside each group, then merge back (and undo the same on the output).
+    groups = max(feature_group_count, batch_group_count)
+    new_rhs = reshape_axis_out_of(rhs_spec[0] + int(rhs_bdim <= rhs_spec[0]), groups, rhs)
+    new_rhs = reshape_axis_into(rhs_bdim + int(rhs_spec[0] < rhs_bdim), rhs_spec[0] + 1, new_rhs)
+    new_rhs = reshape_axis_into(rhs_spec[0], rhs_spec[0], new_rhs)
+    out = conv(lhs, new_rhs)
+    out = reshape_axis_out_of(out_spec[1], groups, out)
+    out = reshape_axis_out_of(out_spec[1] + 1, size, out)
+    out = reshape_axis_into(out_spec[1], out_spec[1] + 1, out)
+    return out, out_spec[1]
+
+
+conv_general_dilated_p.def_batching(_batched_conv)

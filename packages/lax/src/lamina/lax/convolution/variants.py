@@ -8,17 +8,17 @@ import math
 
 import numpy as np
 
-from lamina.lax._conv_numbers import (
+from lamina.lax.base.operands import aval_of
+from lamina.lax.base.primitives import transpose
+from lamina.lax.base.reshaping import rev
+from lamina.lax.convolution.conv_general_dilated import conv_general_dilated
+from lamina.lax.convolution.dimension_numbers import (
     conv_dimension_numbers,
     conv_transpose_padding,
     dilate_dim,
     explicit_padding,
 )
-from lamina.lax.base.operands import aval_of
-from lamina.lax.base.primitives import transpose
-from lamina.lax.base.reshaping import rev
-from lamina.lax.convolution import conv_general_dilated
-from lamina.lax.dot import Precision
+from lamina.lax.dot.dot_general import Precision, dot_general
 
 __all__ = [
     "conv",
@@ -152,7 +152,6 @@ def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
     connected layer): ``rhs`` has the output's spatial axes, an input-feature axis of
     ``in_features * prod(filter_shape)`` (ordered as the patches are) and an
     output-feature axis, in the kernel layout of ``dimension_numbers``."""
-    from lamina.lax.dot import dot_general
 
     if isinstance(precision, (tuple, list)):
         lhs_precision, rhs_precision = precision

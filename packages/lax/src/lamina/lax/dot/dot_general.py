@@ -15,9 +15,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from lamina.interpreters import ad, reverse
+from lamina.interpreters import reverse
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes, register_value_reader
+from lamina.lax.base.bilinear import bilinear_jvp
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import convert_element_type, transpose
 
@@ -324,19 +325,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
     )
 
 
-def _dot_general_jvp(primals, tangents, **params):
-    """Bilinear: d(lhs . rhs) = dlhs . rhs + lhs . drhs (zero terms skipped)."""
-    (lhs, rhs), (t_lhs, t_rhs) = primals, tangents
-    ans = dot_general_p.bind(lhs, rhs, **params)
-    out = ad.Zero(ad.tangent_aval(aval_of(ans)))
-    if not ad.is_zero(t_lhs):
-        out = ad.add_tangents(out, dot_general_p.bind(t_lhs, rhs, **params))
-    if not ad.is_zero(t_rhs):
-        out = ad.add_tangents(out, dot_general_p.bind(lhs, t_rhs, **params))
-    return ans, out
-
-
-dot_general_p.def_jvp(_dot_general_jvp)
+dot_general_p.def_jvp(bilinear_jvp(dot_general_p))
 
 
 def dot(lhs, rhs, *, dimension_numbers=None, precision=None, preferred_element_type=None,
@@ -421,9 +410,3 @@ def _dot_general_transpose(ct, lhs, rhs, *, dimension_numbers, **params):
 
 
 dot_general_p.def_transpose(_dot_general_transpose)
-
-
-from lamina.lax._ragged_dot import *  # noqa: E402, F403
-from lamina.lax._ragged_dot import __all__ as _ragged_names  # noqa: E402
-
-__all__ += _ragged_names

@@ -28,6 +28,7 @@ from lamina.lax.base.primitives import (
     reshape,
     sub,
 )
+from lamina.lax.dot.dot_general import dot_general
 
 __all__ = ["RaggedDotDimensionNumbers", "ragged_dot", "ragged_dot_general", "scaled_dot"]
 
@@ -44,7 +45,6 @@ class RaggedDotDimensionNumbers:
 
 def _group_mask(group_sizes, rows: int, dtype):
     """``mask[g, m]`` = 1 where row ``m`` lies in group ``g``."""
-    from lamina.lax.dot import dot_general
 
     groups = aval_of(group_sizes).shape[0]
     size_dtype = aval_of(group_sizes).dtype
@@ -78,7 +78,6 @@ def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, prec
     modes): a free axis — group ``g`` is contracted with ``rhs`` at index ``g`` of its
     group axis; a contracting axis — the result gets a leading group axis, one partial
     product per group; a batch axis — the plain ``dot_general``."""
-    from lamina.lax.dot import dot_general
 
     if group_offset is not None:
         raise NotImplementedError("Unimplemented group_offset support.")
@@ -160,7 +159,6 @@ def scaled_dot(lhs, rhs, *, lhs_scale=None, rhs_scale=None, dimension_numbers=No
     """``(lhs * lhs_scale) @ (rhs * rhs_scale)`` as ``dot_general``, each scale element
     covering a block of the contracting axis; operands are rounded to bfloat16 and the
     result is ``preferred_element_type`` (bfloat16 by default)."""
-    from lamina.lax.dot import dot_general
 
     if dimension_numbers is None:
         ndim = aval_of(lhs).ndim
