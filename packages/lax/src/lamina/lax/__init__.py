@@ -50,7 +50,10 @@ from lamina.lax.special_gamma import *  # noqa: F403
 from lamina.lax.staging import *  # noqa: F403
 from lamina.lax.tokens import *  # noqa: F403
 from lamina.lax.total_order import *  # noqa: F403
-from lamina.lax.windowed import *  # noqa: F403
+from lamina.lax.windowed.cumulative import *  # noqa: F403
+from lamina.lax.windowed.reduce_window import *  # noqa: F403
+from lamina.lax.windowed.select_and import *  # noqa: F403
+from lamina.lax.windowed.windows import *  # noqa: F403
 
 _install_operators()
 
@@ -103,7 +106,10 @@ _MODULES = (
     "special",
     "special_gamma",
     "total_order",
-    "windowed",
+    "windowed.cumulative",
+    "windowed.reduce_window",
+    "windowed.select_and",
+    "windowed.windows",
 )
 __all__ = sorted(
     {

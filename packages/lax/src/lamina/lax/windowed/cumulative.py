@@ -15,6 +15,7 @@ import numpy as np
 from lamina.interpreters import ad
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray
+from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import FLOAT, NUMBER, aval_of, check_dtype, standard_primitive
 from lamina.lax.base.primitives import (
     _compare,
@@ -29,6 +30,9 @@ from lamina.lax.base.primitives import (
     reduce_region,
     select_n,
 )
+from lamina.lax.control_flow.associative_scan import associative_scan
+from lamina.lax.windowed.select_and import select_and_gather_add
+from lamina.lax.windowed.windows import window_attrs
 
 __all__ = [
     "cumlogsumexp",
@@ -58,7 +62,7 @@ def cumulative_window(shape, axis, reverse):
     )
 
 
-def _logaddexp(a, b, dtype):
+def _logaddexp_hlo(a, b, dtype):
     """log(exp(a) + exp(b)) without overflow; where ``a - b`` is NaN (both infinite of
     one sign, or a NaN) the sum ``a + b`` gives the right infinity or NaN."""
     big = hlo.maximum(a, b)
@@ -76,7 +80,6 @@ def _cumulative(name, identity, combine, accepted=(NUMBER,)):
         return x
 
     def lowering(ctx, x, *, axis, reverse):
-        from lamina.lax.windowed import window_attrs
 
         aval = ctx.avals_out[0]
         if aval.shape[axis] == 0:  # XLA rejects windows of size 0; nothing to accumulate
@@ -105,7 +108,7 @@ cummin_p = _cumulative("cummin", min_identity, lambda a, b, _: hlo.minimum(a, b)
 cumlogsumexp_p = _cumulative(
     "cumlogsumexp",
     lambda d: np.array(-np.inf, d),
-    _logaddexp,
+    _logaddexp_hlo,
     (FLOAT,),
 )
 
@@ -161,7 +164,6 @@ def _chooser_jvp(prim, select_name):
     (or min) over the cumulative windows."""
 
     def jvp(primals, tangents, *, axis, reverse):
-        from lamina.lax._select_and import select_and_gather_add
 
         (x,), (t,) = primals, tangents
         ans = prim.bind(x, axis=axis, reverse=reverse)
@@ -209,18 +211,17 @@ cumprod_p.def_jvp(_cumprod_jvp)
 def _logaddexp(a, b):
     """log(exp(a) + exp(b)) in lax operations (so it differentiates): where ``a - b``
     is NaN (both infinite of one sign, or a NaN) the sum ``a + b`` is the answer."""
-    from lamina import lax
-
-    diff = lax.sub(a, b)
-    softplus = lax.log1p(lax.exp(lax.neg(lax.abs(diff))))
-    return lax.select_n(lax.ne(diff, diff), lax.add(lax.max(a, b), softplus), lax.add(a, b))
+    diff = prims.sub(a, b)
+    softplus = prims.log1p(prims.exp(prims.neg(prims.abs(diff))))
+    return prims.select_n(
+        prims.ne(diff, diff), prims.add(prims.max(a, b), softplus), prims.add(a, b)
+    )
 
 
 def _cumlogsumexp_jvp(primals, tangents, *, axis, reverse):
     """As JAX: the JVP of the same running fold written as an associative scan of
     ``logaddexp``, so each step's weights stay in range however far apart the elements
     are (a single rescaling would overflow)."""
-    from lamina.lax import associative_scan
 
     (x,), (t,) = primals, tangents
     ans = cumlogsumexp_p.bind(x, axis=axis, reverse=reverse)

@@ -21,6 +21,12 @@ from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import _compare, max_identity, min_identity, reduce_region
 from lamina.lax.base.reshaping import pad
 from lamina.lax.base.reshaping import slice as slice_
+from lamina.lax.windowed.windows import (
+    check_window,
+    reduce_window_shape_tuple,
+    window_attrs,
+    with_batch_window,
+)
 
 __all__ = ["select_and_gather_add_p", "select_and_scatter_add_p", "select_and_scatter_p"]
 
@@ -41,7 +47,6 @@ def _pads_attr(padding):
 
 
 def _gather_abstract_eval(tangents, operand, *, select_prim, **params):
-    from lamina.lax.windowed import check_window, reduce_window_shape_tuple
 
     if tangents.shape != operand.shape:
         raise TypeError(
@@ -55,7 +60,6 @@ def _gather_abstract_eval(tangents, operand, *, select_prim, **params):
 def _gather_lowering(ctx, tangents, operand, *, select_prim, **params):
     """One variadic reduce_window over (operand, tangent) pairs: the pair whose operand
     ``select_prim`` prefers wins."""
-    from lamina.lax.windowed import window_attrs
 
     t_aval, x_aval = ctx.avals_in
     out_shape = ctx.avals_out[0].shape
@@ -92,10 +96,9 @@ def _front(axis_data, vals, dims):
 
 
 def _gather_batching(axis_data, vals, dims, **params):
-    from lamina.lax.windowed import _with_batch_window
 
     tangents, operand = _front(axis_data, vals, dims)
-    return select_and_gather_add_p.bind(tangents, operand, **_with_batch_window(params, 0)), 0
+    return select_and_gather_add_p.bind(tangents, operand, **with_batch_window(params, 0)), 0
 
 
 select_and_gather_add_p.def_batching(_gather_batching)
@@ -169,7 +172,6 @@ select_and_gather_add_p.def_transpose(_gather_transpose)
 def _scatter_abstract_eval(
     source, operand, *, select_prim, window_dimensions, window_strides, padding
 ):
-    from lamina.lax.windowed import check_window, reduce_window_shape_tuple
 
     ones = (1,) * operand.ndim
     check_window(
@@ -234,10 +236,9 @@ select_and_scatter_add_p = standard_primitive(
 
 
 def _scatter_batching(axis_data, vals, dims, **params):
-    from lamina.lax.windowed import _with_batch_window
 
     source, operand = _front(axis_data, vals, dims)
-    return select_and_scatter_add_p.bind(source, operand, **_with_batch_window(params, 0)), 0
+    return select_and_scatter_add_p.bind(source, operand, **with_batch_window(params, 0)), 0
 
 
 select_and_scatter_add_p.def_batching(_scatter_batching)

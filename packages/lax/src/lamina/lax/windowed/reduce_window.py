@@ -2,8 +2,7 @@
 ``reduce_window``, with JAX 0.10.2's params ``window_dimensions``, ``window_strides``,
 ``padding``, ``base_dilation``, ``window_dilation`` (and ``jaxpr``, ``consts`` for the
 general one). The gradient primitives of the max/min windows (``select_and_scatter_add``,
-``select_and_gather_add``) are in :mod:`._select_and`, the cumulative reductions in
-:mod:`._cumulative`.
+``select_and_gather_add``) are in :mod:`.select_and`.
 """
 
 from __future__ import annotations
@@ -15,101 +14,28 @@ import numpy as np
 from lamina.interpreters import ad, batching, def_standard_impl, lower_jaxpr_body
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, tree_util
+from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import ANY, NUMBER, aval_of, check_dtype, standard_primitive
 from lamina.lax.base.primitives import max_identity, min_identity, reduce_region
 from lamina.lax.base.reduce import pair_jvp_jaxpr, scalar_jaxpr
+from lamina.lax.base.reshaping import pad
 from lamina.lax.convolution.dimension_numbers import padtype_to_pads
+from lamina.lax.windowed.select_and import select_and_gather_add
+from lamina.lax.windowed.windows import (
+    check_window,
+    dilated_size,
+    reduce_window_shape_tuple,
+    window_attrs,
+    with_batch_window,
+)
 
 __all__ = [
     "reduce_window",
     "reduce_window_max_p",
     "reduce_window_min_p",
     "reduce_window_p",
-    "reduce_window_shape_tuple",
     "reduce_window_sum_p",
 ]
-
-
-def _dilate(size, dilation):
-    return 0 if size == 0 else (size - 1) * dilation + 1
-
-
-def reduce_window_shape_tuple(
-    operand_shape,
-    window_dimensions,
-    window_strides,
-    padding,
-    base_dilation=None,
-    window_dilation=None,
-):
-    """The shape of a windowed reduction's result."""
-    ndim = len(operand_shape)
-    base_dilation = (1,) * ndim if base_dilation is None else base_dilation
-    window_dilation = (1,) * ndim if window_dilation is None else window_dilation
-    out = []
-    for d, w, s, (lo, hi), bd, wd in zip(
-        operand_shape,
-        window_dimensions,
-        window_strides,
-        padding,
-        base_dilation,
-        window_dilation,
-        strict=True,
-    ):
-        span = _dilate(d, bd) + lo + hi - _dilate(w, wd)
-        out.append(0 if span < 0 else span // s + 1)
-    return tuple(out)
-
-
-def check_window(
-    name, shape, window_dimensions, window_strides, padding, base_dilation, window_dilation
-):
-    """JAX's checks of window params, with its messages."""
-    ndim = len(shape)
-    if len(window_dimensions) != ndim:
-        raise TypeError(
-            f"{name} got the wrong number of window_dimensions for operand: got operand "
-            f"shape {tuple(shape)} with window_dimensions {tuple(window_dimensions)}."
-        )
-    for what, value in (
-        ("window_strides", window_strides),
-        ("base_dilation", base_dilation),
-        ("window_dilation", window_dilation),
-    ):
-        if len(value) != ndim:
-            raise TypeError(
-                f"{name} got inconsistent {what} and window_dimensions: got {what} "
-                f"{tuple(value)} and window_dimensions {tuple(window_dimensions)}."
-            )
-    if len(padding) != ndim:
-        raise ValueError(
-            f"{name} got inconsistent padding and window_dimensions: got padding "
-            f"{tuple(padding)} and window_dimensions {tuple(window_dimensions)}."
-        )
-    for what, value in (
-        ("window_dimensions", window_dimensions),
-        ("window_strides", window_strides),
-        ("base_dilation", base_dilation),
-        ("window_dilation", window_dilation),
-    ):
-        if any(v <= 0 for v in value):
-            raise TypeError(
-                f"{name} {what} must have every element be strictly positive, got {tuple(value)}."
-            )
-
-
-def window_attrs(window_dimensions, window_strides, padding, base_dilation, window_dilation):
-    """The keyword arguments of ``stablehlo.reduce_window`` for these params."""
-    from lamina.interpreters.mlir import ir
-
-    pads = np.asarray(padding, np.int64).reshape(len(window_dimensions), 2)
-    return dict(
-        window_dimensions=list(window_dimensions),
-        window_strides=list(window_strides),
-        base_dilations=list(base_dilation),
-        window_dilations=list(window_dilation),
-        padding=ir.DenseIntElementsAttr.get(pads),
-    )
 
 
 # ------------------------------------------------------------------ the monoid windows
@@ -147,28 +73,10 @@ def _window_primitive(name, accepted, identity, combine):
     return prim
 
 
-def _with_batch_window(params, bdim):
-    """Window params with a size-1, stride-1 window inserted for the batch axis."""
-
-    def insert(value, item):
-        value = list(value)
-        value.insert(bdim, item)
-        return tuple(value)
-
-    new = dict(params)
-    new["window_dimensions"] = insert(params["window_dimensions"], 1)
-    new["window_strides"] = insert(params["window_strides"], 1)
-    new["padding"] = insert(params["padding"], (0, 0))
-    for key in ("base_dilation", "window_dilation"):
-        if key in params:
-            new[key] = insert(params[key], 1)
-    return new
-
-
 def _window_batching(prim):
     def rule(axis_data, vals, dims, **params):
         (x,), (d,) = vals, dims
-        return prim.bind(x, **_with_batch_window(params, d)), d
+        return prim.bind(x, **with_batch_window(params, d)), d
 
     return rule
 
@@ -250,7 +158,7 @@ def _general_batching(axis_data, vals, dims, **params):
         batching.bdim_at_front(v, d, axis_data.size)
         for v, d in zip(vals[:n], dims[:n], strict=True)
     ]
-    outs = reduce_window_p.bind(*operands, *vals[n:], **_with_batch_window(params, 0))
+    outs = reduce_window_p.bind(*operands, *vals[n:], **with_batch_window(params, 0))
     return outs, [0] * n
 
 
@@ -297,7 +205,6 @@ def _ints(xs):
 def _monoid_window(computation, init_values):
     """The windowed primitive that ``computation`` from ``init_values`` is (add from 0,
     max/min from their identities), as JAX recognises them; None otherwise."""
-    from lamina import lax
     from lamina.interpreters import Tracer
 
     if len(init_values) != 1 or isinstance(init_values[0], Tracer):
@@ -312,7 +219,7 @@ def _monoid_window(computation, init_values):
         ("min", lambda: min_identity(dtype), reduce_window_min_p),
     ]
     for name, identity, prim in table:
-        if computation is getattr(lax, name, None):
+        if computation is getattr(prims, name, None):
             return prim if np.equal(value, identity()) else None
     return None
 
@@ -388,7 +295,6 @@ def _reduce_window_sum_transpose(
     output ``o`` sums positions ``o * stride + k * window_dilation``; so the cotangent,
     spread out by the strides and padded so that window ``k`` of input ``i`` lands on
     it, summed over windows that move by ``base_dilation``, gives the input's."""
-    from lamina.lax import pad
 
     in_shape = operand.aval.shape
     out_shape = aval_of(ct).shape
@@ -405,7 +311,7 @@ def _reduce_window_sum_transpose(
     ):
         before = (w - 1) * wd - lo
         needed = (n_in - 1) * bd + (w - 1) * wd + 1
-        after = needed - before - _dilate(n_out, s)
+        after = needed - before - dilated_size(n_out, s)
         config.append((before, after, s - 1))
     padded = pad(ct, np.zeros((), aval_of(ct).dtype), config)
     ndim = len(in_shape)
@@ -425,7 +331,6 @@ reduce_window_sum_p.def_transpose(_reduce_window_sum_transpose)
 
 def _chooser_jvp(prim, select_name):
     def jvp(primals, tangents, **params):
-        from lamina.lax._select_and import select_and_gather_add
 
         (x,), (t,) = primals, tangents
         ans = prim.bind(x, **params)
@@ -436,10 +341,3 @@ def _chooser_jvp(prim, select_name):
 
 _chooser_jvp(reduce_window_max_p, "ge")
 _chooser_jvp(reduce_window_min_p, "le")
-
-from lamina.lax._cumulative import *  # noqa: E402, F403
-from lamina.lax._cumulative import __all__ as _cumulative_names  # noqa: E402
-from lamina.lax._select_and import *  # noqa: E402, F403
-from lamina.lax._select_and import __all__ as _select_names  # noqa: E402
-
-__all__ += [*_cumulative_names, *_select_names]
