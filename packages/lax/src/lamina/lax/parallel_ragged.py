@@ -17,9 +17,28 @@ import numpy as np
 
 from lamina.interpreters import ad, batching, moveaxis, not_mapped
 from lamina.ir import ShapedArray
+from lamina.lax.base.filling import full, full_like
 from lamina.lax.base.operands import aval_of
+from lamina.lax.base.primitives import (
+    add,
+    bitwise_and,
+    broadcast_in_dim,
+    broadcasted_iota,
+    clamp,
+    convert_element_type,
+    ge,
+    lt,
+    mul,
+    reduce_max,
+    reduce_or,
+    reshape,
+    select_n,
+    sub,
+    transpose,
+)
 from lamina.lax.parallel import _names, _no_groups
 from lamina.lax.parallel_exchange import _collective_primitive, all_to_all
+from lamina.lax.slicing.gather_scatter import index_take
 
 __all__ = ["ragged_all_to_all", "ragged_all_to_all_p"]
 
@@ -50,8 +69,6 @@ def _front(x, d, n):
 
 
 def _collective(axis_data, vals, dims, *, axis_name, axis_index_groups):
-    from lamina import lax
-
     _no_groups(axis_index_groups)
     n = axis_data.size
     fronted = [_front(v, d, n) for v, d in zip(vals, dims, strict=True)]
@@ -68,26 +85,26 @@ def _collective(axis_data, vals, dims, *, axis_name, axis_index_groups):
     index = np.int32
 
     def by_receiver(a):  # (sender, K) -> (receiver, sender, slice): slices sent to each
-        a = lax.convert_element_type(a, index)
-        return lax.transpose(lax.reshape(a, (n, n, per)), (1, 0, 2))
+        a = convert_element_type(a, index)
+        return transpose(reshape(a, (n, n, per)), (1, 0, 2))
 
     in_off, send, out_off = by_receiver(in_off), by_receiver(send), by_receiver(out_off)
     shape = (n, rows_out, n, per)  # (receiver, row, sender, slice)
-    row = lax.broadcasted_iota(index, shape, 1)
-    start = lax.broadcast_in_dim(out_off, shape, (0, 2, 3))
-    size = lax.broadcast_in_dim(send, shape, (0, 2, 3))
-    covered = lax.bitwise_and(lax.ge(row, start), lax.lt(row, lax.add(start, size)))
-    source_row = lax.add(lax.broadcast_in_dim(in_off, shape, (0, 2, 3)), lax.sub(row, start))
-    sender = lax.broadcasted_iota(index, shape, 2)
-    flat_source = lax.add(lax.mul(sender, index(rows_in)), source_row)
-    candidates = lax.select_n(covered, lax.full_like(flat_source, -1), flat_source)
-    source = lax.reduce_max(candidates, (2, 3))  # (receiver, row); -1: keep output
-    flat_operand = lax.reshape(operand, (n * rows_in, *aval_of(operand).shape[2:]))
-    safe = lax.clamp(index(0), source, index(n * rows_in - 1))
-    taken = lax.index_take(flat_operand, (lax.reshape(safe, (n * rows_out,)),), (0,))
-    taken = lax.reshape(taken, aval_of(output).shape)
-    keep = lax.broadcast_in_dim(lax.lt(source, index(0)), aval_of(output).shape, (0, 1))
-    return lax.select_n(keep, taken, output), 0
+    row = broadcasted_iota(index, shape, 1)
+    start = broadcast_in_dim(out_off, shape, (0, 2, 3))
+    size = broadcast_in_dim(send, shape, (0, 2, 3))
+    covered = bitwise_and(ge(row, start), lt(row, add(start, size)))
+    source_row = add(broadcast_in_dim(in_off, shape, (0, 2, 3)), sub(row, start))
+    sender = broadcasted_iota(index, shape, 2)
+    flat_source = add(mul(sender, index(rows_in)), source_row)
+    candidates = select_n(covered, full_like(flat_source, -1), flat_source)
+    source = reduce_max(candidates, (2, 3))  # (receiver, row); -1: keep output
+    flat_operand = reshape(operand, (n * rows_in, *aval_of(operand).shape[2:]))
+    safe = clamp(index(0), source, index(n * rows_in - 1))
+    taken = index_take(flat_operand, (reshape(safe, (n * rows_out,)),), (0,))
+    taken = reshape(taken, aval_of(output).shape)
+    keep = broadcast_in_dim(lt(source, index(0)), aval_of(output).shape, (0, 1))
+    return select_n(keep, taken, output), 0
 
 
 ragged_all_to_all_p = _collective_primitive(
@@ -108,26 +125,24 @@ def _transpose(ct, operand, output, in_off, send, out_off, recv, *, axis_name,
                axis_index_groups):  # fmt: skip
     """Cotangent rows travel back: the receiver's window at its local offsets goes to
     the sender's input rows; rows the collective overwrote get no output cotangent."""
-    from lamina import lax
-
     operand_aval, output_aval = operand.aval, output.aval
     if type(ct) is ad.Zero:
         return [ad.Zero(operand_aval), ad.Zero(output_aval), None, None, None, None]
     local_out_off = all_to_all(out_off, axis_name, 0, 0, tiled=True)
     local_in_off = all_to_all(in_off, axis_name, 0, 0, tiled=True)
-    zeros = lax.full(operand_aval.shape, 0, operand_aval.dtype)
+    zeros = full(operand_aval.shape, 0, operand_aval.dtype)
     operand_ct = ragged_all_to_all_p.bind(
         ct, zeros, local_out_off, recv, local_in_off, send,
         axis_name=axis_name, axis_index_groups=axis_index_groups,
     )  # fmt: skip
     rows = output_aval.shape[0]
     k = aval_of(recv).shape[0]
-    row = lax.broadcasted_iota(np.int32, (rows, k), 0)
-    start = lax.broadcast_in_dim(lax.convert_element_type(local_out_off, np.int32), (rows, k), (1,))
-    size = lax.broadcast_in_dim(lax.convert_element_type(recv, np.int32), (rows, k), (1,))
-    inside = lax.bitwise_and(lax.ge(row, start), lax.lt(row, lax.add(start, size)))
-    written = lax.broadcast_in_dim(lax.reduce_or(inside, (1,)), output_aval.shape, (0,))
-    output_ct = lax.select_n(written, ct, lax.full_like(ct, 0))
+    row = broadcasted_iota(np.int32, (rows, k), 0)
+    start = broadcast_in_dim(convert_element_type(local_out_off, np.int32), (rows, k), (1,))
+    size = broadcast_in_dim(convert_element_type(recv, np.int32), (rows, k), (1,))
+    inside = bitwise_and(ge(row, start), lt(row, add(start, size)))
+    written = broadcast_in_dim(reduce_or(inside, (1,)), output_aval.shape, (0,))
+    output_ct = select_n(written, ct, full_like(ct, 0))
     return [operand_ct, output_ct, None, None, None, None]
 
 

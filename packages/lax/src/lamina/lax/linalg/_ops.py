@@ -7,12 +7,23 @@ import numpy as np
 
 from lamina.ir import dtypes
 from lamina.lax.base.operands import aval_of
-
-
-def lax():
-    import lamina.lax as lax_module
-
-    return lax_module
+from lamina.lax.base.primitives import (
+    add,
+    broadcast_in_dim,
+    broadcasted_iota,
+    convert_element_type,
+    div,
+    eq,
+    ge,
+    le,
+    mul,
+    real,
+    reduce_sum,
+    select_n,
+    transpose,
+)
+from lamina.lax.base.primitives import conj as lax_conj
+from lamina.lax.dot.dot_general import dot_general
 
 
 def is_complex(x) -> bool:
@@ -22,15 +33,12 @@ def is_complex(x) -> bool:
 def conj(x):
     if not is_complex(x):
         return x
-    conj_fn = getattr(lax(), "conj", None)
-    if conj_fn is None:
-        raise NotImplementedError("complex linalg derivatives need lax.conj, not built yet")
-    return conj_fn(x)
+    return lax_conj(x)
 
 
 def swap_last(x):
     nd = aval_of(x).ndim
-    return lax().transpose(x, (*range(nd - 2), nd - 1, nd - 2))
+    return transpose(x, (*range(nd - 2), nd - 1, nd - 2))
 
 
 def adjoint(x):
@@ -42,51 +50,49 @@ def matmul(a, b):
     nd = aval_of(a).ndim
     batch = tuple(range(nd - 2))
     numbers = (((nd - 1,), (nd - 2,)), (batch, batch))
-    return lax().dot_general(a, b, numbers, precision="highest")
+    return dot_general(a, b, numbers, precision="highest")
 
 
 def triangle_mask(shape, *, lower: bool, offset: int = 0):
-    lx = lax()
     nd = len(shape)
-    rows = lx.add(lx.broadcasted_iota(np.int32, shape, nd - 2), np.int32(offset))
-    cols = lx.broadcasted_iota(np.int32, shape, nd - 1)
-    return lx.ge(rows, cols) if lower else lx.le(rows, cols)
+    rows = add(broadcasted_iota(np.int32, shape, nd - 2), np.int32(offset))
+    cols = broadcasted_iota(np.int32, shape, nd - 1)
+    return ge(rows, cols) if lower else le(rows, cols)
 
 
 def tril(x, k: int = 0):
     """Entries on and below diagonal ``k``; zero above."""
     aval = aval_of(x)
     mask = triangle_mask(aval.shape, lower=True, offset=k)
-    return lax().select_n(mask, zeros_like(x), x)
+    return select_n(mask, zeros_like(x), x)
 
 
 def triu(x, k: int = 0):
     aval = aval_of(x)
     mask = triangle_mask(aval.shape, lower=False, offset=k)
-    return lax().select_n(mask, zeros_like(x), x)
+    return select_n(mask, zeros_like(x), x)
 
 
 def zeros_like(x):
     aval = aval_of(x)
-    return lax().broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
+    return broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
 
 
 def full(shape, value, dtype):
-    return lax().broadcast_in_dim(np.asarray(value, dtype), tuple(shape), ())
+    return broadcast_in_dim(np.asarray(value, dtype), tuple(shape), ())
 
 
 def eye_like(x):
     aval = aval_of(x)
-    rows = lax().broadcasted_iota(np.int32, aval.shape, aval.ndim - 2)
-    cols = lax().broadcasted_iota(np.int32, aval.shape, aval.ndim - 1)
+    rows = broadcasted_iota(np.int32, aval.shape, aval.ndim - 2)
+    cols = broadcasted_iota(np.int32, aval.shape, aval.ndim - 1)
     one = full(aval.shape, 1, aval.dtype)
-    return lax().select_n(lax().eq(rows, cols), zeros_like(x), one)
+    return select_n(eq(rows, cols), zeros_like(x), one)
 
 
 def symmetrize(x):
     """``(x + xᴴ) / 2``, as JAX traces it."""
-    lx = lax()
-    return lx.div(lx.add(x, adjoint(x)), np.asarray(2, aval_of(x).dtype))
+    return div(add(x, adjoint(x)), np.asarray(2, aval_of(x).dtype))
 
 
 def check_rank(name: str, x, position: int = 0, rank: int = 2):
@@ -103,7 +109,7 @@ def as_inexact(x, name: str):
     aval = aval_of(x)
     if dtypes.issubdtype(aval.dtype, np.inexact):
         return x
-    return lax().convert_element_type(x, dtypes.canonicalize_dtype(np.float64))
+    return convert_element_type(x, dtypes.canonicalize_dtype(np.float64))
 
 
 def move_batch_front(axis_data, vals, dims):
@@ -117,24 +123,20 @@ def real_part(x):
     """``x`` with its imaginary part dropped, keeping ``x``'s dtype."""
     if not is_complex(x):
         return x
-    lx = lax()
-    if not hasattr(lx, "real"):
-        raise NotImplementedError("complex linalg derivatives need lax.real, not built yet")
-    return lx.convert_element_type(lx.real(x), aval_of(x).dtype)
+    return convert_element_type(real(x), aval_of(x).dtype)
 
 
 def diagonal(x):
     """The diagonals of a batch of square matrices (masked sum over the last axis)."""
-    lx = lax()
     aval = aval_of(x)
-    masked = lx.mul(x, eye_like(x))
-    return lx.reduce_sum(masked, (aval.ndim - 1,))
+    masked = mul(x, eye_like(x))
+    return reduce_sum(masked, (aval.ndim - 1,))
 
 
 def real_diagonal(x):
     """The real parts of the diagonals of a batch of square matrices, as a real dtype."""
     d = diagonal(x)
-    return lax().real(d) if is_complex(d) else d
+    return real(d) if is_complex(d) else d
 
 
 def inline(ctx, fun, values, avals):
@@ -149,29 +151,27 @@ def inline(ctx, fun, values, avals):
 def shift(v, offset: int):
     """``out[..., i] = v[..., i + offset]``, zero where that index is out of range
     (a product with a 0/1 matrix: slicing is another family's layer)."""
-    lx = lax()
     aval = aval_of(v)
     n = aval.shape[-1]
-    rows = lx.broadcasted_iota(np.int32, (n, n), 0)
-    cols = lx.broadcasted_iota(np.int32, (n, n), 1)
-    picks = lx.convert_element_type(lx.eq(cols, lx.add(rows, np.int32(offset))), aval.dtype)
-    return lx.dot_general(v, picks, (((aval.ndim - 1,), (1,)), ((), ())))
+    rows = broadcasted_iota(np.int32, (n, n), 0)
+    cols = broadcasted_iota(np.int32, (n, n), 1)
+    picks = convert_element_type(eq(cols, add(rows, np.int32(offset))), aval.dtype)
+    return dot_general(v, picks, (((aval.ndim - 1,), (1,)), ((), ())))
 
 
 def tridiagonal_matrix(dl, d, du):
     """The dense matrix with sub-diagonal ``dl[1:]``, diagonal ``d`` and super-diagonal
     ``du[:-1]`` (JAX's convention: ``dl[0]`` and ``du[-1]`` are ignored)."""
-    lx = lax()
     aval = aval_of(d)
     n = aval.shape[-1]
     shape = (*aval.shape, n)
     nd = len(shape)
-    rows = lx.broadcasted_iota(np.int32, shape, nd - 2)
-    cols = lx.broadcasted_iota(np.int32, shape, nd - 1)
+    rows = broadcasted_iota(np.int32, shape, nd - 2)
+    cols = broadcasted_iota(np.int32, shape, nd - 1)
     by_row = tuple(range(nd - 1))
     zero = full(shape, 0, aval.dtype)
-    out = lx.select_n(lx.eq(rows, cols), zero, lx.broadcast_in_dim(d, shape, by_row))
-    below = lx.eq(rows, lx.add(cols, np.int32(1)))
-    out = lx.add(out, lx.select_n(below, zero, lx.broadcast_in_dim(dl, shape, by_row)))
-    above = lx.eq(lx.add(rows, np.int32(1)), cols)
-    return lx.add(out, lx.select_n(above, zero, lx.broadcast_in_dim(du, shape, by_row)))
+    out = select_n(eq(rows, cols), zero, broadcast_in_dim(d, shape, by_row))
+    below = eq(rows, add(cols, np.int32(1)))
+    out = add(out, select_n(below, zero, broadcast_in_dim(dl, shape, by_row)))
+    above = eq(add(rows, np.int32(1)), cols)
+    return add(out, select_n(above, zero, broadcast_in_dim(du, shape, by_row)))

@@ -12,7 +12,9 @@ import numpy as np
 from lamina.interpreters import ad
 from lamina.ir import ShapedArray
 from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import add, div
 from lamina.lax.linalg import _lapack, _ops
+from lamina.lax.linalg.triangular_solve import triangular_solve
 
 __all__ = ["cholesky", "cholesky_p"]
 
@@ -48,10 +50,8 @@ cholesky_p = standard_primitive("cholesky", _abstract_eval, _lowering)
 
 def _jvp(primals, tangents):
     """L̇ = L·Φ(L⁻¹·Ȧ·L⁻ᴴ), Φ keeping the strict lower triangle and half the diagonal."""
-    from lamina.lax.linalg.triangular_solve import triangular_solve
 
     (x,), (x_dot,) = primals, tangents
-    lx = _ops.lax()
     factor = _ops.tril(cholesky_p.bind(x))
     if ad.is_zero(x_dot):
         return factor, ad.Zero(ad.tangent_aval(aval_of(factor)))
@@ -61,8 +61,8 @@ def _jvp(primals, tangents):
     )
     middle = triangular_solve(factor, right, left_side=True, lower=True)
     dtype = aval_of(x).dtype
-    half_diag = lx.add(_ops.eye_like(middle), _ops.full(aval_of(middle).shape, 1, dtype))
-    phi = lx.div(_ops.tril(middle), half_diag)
+    half_diag = add(_ops.eye_like(middle), _ops.full(aval_of(middle).shape, 1, dtype))
+    phi = div(_ops.tril(middle), half_diag)
     return factor, _ops.matmul(factor, phi)
 
 

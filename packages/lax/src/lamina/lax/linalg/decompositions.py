@@ -9,8 +9,13 @@ import enum
 import numpy as np
 
 from lamina.ir import ShapedArray, dtypes
+from lamina.lax.base.filling import full_like
 from lamina.lax.base.operands import standard_primitive
+from lamina.lax.base.primitives import add, convert_element_type, div, mul, reduce_sum, sub
+from lamina.lax.base.reshaping import expand_dims
 from lamina.lax.linalg import _lapack, _ops
+from lamina.lax.linalg.lu import lu_p, permutation_matrix
+from lamina.lax.linalg.triangular_solve import triangular_solve
 
 __all__ = [
     "EigImplementation",
@@ -270,8 +275,6 @@ def tridiagonal(a, *, lower=True):
 
 def _solve(a, b):
     """a⁻¹·b through LU with partial pivoting."""
-    from lamina.lax.linalg.lu import lu_p, permutation_matrix
-    from lamina.lax.linalg.triangular_solve import triangular_solve
 
     factors, _, perm = lu_p.bind(a)
     permuted = _ops.matmul(permutation_matrix(perm, factors.aval.dtype), b)
@@ -299,20 +302,19 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
     primal_out = [w, v] if compute_right_eigenvectors else [w]
     if ad.is_zero(a_dot):
         return primal_out, [ad.Zero(ad.tangent_aval(x.aval)) for x in primal_out]
-    lx = _ops.lax()
-    a_dot = lx.convert_element_type(ad.instantiate_zeros(a_dot), v.aval.dtype)
+    a_dot = convert_element_type(ad.instantiate_zeros(a_dot), v.aval.dtype)
     projected = _ops.matmul(_solve(v, a_dot), v)
     w_dot = _ops.diagonal(projected)
     if not compute_right_eigenvectors:
         return primal_out, [w_dot]
     nd = v.aval.ndim
-    gaps = lx.sub(lx.expand_dims(w, (nd - 2,)), lx.expand_dims(w, (nd - 1,)))  # w_j - w_i
+    gaps = sub(expand_dims(w, (nd - 2,)), expand_dims(w, (nd - 1,)))  # w_j - w_i
     eye = _ops.eye_like(projected)
-    weights = lx.sub(lx.div(lx.full_like(gaps, 1), lx.add(gaps, eye)), eye)
-    v_dot = _ops.matmul(v, lx.mul(weights, projected))
+    weights = sub(div(full_like(gaps, 1), add(gaps, eye)), eye)
+    v_dot = _ops.matmul(v, mul(weights, projected))
     # keep ‖v_k‖ = 1: remove the component of dv_k along v_k's real direction
-    along = _ops.real_part(lx.reduce_sum(lx.mul(_ops.conj(v), v_dot), (nd - 2,)))
-    v_dot = lx.sub(v_dot, lx.mul(v, lx.expand_dims(along, (nd - 2,))))
+    along = _ops.real_part(reduce_sum(mul(_ops.conj(v), v_dot), (nd - 2,)))
+    v_dot = sub(v_dot, mul(v, expand_dims(along, (nd - 2,))))
     return primal_out, [w_dot, v_dot]
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from lamina.interpreters import ad
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import add, broadcast_in_dim, convert_element_type, div, mul, sub
 from lamina.lax.linalg import _lapack, _ops
 
 __all__ = ["EighImplementation", "eigh", "eigh_p"]
@@ -75,19 +76,18 @@ def _jvp(primals, tangents, **params):
     v, w = eigh_p.bind(x, **params)
     if ad.is_zero(x_dot):
         return [v, w], [ad.Zero(ad.tangent_aval(aval_of(o))) for o in (v, w)]
-    lx = _ops.lax()
     x_dot = ad.instantiate_zeros(x_dot)
     n = aval_of(w).shape[-1]
     shape = (*aval_of(w).shape, n)
     nd = len(shape)
-    w_rows = lx.broadcast_in_dim(w, shape, (*range(nd - 2), nd - 1))  # w[j]
-    w_cols = lx.broadcast_in_dim(w, shape, tuple(range(nd - 1)))  # w[i]
+    w_rows = broadcast_in_dim(w, shape, (*range(nd - 2), nd - 1))  # w[j]
+    w_cols = broadcast_in_dim(w, shape, tuple(range(nd - 1)))  # w[i]
     eye = _ops.eye_like(w_rows)
-    f_mat = lx.sub(lx.div(_ops.full(shape, 1, eye.dtype), lx.add(eye, lx.sub(w_rows, w_cols))),
+    f_mat = sub(div(_ops.full(shape, 1, eye.dtype), add(eye, sub(w_rows, w_cols))),
                    eye)  # fmt: skip
     projected = _ops.matmul(_ops.matmul(_ops.adjoint(v), x_dot), v)
-    f_mat = lx.convert_element_type(f_mat, aval_of(v).dtype)
-    v_dot = _ops.matmul(v, lx.mul(f_mat, projected))
+    f_mat = convert_element_type(f_mat, aval_of(v).dtype)
+    v_dot = _ops.matmul(v, mul(f_mat, projected))
     w_dot = _ops.real_diagonal(projected)
     return [v, w], [v_dot, w_dot]
 

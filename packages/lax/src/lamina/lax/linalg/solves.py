@@ -8,6 +8,7 @@ import numpy as np
 from lamina.interpreters import ad, reverse
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import FLOAT, aval_of, check_dtype, standard_primitive
+from lamina.lax.base.primitives import add, broadcast_in_dim, mul, neg
 from lamina.lax.linalg import _lapack, _ops
 from lamina.lax.linalg.cholesky import cholesky_p
 
@@ -83,7 +84,7 @@ def _tds_jvp(primals, tangents, *, perturb_singular):
     rhs = b_dot
     if not all(ad.is_zero(t) for t in diag_dots):
         dt = _ops.tridiagonal_matrix(*map(ad.instantiate_zeros, diag_dots))
-        rhs = ad.add_tangents(rhs, _ops.lax().neg(_ops.matmul(dt, x)))
+        rhs = ad.add_tangents(rhs, neg(_ops.matmul(dt, x)))
     if ad.is_zero(rhs):
         return x, ad.Zero(ad.tangent_aval(aval_of(x)))
     return x, tridiagonal_solve_p.bind(dl, d, du, rhs, perturb_singular=perturb_singular)
@@ -170,10 +171,9 @@ def _update_abstract_eval(r, w):
 
 def _updated_factor(r, w):
     """The upper factor of Rᵀ·R + w·wᵀ."""
-    lx = _ops.lax()
     n = aval_of(w).shape[0]
-    outer = lx.mul(lx.broadcast_in_dim(w, (n, n), (0,)), lx.broadcast_in_dim(w, (n, n), (1,)))
-    gram = lx.add(_ops.matmul(_ops.swap_last(r), r), outer)
+    outer = mul(broadcast_in_dim(w, (n, n), (0,)), broadcast_in_dim(w, (n, n), (1,)))
+    gram = add(_ops.matmul(_ops.swap_last(r), r), outer)
     return [_ops.swap_last(_ops.tril(cholesky_p.bind(gram)))]
 
 
@@ -204,10 +204,9 @@ def _symprod_abstract_eval(a, c, *, alpha, beta):
 
 
 def _symprod_value(a, c, *, alpha, beta):
-    lx = _ops.lax()
     dtype = aval_of(c).dtype
     product = _ops.matmul(a, _ops.swap_last(a))
-    return lx.add(lx.mul(np.asarray(alpha, dtype), product), lx.mul(np.asarray(beta, dtype), c))
+    return add(mul(np.asarray(alpha, dtype), product), mul(np.asarray(beta, dtype), c))
 
 
 def _symprod_lowering(ctx, a, c, *, alpha, beta):
@@ -227,14 +226,13 @@ def _symprod_jvp(primals, tangents, *, alpha, beta):
     a, c = primals
     a_dot, c_dot = tangents
     out = symmetric_product_p.bind(a, c, alpha=alpha, beta=beta)
-    lx = _ops.lax()
     dtype = aval_of(out).dtype
     tangent = ad.Zero(ad.tangent_aval(aval_of(out)))
     if not ad.is_zero(a_dot):
-        both = lx.add(_ops.matmul(a_dot, _ops.swap_last(a)), _ops.matmul(a, _ops.swap_last(a_dot)))
-        tangent = ad.add_tangents(tangent, lx.mul(np.asarray(alpha, dtype), both))
+        both = add(_ops.matmul(a_dot, _ops.swap_last(a)), _ops.matmul(a, _ops.swap_last(a_dot)))
+        tangent = ad.add_tangents(tangent, mul(np.asarray(alpha, dtype), both))
     if not ad.is_zero(c_dot):
-        tangent = ad.add_tangents(tangent, lx.mul(np.asarray(beta, dtype), c_dot))
+        tangent = ad.add_tangents(tangent, mul(np.asarray(beta, dtype), c_dot))
     return out, tangent
 
 
@@ -247,5 +245,5 @@ def symmetric_product(a_matrix, c_matrix, *, alpha=1.0, beta=0.0, symmetrize_out
     result = symmetric_product_p.bind(a_matrix, c_matrix, alpha=alpha, beta=beta)
     if symmetrize_output:
         lower = _ops.tril(result)
-        result = _ops.lax().add(lower, _ops.swap_last(_ops.tril(result, -1)))
+        result = add(lower, _ops.swap_last(_ops.tril(result, -1)))
     return result

@@ -11,6 +11,7 @@ import numpy as np
 from lamina.interpreters import ad, reverse
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import convert_element_type, neg
 from lamina.lax.linalg import _lapack, _ops
 
 __all__ = ["triangular_solve", "triangular_solve_p"]
@@ -93,7 +94,7 @@ def _jvp(primals, tangents, **params):
     if not ad.is_zero(a_dot):
         k = 1 if params["unit_diagonal"] else 0
         g = _ops.tril(a_dot, -k) if params["lower"] else _ops.triu(a_dot, k)
-        g = _ops.lax().neg(g)
+        g = neg(g)
         if params["transpose_a"]:
             g = _ops.swap_last(g)
         if params["conjugate_a"]:
@@ -132,7 +133,7 @@ def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
     ``unit_diagonal``). op(A) is A, transposed and/or conjugated as asked."""
     a_aval, b_aval = aval_of(a), aval_of(b)
     if b_aval.dtype != a_aval.dtype:
-        b = _ops.lax().convert_element_type(b, a_aval.dtype)
+        b = convert_element_type(b, a_aval.dtype)
     return triangular_solve_p.bind(
         a,
         b,
