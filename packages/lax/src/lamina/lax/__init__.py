@@ -36,17 +36,17 @@ from lamina.lax.dot.ragged_dot import *  # noqa: F403
 from lamina.lax.fft import *  # noqa: F403
 from lamina.lax.operators import install_operators as _install_operators
 from lamina.lax.optimization_barrier import *  # noqa: F403
-from lamina.lax.parallel import *  # noqa: F403
-from lamina.lax.parallel_exchange import *  # noqa: F403
-from lamina.lax.parallel_p2p import *  # noqa: F403
-from lamina.lax.parallel_ragged import *  # noqa: F403
+from lamina.lax.parallel.collectives import *  # noqa: F403
+from lamina.lax.parallel.exchange import *  # noqa: F403
+from lamina.lax.parallel.point_to_point import *  # noqa: F403
+from lamina.lax.parallel.ragged_all_to_all import *  # noqa: F403
 from lamina.lax.rng import *  # noqa: F403
 from lamina.lax.sharding_constraint import *  # noqa: F403
 from lamina.lax.slicing.dynamic_slicing import *  # noqa: F403
 from lamina.lax.slicing.gather_scatter import *  # noqa: F403
 from lamina.lax.sorting import *  # noqa: F403
-from lamina.lax.special import *  # noqa: F403
-from lamina.lax.special_gamma import *  # noqa: F403
+from lamina.lax.special.functions import *  # noqa: F403
+from lamina.lax.special.gamma import *  # noqa: F403
 from lamina.lax.staging import *  # noqa: F403
 from lamina.lax.tokens import *  # noqa: F403
 from lamina.lax.total_order import *  # noqa: F403
@@ -93,18 +93,18 @@ _MODULES = (
     "rng",
     "staging",
     "tokens",
-    "parallel",
-    "parallel_exchange",
-    "parallel_p2p",
-    "parallel_ragged",
+    "parallel.collectives",
+    "parallel.exchange",
+    "parallel.point_to_point",
+    "parallel.ragged_all_to_all",
     "base.filling",
     "base.reshaping",
     "base.stacking",
     "sharding_constraint",
     "slicing.dynamic_slicing",
     "sorting",
-    "special",
-    "special_gamma",
+    "special.functions",
+    "special.gamma",
     "total_order",
     "windowed.cumulative",
     "windowed.reduce_window",

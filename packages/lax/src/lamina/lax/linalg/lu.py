@@ -26,7 +26,7 @@ from lamina.lax.base.primitives import (
     ge,
 )
 from lamina.lax.base.reshaping import pad, slice_in_dim
-from lamina.lax.linalg import _lapack, _ops
+from lamina.lax.linalg import _lapack, matrix_algebra
 from lamina.lax.linalg._permutation import pivots_to_permutation
 from lamina.lax.linalg.triangular_solve import triangular_solve
 
@@ -119,15 +119,20 @@ def _lu_jvp(primals, tangents):
     *batch, m, n = aval_of(a).shape
     k = min(m, n)
     dtype = aval_of(a).dtype
-    permuted = _ops.matmul(permutation_matrix(perm, dtype), ad.instantiate_zeros(a_dot))
-    lower = add(_ops.tril(_square_block(factors, m, m), -1), _unit_tail((*batch, m, m), 0, dtype))
-    upper = add(_ops.triu(_square_block(factors, n, n)), _unit_tail((*batch, n, n), k, dtype))
+    permuted = matrix_algebra.matmul(permutation_matrix(perm, dtype), ad.instantiate_zeros(a_dot))
+    lower = add(
+        matrix_algebra.tril(_square_block(factors, m, m), -1), _unit_tail((*batch, m, m), 0, dtype)
+    )
+    upper = add(
+        matrix_algebra.triu(_square_block(factors, n, n)), _unit_tail((*batch, n, n), k, dtype)
+    )
     x = triangular_solve(lower, permuted, left_side=True, lower=True, unit_diagonal=True)
     x = triangular_solve(upper, x, left_side=False, lower=False)
-    l_dot = _ops.matmul(lower, _square_block(_ops.tril(x, -1), m, m))
-    u_dot = _ops.matmul(_square_block(_ops.triu(x), n, n), upper)
+    l_dot = matrix_algebra.matmul(lower, _square_block(matrix_algebra.tril(x, -1), m, m))
+    u_dot = matrix_algebra.matmul(_square_block(matrix_algebra.triu(x), n, n), upper)
     factors_dot = add(
-        _ops.tril(_square_block(l_dot, m, n), -1), _ops.triu(_square_block(u_dot, m, n))
+        matrix_algebra.tril(_square_block(l_dot, m, n), -1),
+        matrix_algebra.triu(_square_block(u_dot, m, n)),
     )
     return [factors, pivots, perm], [factors_dot, *int_zeros]
 
@@ -136,7 +141,7 @@ lu_p.def_jvp(_lu_jvp)
 
 
 def _lu_batching(axis_data, vals, dims):
-    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    (x,) = matrix_algebra.move_batch_front(axis_data, vals, dims)
     return lu_p.bind(x), [0, 0, 0]
 
 
@@ -147,7 +152,7 @@ def lu(x):
     """The LU decomposition with partial pivoting of each matrix in ``x``: returns
     ``(lu, pivots, permutation)`` with ``x[permutation] = L·U`` (L unit lower
     triangular, packed below ``lu``'s diagonal; U on and above it)."""
-    check = _ops.check_rank("lu", x)
+    check = matrix_algebra.check_rank("lu", x)
     del check
     return tuple(lu_p.bind(x))
 
@@ -180,7 +185,7 @@ lu_pivots_to_permutation_p = standard_primitive(
 
 
 def _perm_batching(axis_data, vals, dims, *, permutation_size):
-    (pivots,) = _ops.move_batch_front(axis_data, vals, dims)
+    (pivots,) = matrix_algebra.move_batch_front(axis_data, vals, dims)
     return lu_pivots_to_permutation_p.bind(pivots, permutation_size=permutation_size), 0
 
 

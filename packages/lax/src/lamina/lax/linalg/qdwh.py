@@ -40,7 +40,7 @@ from lamina.lax.base.reshaping import concatenate
 from lamina.lax.base.reshaping import slice as lax_slice
 from lamina.lax.control_flow.cond import cond
 from lamina.lax.control_flow.loops import while_loop
-from lamina.lax.linalg import _ops
+from lamina.lax.linalg import matrix_algebra
 from lamina.lax.linalg.cholesky import cholesky
 from lamina.lax.linalg.qr import qr
 from lamina.lax.linalg.triangular_solve import triangular_solve
@@ -49,7 +49,7 @@ __all__ = ["qdwh"]
 
 
 def _frobenius(x):
-    squares = lax_real(mul(x, conj(x))) if _ops.is_complex(x) else mul(x, x)
+    squares = lax_real(mul(x, conj(x))) if matrix_algebra.is_complex(x) else mul(x, x)
     return sqrt(reduce_sum(squares, tuple(range(aval_of(x).ndim))))
 
 
@@ -74,20 +74,23 @@ def _qr_step(u, a, b, c):
     m, n = aval_of(u).shape
     dtype = aval_of(u).dtype
     sqrt_c = convert_element_type(sqrt(c), dtype)
-    stacked = concatenate([mul(u, sqrt_c), _ops.eye_like(full((n, n), 0, dtype))], 0)
+    stacked = concatenate([mul(u, sqrt_c), matrix_algebra.eye_like(full((n, n), 0, dtype))], 0)
     q, _ = qr(stacked, full_matrices=False)
     q1, q2 = lax_slice(q, (0, 0), (m, n)), lax_slice(q, (m, 0), (m + n, n))
     e = div(b, c)
     scale = convert_element_type(div(sub(a, e), sqrt(c)), dtype)
     return add(mul(u, convert_element_type(e, dtype)),
-                   mul(_ops.matmul(q1, _ops.adjoint(q2)), scale))  # fmt: skip
+                   mul(matrix_algebra.matmul(q1, matrix_algebra.adjoint(q2)), scale))  # fmt: skip
 
 
 def _cholesky_step(u, a, b, c):
     n = aval_of(u).shape[1]
     dtype = aval_of(u).dtype
-    eye = _ops.eye_like(full((n, n), 0, dtype))
-    z = add(eye, mul(_ops.matmul(_ops.adjoint(u), u), convert_element_type(c, dtype)))
+    eye = matrix_algebra.eye_like(full((n, n), 0, dtype))
+    z = add(
+        eye,
+        mul(matrix_algebra.matmul(matrix_algebra.adjoint(u), u), convert_element_type(c, dtype)),
+    )
     w = cholesky(z)
     # u·z⁻¹ = ((u w⁻ᴴ) w⁻¹) with z = w·wᴴ (w lower triangular)
     y = triangular_solve(w, u, left_side=False, lower=True, transpose_a=True,
@@ -101,7 +104,7 @@ def _cholesky_step(u, a, b, c):
 def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=None):
     """The polar decomposition of the m×n matrix ``x`` (m ≥ n): ``(u, h, num_iters,
     is_converged)`` with x = u·h."""
-    x = _ops.as_inexact(x, "qdwh")
+    x = matrix_algebra.as_inexact(x, "qdwh")
     shape = aval_of(x).shape
     if len(shape) != 2:
         raise ValueError(f"The input matrix of shape {shape} must be 2-dimensional.")
@@ -142,6 +145,6 @@ def qdwh(x, *, is_hermitian=False, max_iterations=None, eps=None, dynamic_shape=
 
     init = (u0, l0, np.int32(0), np.asarray(np.inf, real))
     u, _, num_iters, change = while_loop(keep_going, step, init)
-    h = _ops.matmul(_ops.adjoint(u), x)
-    h = div(add(h, _ops.adjoint(h)), np.asarray(2, dtype))
+    h = matrix_algebra.matmul(matrix_algebra.adjoint(u), x)
+    h = div(add(h, matrix_algebra.adjoint(h)), np.asarray(2, dtype))
     return u, h, num_iters, le(change, tolerance)

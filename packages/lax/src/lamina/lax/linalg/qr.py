@@ -15,7 +15,7 @@ from lamina.lax.base.filling import full_like
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import add, broadcast_in_dim, broadcasted_iota, mul, sub
 from lamina.lax.base.reshaping import concatenate, slice_in_dim
-from lamina.lax.linalg import _lapack, _ops
+from lamina.lax.linalg import _lapack, matrix_algebra
 from lamina.lax.linalg.decompositions import _solve
 from lamina.lax.linalg.triangular_solve import triangular_solve
 from lamina.lax.sorting import sort_key_val
@@ -127,14 +127,14 @@ def _thin_qr_jvp(q, r, x_dot):
     """(dQ, dR) of a thin QR x = q·r with r square and invertible."""
 
     dx_rinv = triangular_solve(r, x_dot)  # dx · R⁻¹
-    qt_dx_rinv = _ops.matmul(_ops.adjoint(q), dx_rinv)
-    lower = _ops.tril(qt_dx_rinv, -1)
-    omega = sub(lower, _ops.adjoint(lower))  # skew-Hermitian part of Qᴴ·dQ
-    if _ops.is_complex(q):
-        imag_diag = sub(qt_dx_rinv, _ops.real_part(qt_dx_rinv))
-        omega = add(omega, mul(_ops.eye_like(omega), imag_diag))
-    q_dot = add(_ops.matmul(q, sub(omega, qt_dx_rinv)), dx_rinv)
-    r_dot = _ops.matmul(sub(qt_dx_rinv, omega), r)
+    qt_dx_rinv = matrix_algebra.matmul(matrix_algebra.adjoint(q), dx_rinv)
+    lower = matrix_algebra.tril(qt_dx_rinv, -1)
+    omega = sub(lower, matrix_algebra.adjoint(lower))  # skew-Hermitian part of Qᴴ·dQ
+    if matrix_algebra.is_complex(q):
+        imag_diag = sub(qt_dx_rinv, matrix_algebra.real_part(qt_dx_rinv))
+        omega = add(omega, mul(matrix_algebra.eye_like(omega), imag_diag))
+    q_dot = add(matrix_algebra.matmul(q, sub(omega, qt_dx_rinv)), dx_rinv)
+    r_dot = matrix_algebra.matmul(sub(qt_dx_rinv, omega), r)
     return q_dot, r_dot
 
 
@@ -155,12 +155,14 @@ def _complete_q_jvp(q, q_dot_thin, n):
     q11, q21 = _rows(q_thin, 0, n), _rows(q_thin, n, m)
     dq11, dq21 = _rows(q_dot_thin, 0, n), _rows(q_dot_thin, n, m)
 
-    z_h = _solve(_ops.adjoint(sub(q11, _ops.eye_like(q11))), _ops.adjoint(q21))
-    z = _ops.adjoint(z_h)
-    correction = _ops.adjoint(sub(dq21, _ops.matmul(z, dq11)))
+    z_h = _solve(
+        matrix_algebra.adjoint(sub(q11, matrix_algebra.eye_like(q11))), matrix_algebra.adjoint(q21)
+    )
+    z = matrix_algebra.adjoint(z_h)
+    correction = matrix_algebra.adjoint(sub(dq21, matrix_algebra.matmul(z, dq11)))
     return sub(
-        _ops.matmul(q_dot_thin, z_h),
-        _ops.matmul(add(q_thin, _ops.matmul(q_extra, z)), correction),
+        matrix_algebra.matmul(q_dot_thin, z_h),
+        matrix_algebra.matmul(add(q_thin, matrix_algebra.matmul(q_extra, z)), correction),
     )
 
 
@@ -181,7 +183,9 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
         q_dot, r1_dot = _thin_qr_jvp(q, _columns(r, 0, m), _columns(x_dot, 0, m))
         # x₂ = q·r₂, so dr₂ = qᴴ·(dx₂ − dq·r₂)
         x2_dot, r2 = _columns(x_dot, m, n), _columns(r, m, n)
-        r2_dot = _ops.matmul(_ops.adjoint(q), sub(x2_dot, _ops.matmul(q_dot, r2)))
+        r2_dot = matrix_algebra.matmul(
+            matrix_algebra.adjoint(q), sub(x2_dot, matrix_algebra.matmul(q_dot, r2))
+        )
         r_dot = concatenate([r1_dot, r2_dot], aval_of(r).ndim - 1)
         return outs, [q_dot, r_dot, *zero_p]
     if not full_matrices or m == n:
@@ -203,7 +207,7 @@ qr_p.def_jvp(_qr_jvp)
 
 
 def _qr_batching(axis_data, vals, dims, **params):
-    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    (x,) = matrix_algebra.move_batch_front(axis_data, vals, dims)
     outs = qr_p.bind(x, **params)
     return outs, [0] * len(outs)
 
@@ -215,8 +219,8 @@ def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
     """The QR decomposition of each matrix in ``x``: ``(q, r)`` with ``x = q·r``, q with
     orthonormal columns and r upper triangular; with ``pivoting``, ``(q, r, p)`` with
     ``x[..., p] = q·r`` (columns chosen by LAPACK's ``geqp3``)."""
-    _ops.check_rank("qr", x)
-    x = _ops.as_inexact(x, "qr")
+    matrix_algebra.check_rank("qr", x)
+    x = matrix_algebra.as_inexact(x, "qr")
     outs = qr_p.bind(
         x, pivoting=bool(pivoting), full_matrices=bool(full_matrices), use_magma=use_magma
     )
@@ -251,7 +255,7 @@ householder_product_p = standard_primitive("householder_product", _hh_abstract_e
 
 
 def _hh_batching(axis_data, vals, dims):
-    a, taus = _ops.move_batch_front(axis_data, vals, dims)
+    a, taus = matrix_algebra.move_batch_front(axis_data, vals, dims)
     return householder_product_p.bind(a, taus), 0
 
 
@@ -282,7 +286,7 @@ geqrf_p.multiple_results = True
 
 
 def _geqrf_batching(axis_data, vals, dims):
-    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    (x,) = matrix_algebra.move_batch_front(axis_data, vals, dims)
     return geqrf_p.bind(x), [0, 0]
 
 
@@ -293,4 +297,4 @@ def geqrf(x):
     """LAPACK's packed QR of each matrix in ``x``: R on and above the diagonal,
     Householder reflectors below it, and their scales ``taus`` (what
     ``numpy.linalg.qr(mode='raw')`` returns, untransposed). Not differentiable."""
-    return tuple(geqrf_p.bind(_ops.as_inexact(x, "geqrf")))
+    return tuple(geqrf_p.bind(matrix_algebra.as_inexact(x, "geqrf")))

@@ -19,7 +19,7 @@ from lamina.lax.base.primitives import (
     mul,
     sub,
 )
-from lamina.lax.linalg import _lapack, _ops
+from lamina.lax.linalg import _lapack, matrix_algebra
 
 __all__ = ["SvdAlgorithm", "svd", "svd_p"]
 
@@ -101,9 +101,9 @@ def _jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, algor
         return outs, [ad.Zero(ad.tangent_aval(aval_of(o))) for o in outs]
     x_dot = ad.instantiate_zeros(x_dot)
     dtype = aval_of(x).dtype
-    v = _ops.adjoint(vh)
-    ds_mat = _ops.matmul(_ops.matmul(_ops.adjoint(u), x_dot), v)
-    s_dot = _ops.real_diagonal(ds_mat)
+    v = matrix_algebra.adjoint(vh)
+    ds_mat = matrix_algebra.matmul(matrix_algebra.matmul(matrix_algebra.adjoint(u), x_dot), v)
+    s_dot = matrix_algebra.real_diagonal(ds_mat)
     if not compute_uv:
         return [s], [s_dot]
     k = aval_of(s).shape[-1]
@@ -111,9 +111,9 @@ def _jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, algor
     nd = len(shape)
     s_row = broadcast_in_dim(s, shape, (*range(nd - 2), nd - 1))  # s[j]
     s_col = broadcast_in_dim(s, shape, tuple(range(nd - 1)))  # s[i]
-    eye = _ops.eye_like(s_row)
+    eye = matrix_algebra.eye_like(s_row)
     diffs = mul(add(s_row, s_col), sub(s_row, s_col))  # s[j]² - s[i]²
-    f_mat = sub(div(_ops.full(shape, 1, eye.dtype), add(diffs, eye)), eye)
+    f_mat = sub(div(matrix_algebra.full(shape, 1, eye.dtype), add(diffs, eye)), eye)
     f_mat = convert_element_type(f_mat, dtype)
     s_row_c = convert_element_type(s_row, dtype)
     s_col_c = convert_element_type(s_col, dtype)
@@ -124,21 +124,25 @@ def _jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, algor
     s_inv_mat = mul(broadcast_in_dim(s_inv, shape, tuple(range(nd - 1))), eye)
     half = np.asarray(0.5, dtype)
     diag_part = mul(
-        mul(half, sub(ds_mat, _ops.adjoint(ds_mat))),
+        mul(half, sub(ds_mat, matrix_algebra.adjoint(ds_mat))),
         convert_element_type(s_inv_mat, dtype),
     )
-    u_dot = _ops.matmul(u, add(mul(f_mat, add(dss, _ops.adjoint(dss))), diag_part))
-    v_dot = _ops.matmul(v, mul(f_mat, add(sds, _ops.adjoint(sds))))
+    u_dot = matrix_algebra.matmul(
+        u, add(mul(f_mat, add(dss, matrix_algebra.adjoint(dss))), diag_part)
+    )
+    v_dot = matrix_algebra.matmul(v, mul(f_mat, add(sds, matrix_algebra.adjoint(sds))))
     *_, m, n = aval_of(x).shape
     if m > n:
-        xv = _ops.matmul(x_dot, v)
-        extra = sub(xv, _ops.matmul(u, _ops.matmul(_ops.adjoint(u), xv)))
+        xv = matrix_algebra.matmul(x_dot, v)
+        extra = sub(
+            xv, matrix_algebra.matmul(u, matrix_algebra.matmul(matrix_algebra.adjoint(u), xv))
+        )
         u_dot = add(u_dot, div(extra, _bcast_s(s, x, m)))
     if n > m:
-        xu = _ops.matmul(_ops.adjoint(x_dot), u)
-        extra = sub(xu, _ops.matmul(v, _ops.matmul(vh, xu)))
+        xu = matrix_algebra.matmul(matrix_algebra.adjoint(x_dot), u)
+        extra = sub(xu, matrix_algebra.matmul(v, matrix_algebra.matmul(vh, xu)))
         v_dot = add(v_dot, div(extra, _bcast_s(s, x, n)))
-    return outs, [s_dot, u_dot, _ops.adjoint(v_dot)]
+    return outs, [s_dot, u_dot, matrix_algebra.adjoint(v_dot)]
 
 
 def _bcast_s(s, x, rows):
@@ -154,7 +158,7 @@ svd_p.def_jvp(_jvp)
 
 
 def _batching(axis_data, vals, dims, **params):
-    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    (x,) = matrix_algebra.move_batch_front(axis_data, vals, dims)
     outs = svd_p.bind(x, **params)
     return outs, [0] * len(outs)
 
@@ -165,8 +169,8 @@ svd_p.def_batching(_batching)
 def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorithm=None):
     """The singular value decomposition of each matrix in ``x``: ``(u, s, vh)`` with
     ``x = u·diag(s)·vh`` and ``s`` descending, or only ``s`` without ``compute_uv``."""
-    _ops.check_rank("svd", x)
-    x = _ops.as_inexact(x, "svd")
+    matrix_algebra.check_rank("svd", x)
+    x = matrix_algebra.as_inexact(x, "svd")
     outs = svd_p.bind(
         x,
         full_matrices=bool(full_matrices),

@@ -43,7 +43,7 @@ from lamina.lax.base.primitives import (
     sub,
 )
 from lamina.lax.control_flow.loops import while_loop
-from lamina.lax.special import abs_, const, digamma, full_like, lgamma
+from lamina.lax.special.functions import abs_, const, digamma, full_like, lgamma
 
 __all__ = ["gamma_sample_derivative", "igamma_derivative", "igamma_value", "igammac_value"]
 

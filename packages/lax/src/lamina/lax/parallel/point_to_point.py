@@ -17,7 +17,7 @@ from lamina.ir import (
     lowerable_effects,
     tree_util,
 )
-from lamina.lax.parallel import _check_bound, _names
+from lamina.lax.parallel.collectives import _check_bound, _names
 
 __all__ = ["precv", "psend"]
 

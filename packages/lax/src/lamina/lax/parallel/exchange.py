@@ -1,6 +1,6 @@
 """Collectives that exchange data between participants, with vmap semantics:
 ``all_gather``, ``psum_scatter``, ``all_to_all``, ``ppermute``, ``pshuffle``,
-``pswapaxes`` (see :mod:`lamina.lax.parallel`)."""
+``pswapaxes`` (see :mod:`lamina.lax.parallel.collectives`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from lamina.lax.base.primitives import (
     reshape,
     select_n,
 )
-from lamina.lax.parallel import _check_bound, _dtype, _names, _no_groups, axis_size
+from lamina.lax.parallel.collectives import _check_bound, _dtype, _names, _no_groups, axis_size
 
 __all__ = [
     "all_gather",

@@ -36,8 +36,8 @@ from lamina.lax.base.primitives import (
     sub,
     transpose,
 )
-from lamina.lax.parallel import _names, _no_groups
-from lamina.lax.parallel_exchange import _collective_primitive, all_to_all
+from lamina.lax.parallel.collectives import _names, _no_groups
+from lamina.lax.parallel.exchange import _collective_primitive, all_to_all
 from lamina.lax.slicing.gather_scatter import index_take
 
 __all__ = ["ragged_all_to_all", "ragged_all_to_all_p"]

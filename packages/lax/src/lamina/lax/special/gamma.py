@@ -17,12 +17,6 @@ import numpy as np
 from lamina.interpreters import ad
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._special_gamma_incomplete import (
-    gamma_sample_derivative,
-    igamma_derivative,
-    igamma_value,
-    igammac_value,
-)
 from lamina.lax.base.operands import FLOAT, aval_of, check_dtype, check_same_dtypes
 from lamina.lax.base.primitives import (
     add,
@@ -44,7 +38,7 @@ from lamina.lax.base.primitives import (
     select_n,
     sub,
 )
-from lamina.lax.special import (
+from lamina.lax.special.functions import (
     abs_,
     const,
     full_like,
@@ -53,6 +47,12 @@ from lamina.lax.special import (
     lower_elementwise,
     lower_traced,
     special_primitive,
+)
+from lamina.lax.special.incomplete_gamma import (
+    gamma_sample_derivative,
+    igamma_derivative,
+    igamma_value,
+    igammac_value,
 )
 
 __all__ = [
