@@ -1,6 +1,6 @@
 """Functions that make or widen arrays from the core shape primitives: ``full``,
 ``full_like``, ``broadcast``, ``broadcast_to_rank``, ``broadcast_like``,
-``broadcast_shapes`` and ``collapse``. Re-exported by :mod:`lamina.lax.base.reshaping`."""
+``broadcast_shapes`` and ``collapse``."""
 
 from __future__ import annotations
 

@@ -211,7 +211,7 @@ __all__ = [
 ]
 
 
-# ====================================================================== elementwise
+# ==================== elementwise arithmetic, comparisons, select_n
 
 
 def broadcasting_shape(name: str, shapes) -> tuple:
@@ -824,7 +824,9 @@ div_p.def_transpose(_div_transpose)
 select_n_p.def_transpose(_select_n_transpose)
 
 
-# ====================================================================== _complex_parts
+# ==================== complex parts: real, imag, conj
+# ``real``, ``imag`` and ``conj``, each with its rules; all three are linear, so they
+# have transposes.
 
 F32 = ("float32", np.float32)
 F64 = ("float64", np.float64)
@@ -918,7 +920,14 @@ imag_p.def_transpose(_imag_transpose)
 conj_p.def_transpose(_conj_transpose)
 
 
-# ====================================================================== unary
+# ==================== unary math
+# Unary elementwise primitives: abs and sign, rounding, is_finite, trigonometric and
+# hyperbolic functions, exp2/expm1/log1p/logistic, rsqrt/cbrt, square, integer_pow and
+# reciprocal, copy.
+#
+# Each is defined with all its rules beside it: abstract evaluation with JAX's dtype
+# checks, lowering (``stablehlo``, or ``chlo`` where JAX uses it), JVP, batching (each
+# element alone, so the batch dimension stays where it is) and, for ``copy``, transpose.
 
 SIGNED = ("signedinteger", np.signedinteger)
 
@@ -1272,7 +1281,12 @@ ad.deflinear(copy_p)
 copy_p.def_transpose(lambda ct, x: [copy_p.bind(ct)])
 
 
-# ====================================================================== binary
+# ==================== binary math, bitwise operations, complex, clamp
+# Binary elementwise primitives: rem, pow, atan2, nextafter, clamp, complex; bitwise
+# and/or/xor/not, shifts, population_count, clz and mulhi.
+#
+# As for the other lax operations, operands have one dtype (``pow`` aside: its exponent
+# may be an integer) and equal ranks or are scalars, with size-1 axes stretching.
 
 BOOL = ("bool", np.bool_)
 
@@ -1571,7 +1585,12 @@ def mulhi(x, y, /):
     return mulhi_p.bind(x, y)
 
 
-# ====================================================================== conversion
+# ==================== conversion between dtypes
+# ``convert_element_type``: changing an array's dtype (and weak type);
+# ``bitcast_convert_type`` (reading the bits as another dtype) and ``reduce_precision``.
+#
+# Params, as JAX 0.10.2 names them: ``new_dtype``, ``weak_type``, ``sharding``. JAX prints
+# the equation without ``sharding`` when it is None.
 
 
 def _abstract_eval(x, *, new_dtype, weak_type, sharding):
@@ -1749,7 +1768,13 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
     )
 
 
-# ====================================================================== shapes
+# ==================== shapes: broadcast_in_dim, reshape, transpose, iota
+# Shape primitives: broadcast_in_dim, reshape, transpose, and iota.
+#
+# Params as JAX 0.10.2 names them: ``broadcast_in_dim[shape, broadcast_dimensions,
+# sharding]`` (printed without ``shape`` and ``sharding``, and without empty
+# ``broadcast_dimensions``), ``reshape[new_sizes, dimensions, sharding]``,
+# ``transpose[permutation]``, ``iota[dtype, shape, dimension, sharding]``.
 
 
 def _ints(xs) -> tuple[int, ...]:
@@ -2058,7 +2083,11 @@ reshape_p.def_transpose(_reshape_transpose)
 transpose_p.def_transpose(_transpose_transpose)
 
 
-# ====================================================================== reductions
+# ==================== reductions over axes
+# Reductions over axes: ``reduce_sum[axes, out_sharding]``, ``reduce_max``,
+# ``reduce_min``, ``reduce_prod``, ``reduce_and``, ``reduce_or``, ``reduce_xor`` (params
+# ``axes``), ``argmax``/``argmin`` (``axes``, ``index_dtype``), as JAX 0.10.2 names them.
+# The general ``reduce`` with a user computation is in :mod:`.reduce`.
 
 
 def _reduced_aval(name, x, axes, accepted) -> ShapedArray:

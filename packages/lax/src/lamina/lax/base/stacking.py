@@ -1,5 +1,5 @@
 """``stack[axis]``, ``unstack[axis]`` and ``tile[reps]``: primitives of JAX 0.10.2 that
-join, separate or repeat whole arrays. Re-exported by :mod:`lamina.lax.base.reshaping`."""
+join, separate or repeat whole arrays."""
 
 from __future__ import annotations
 

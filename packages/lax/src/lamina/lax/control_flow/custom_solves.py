@@ -3,7 +3,7 @@ linear algebra of the problem rather than from differentiating the solver's
 iterations.
 
 ``custom_linear_solve`` binds the ``custom_linear_solve`` primitive
-(:mod:`.control_flow_linear_solve`), which has JVP, transpose and batching rules of its
+(:mod:`.linear_solve`), which has JVP, transpose and batching rules of its
 own. ``custom_root`` is built on ``custom_jvp``: the solve runs as written, and its tangent
 comes from ``tangent_solve`` with the Jacobian of ``f`` at the root (the implicit
 function theorem); reverse mode transposes that tangent.

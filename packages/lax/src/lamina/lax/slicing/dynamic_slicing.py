@@ -38,7 +38,11 @@ __all__ = [
 ]
 
 
-# ====================================================================== dynamic_slicing
+# ==================== dynamic_slice and dynamic_update_slice
+# Slicing at run-time positions: ``dynamic_slice[slice_sizes]`` and
+# ``dynamic_update_slice``, whose start indices are operands. As in XLA, starts are
+# clamped so the slice fits in the operand; the functions first wrap negative starts
+# (``allow_negative_indices``), as JAX does.
 
 
 def check_index_dtypes(name: str, index_avals) -> None:
@@ -258,7 +262,10 @@ def dynamic_update_slice(operand, update, start_indices, *, allow_negative_indic
     return dynamic_update_slice_p.bind(operand, update, *indices)
 
 
-# ====================================================================== _batched_slicing
+# ==================== batched start indices: gather and scatter
+# vmap of dynamic_slice and dynamic_update_slice whose start indices are batched: each
+# example slices at its own position, which is a gather (or a scatter) with clamped
+# indices, as in JAX.
 
 
 def _index_matrix(axis_data, indices, index_dims):
@@ -335,7 +342,7 @@ def batched_index_dynamic_update_slice(axis_data, vals, dims):
     )
 
 
-# ====================================================================== slicing
+# ==================== helpers along one axis
 
 
 def _ints(xs) -> tuple[int, ...]:

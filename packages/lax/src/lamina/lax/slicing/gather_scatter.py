@@ -67,7 +67,10 @@ __all__ = [
 ]
 
 
-# ====================================================================== _gather
+# ==================== gather
+# ``gather[dimension_numbers, slice_sizes, indices_are_sorted, unique_indices, mode,
+# fill_value]`` with its dimension numbers and out-of-bounds modes, as JAX 0.10.2 has
+# them.
 
 
 class GatherDimensionNumbers(NamedTuple):
@@ -435,7 +438,11 @@ def _gather_batching(axis_data, vals, dims, *, dimension_numbers, slice_sizes, *
 gather_p.def_batching(_gather_batching)
 
 
-# ====================================================================== _scatter
+# ==================== the scatter family
+# The scatter family: ``scatter`` (overwrite), ``scatter-add``, ``scatter-sub``,
+# ``scatter-mul``, ``scatter-min`` and ``scatter-max``, each with params
+# ``dimension_numbers, indices_are_sorted, unique_indices, mode, update_jaxpr,
+# update_consts`` as JAX 0.10.2 has them, and ``scatter_apply``.
 
 
 class ScatterDimensionNumbers(NamedTuple):
@@ -731,7 +738,7 @@ for _prim in (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_mi
     _scatter_batching(_prim)
 
 
-# ====================================================================== _scatter_ad
+# ==================== derivatives of the scatter family
 
 
 def _zeros(aval):

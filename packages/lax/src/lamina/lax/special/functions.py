@@ -1,7 +1,7 @@
 """Special functions lowered to CHLO or built from lax arithmetic: erf, erfc, erf_inv,
 lgamma, digamma, polygamma, zeta and the exponentially scaled Bessel functions.
 
-The incomplete gamma and beta functions live in :mod:`.special_gamma`. Each primitive
+The incomplete gamma and beta functions live in :mod:`.gamma`. Each primitive
 accepts floating dtypes only; the algorithmic ones compute float16/bfloat16 in float32.
 """
 

@@ -2,7 +2,7 @@
 random_gamma_grad and regularized_incomplete_beta (``betainc``).
 
 The incomplete gamma functions compute XLA's (and so JAX's) algorithm operation for
-operation, in :mod:`._special_gamma_incomplete`, so that results agree with JAX's bit for
+operation, in :mod:`.incomplete_gamma`, so that results agree with JAX's bit for
 bit; ``random_gamma_grad`` is, as in JAX, a function rather than a primitive. The
 incomplete beta function is a continued fraction evaluated elementwise in a
 ``stablehlo.while`` loop emitted by the lowering (:func:`emit_loop`): the loop runs
