@@ -1,10 +1,13 @@
 """lamina.lax: JAX's ``lax`` primitives, each defined once with all of its rules.
 
-Built so far (issue 3): the elementwise arithmetic, transcendental and comparison
-primitives, ``select_n``, ``convert_element_type``, the shape primitives
-(``broadcast_in_dim``, ``reshape``, ``transpose``, ``iota``), ``reduce_sum`` /
-``reduce_max`` and ``dot_general``. Importing the package installs the array operators
-(``+``, ``*``, ``<``, ``@``, ...) on arrays and tracers (:mod:`.operators`).
+Tiers, bottom to top (see the package README's "Layout"): ``base/`` holds the operand
+helpers and the primitives every family's rules are written with (elementwise math,
+conversion, broadcast/reshape/transpose, reductions, pad/slice/concatenate, ...); the
+families above it (``slicing/``, ``dot/``, ``convolution/``, ``control_flow/``,
+``windowed/``, ``parallel/``, ``special/``, ``linalg/`` and single-concept modules)
+import the base at the top and only lower families besides. Importing the package
+installs the array operators (``+``, ``*``, ``<``, ``@``, ...) on arrays and tracers
+(:mod:`.operators`).
 """
 
 import sys as _sys
@@ -74,42 +77,42 @@ from lamina.lax.sorting import take_along  # noqa: F401, E402
 _MODULES = (
     "base.primitives",
     "base.reduce",
-    "composite",
-    "control_flow.associative_scan",
-    "control_flow.cond",
-    "control_flow.custom_solves",
-    "control_flow.linear_solve",
-    "control_flow.loops",
-    "control_flow.map",
-    "control_flow.scan",
-    "convolution.conv_general_dilated",
-    "convolution.dimension_numbers",
-    "convolution.variants",
+    "base.filling",
+    "base.stacking",
+    "base.reshaping",
+    "slicing.dynamic_slicing",
+    "slicing.gather_scatter",
     "dot.dot_general",
     "dot.ragged_dot",
-    "fft",
-    "slicing.gather_scatter",
-    "optimization_barrier",
-    "rng",
-    "staging",
-    "tokens",
+    "convolution.dimension_numbers",
+    "convolution.conv_general_dilated",
+    "convolution.variants",
+    "control_flow.cond",
+    "control_flow.loops",
+    "control_flow.scan",
+    "control_flow.map",
+    "control_flow.associative_scan",
+    "control_flow.linear_solve",
+    "control_flow.custom_solves",
+    "windowed.windows",
+    "windowed.select_and",
+    "windowed.reduce_window",
+    "windowed.cumulative",
     "parallel.collectives",
     "parallel.exchange",
     "parallel.point_to_point",
     "parallel.ragged_all_to_all",
-    "base.filling",
-    "base.reshaping",
-    "base.stacking",
-    "sharding_constraint",
-    "slicing.dynamic_slicing",
-    "sorting",
     "special.functions",
     "special.gamma",
+    "fft",
+    "sorting",
     "total_order",
-    "windowed.cumulative",
-    "windowed.reduce_window",
-    "windowed.select_and",
-    "windowed.windows",
+    "rng",
+    "tokens",
+    "optimization_barrier",
+    "staging",
+    "sharding_constraint",
+    "composite",
 )
 __all__ = sorted(
     {
