@@ -583,7 +583,7 @@ def compare(ctx, x, y, direction: str, total_order: bool = False):
 _ORDERED = (("integer", np.integer), ("floating", np.floating), ("bool", np.bool_))
 
 
-def _comparison(name: str, direction: str, tip: str | None, total_order: bool = False):
+def comparison_primitive(name: str, direction: str, tip: str | None, total_order: bool = False):
     def abstract_eval(x, y):
         if name not in ("eq", "ne"):  # only equality compares PRNG keys
             for i, a in enumerate((x, y)):
@@ -599,12 +599,12 @@ def _comparison(name: str, direction: str, tip: str | None, total_order: bool = 
     return standard_primitive(name, abstract_eval, lowering)
 
 
-eq_p = _comparison("eq", "EQ", "equal")
-ne_p = _comparison("ne", "NE", "not_equal")
-lt_p = _comparison("lt", "LT", None)
-le_p = _comparison("le", "LE", None)
-gt_p = _comparison("gt", "GT", None)
-ge_p = _comparison("ge", "GE", None)
+eq_p = comparison_primitive("eq", "EQ", "equal")
+ne_p = comparison_primitive("ne", "NE", "not_equal")
+lt_p = comparison_primitive("lt", "LT", None)
+le_p = comparison_primitive("le", "LE", None)
+gt_p = comparison_primitive("gt", "GT", None)
+ge_p = comparison_primitive("ge", "GE", None)
 for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
     batching.defbroadcasting(_p)
 
@@ -898,12 +898,10 @@ def _zeros_like(x):
 
 
 def _real_transpose(ct, x):
-
     return [complex(ct, _zeros_like(ct))]
 
 
 def _imag_transpose(ct, x):
-
     return [complex(_zeros_like(ct), neg(ct))]
 
 
@@ -1405,7 +1403,6 @@ def pow(x, y):
 
 
 def _pow_jvp_x(t, ans, x, y):
-
     x_dtype = dtypes.dtype(x)
     y_as_x = to_dtype(y, x_dtype) if dtypes.dtype(y) != x_dtype else y
     y_minus_one = y - 1 if type(y) is int else sub(y, _const_like(1, y))
@@ -2232,7 +2229,6 @@ def _chooser_jvp(prim):
     """The tangent at the extremum; where several elements tie for it, their mean."""
 
     def jvp(primals, tangents, *, axes):
-
         (x,), (t,) = primals, tangents
         ans = prim.bind(x, axes=axes)
         shape = aval_of(x).shape
@@ -2329,8 +2325,7 @@ def _arg_abstract_eval(name):
     return abstract_eval
 
 
-def _compare(a, b, direction, dtype):
-
+def compare_hlo(a, b, direction, dtype):
     kind = hlo.ComparisonTypeAttr.get(_compare_type(dtype))
     return hlo.compare(a, b, hlo.ComparisonDirectionAttr.get(direction), compare_type=kind)
 
@@ -2354,10 +2349,10 @@ def _arg_lowering(direction, identity):
         op = hlo.ReduceOp(ctx.ir_types([value_out, aval_out]), [x, iota], inits, [axis])
 
         def body(a, ia, b, ib):
-            pick = _compare(a, b, direction, dtype)
+            pick = compare_hlo(a, b, direction, dtype)
             if dtypes.issubdtype(dtype, np.inexact):
-                pick = hlo.or_(pick, _compare(a, a, "NE", dtype))
-            tie = hlo.and_(_compare(a, b, "EQ", dtype), _compare(ia, ib, "LT", index_dtype))
+                pick = hlo.or_(pick, compare_hlo(a, a, "NE", dtype))
+            tie = hlo.and_(compare_hlo(a, b, "EQ", dtype), compare_hlo(ia, ib, "LT", index_dtype))
             return [hlo.select(pick, a, b), hlo.select(hlo.or_(pick, tie), ia, ib)]
 
         reduce_region(op, ctx.ir_types([value_scalar, index_scalar]), body)

@@ -59,7 +59,6 @@ def _shape(x):
 
 
 def _slice(x, axis, start, stop, step=1):
-
     shape = _shape(x)
     starts = [0] * len(shape)
     limits = list(shape)

@@ -24,13 +24,16 @@ from lamina.ir import tree_util
 from lamina.lax.base.primitives import neg
 from lamina.lax.control_flow import bodies
 from lamina.lax.control_flow.bodies import abstractify
-from lamina.lax.control_flow.linear_solve import _bind, _LinearSolveTuple, linear_solve_p
+from lamina.lax.control_flow.linear_solve import (
+    _LinearSolveTuple,
+    bind_linear_solve,
+    linear_solve_p,
+)
 
 __all__ = ["custom_linear_solve", "custom_root", "linear_solve_p"]
 
 
 def _neg(tree):
-
     return tree_util.tree_map(neg, tree)
 
 
@@ -109,7 +112,7 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
         vecmat_consts = tsolve_consts = []
     jaxprs = _LinearSolveTuple(matvec_jaxpr, vecmat_jaxpr, solve_jaxpr, tsolve_jaxpr)
     consts = _LinearSolveTuple(matvec_consts, vecmat_consts, solve_consts, tsolve_consts)
-    outs = _bind(consts, b_flat, jaxprs)
+    outs = bind_linear_solve(consts, b_flat, jaxprs)
     x = tree_util.tree_unflatten(b_tree, outs[:n_b])
     if has_aux:
         aux = tree_util.tree_unflatten(aux_tree, [stop_gradient(a) for a in outs[n_b:]])

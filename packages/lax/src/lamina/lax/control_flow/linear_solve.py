@@ -52,7 +52,7 @@ def _split(args, const_lengths: _LinearSolveTuple):
     return _LinearSolveTuple(*groups), list(args[start:])
 
 
-def _bind(consts: _LinearSolveTuple, b, jaxprs: _LinearSolveTuple) -> list:
+def bind_linear_solve(consts: _LinearSolveTuple, b, jaxprs: _LinearSolveTuple) -> list:
     lengths = _LinearSolveTuple(*(len(c) for c in consts))
     return linear_solve_p.bind(
         *consts.matvec,
@@ -93,12 +93,11 @@ def _jvp(primals, tangents, *, const_lengths, jaxprs):
     if all(type(r) is ad.Zero for r in rhs):
         return outs, zeros
     rhs = [ad.instantiate_zeros(r) for r in rhs]
-    x_dot = _bind(consts, rhs, jaxprs)[: len(b)]
+    x_dot = bind_linear_solve(consts, rhs, jaxprs)[: len(b)]
     return outs, [*x_dot, *zeros[len(b) :]]
 
 
 def _sub_tangents(t, s):
-
     if type(s) is ad.Zero:
         return t
     return neg(s) if type(t) is ad.Zero else ad.add_tangents(t, neg(s))
@@ -118,7 +117,7 @@ def _transpose(cts, *args, const_lengths, jaxprs):
     if all(type(c) is ad.Zero for c in cts_x):
         return [None] * n_consts + [ad.Zero(ad.tangent_aval(x.aval)) for x in b]
     cts_x = [ad.instantiate_zeros(c) for c in cts_x]
-    cts_b = _bind(consts.transpose(), cts_x, jaxprs.transpose())[: len(b)]
+    cts_b = bind_linear_solve(consts.transpose(), cts_x, jaxprs.transpose())[: len(b)]
     return [None] * n_consts + cts_b
 
 
@@ -138,7 +137,7 @@ def _batching(axis_data, vals, dims, *, const_lengths, jaxprs):
         batched.append(
             bodies.batch_jaxpr_forced(jaxpr, axis_data, [*group_dims, *vector_dims], wanted)[0]
         )
-    outs = _bind(consts, b, _LinearSolveTuple(*batched))
+    outs = bind_linear_solve(consts, b, _LinearSolveTuple(*batched))
     return outs, [0] * len(outs)
 
 

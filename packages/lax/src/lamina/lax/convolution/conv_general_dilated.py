@@ -275,7 +275,6 @@ def _as_compute_type(x, preferred_element_type):
 
 
 def _back_to(x, dtype):
-
     return x if aval_of(x).dtype == dtype else convert_element_type(x, dtype)
 
 

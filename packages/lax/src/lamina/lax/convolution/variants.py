@@ -52,7 +52,6 @@ _TRANSPOSE_LAYOUTS = {
 
 
 def _moveaxes(x, sources, destinations):
-
     ndim = aval_of(x).ndim
     sources = [s % ndim for s in sources]
     rest = [i for i in range(ndim) if i not in sources]

@@ -273,7 +273,7 @@ def tridiagonal(a, *, lower=True):
     return tuple(tridiagonal_p.bind(a, lower=bool(lower)))
 
 
-def _solve(a, b):
+def solve_with_lu(a, b):
     """a⁻¹·b through LU with partial pivoting."""
 
     factors, _, perm = lu_p.bind(a)
@@ -303,7 +303,7 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
     if ad.is_zero(a_dot):
         return primal_out, [ad.Zero(ad.tangent_aval(x.aval)) for x in primal_out]
     a_dot = convert_element_type(ad.instantiate_zeros(a_dot), v.aval.dtype)
-    projected = matrix_algebra.matmul(_solve(v, a_dot), v)
+    projected = matrix_algebra.matmul(solve_with_lu(v, a_dot), v)
     w_dot = matrix_algebra.diagonal(projected)
     if not compute_right_eigenvectors:
         return primal_out, [w_dot]

@@ -16,7 +16,7 @@ from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import add, broadcast_in_dim, broadcasted_iota, mul, sub
 from lamina.lax.base.reshaping import concatenate, slice_in_dim
 from lamina.lax.linalg import _lapack, matrix_algebra
-from lamina.lax.linalg.decompositions import _solve
+from lamina.lax.linalg.decompositions import solve_with_lu
 from lamina.lax.linalg.triangular_solve import triangular_solve
 from lamina.lax.sorting import sort_key_val
 
@@ -155,7 +155,7 @@ def _complete_q_jvp(q, q_dot_thin, n):
     q11, q21 = _rows(q_thin, 0, n), _rows(q_thin, n, m)
     dq11, dq21 = _rows(q_dot_thin, 0, n), _rows(q_dot_thin, n, m)
 
-    z_h = _solve(
+    z_h = solve_with_lu(
         matrix_algebra.adjoint(sub(q11, matrix_algebra.eye_like(q11))), matrix_algebra.adjoint(q21)
     )
     z = matrix_algebra.adjoint(z_h)

@@ -47,11 +47,11 @@ __all__ = [
 ]
 
 
-def _names(axis_name) -> tuple:
+def axis_names(axis_name) -> tuple:
     return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
 
 
-def _check_bound(names, primitive: str, staged: bool) -> None:
+def check_axes_bound(names, primitive: str, staged: bool) -> None:
     bound = {frame.name for frame in axis_env()}
     for name in names:
         if isinstance(name, int) or name in bound:
@@ -71,7 +71,7 @@ def _size_of(names) -> int:
     return size
 
 
-def _no_groups(axis_index_groups) -> None:
+def check_no_groups(axis_index_groups) -> None:
     if axis_index_groups is not None:
         raise NotImplementedError(
             "axis_index_groups is not supported under vmap; group the data yourself "
@@ -96,11 +96,11 @@ def _reduction(name: str, reduce_positional, unbatched_scale: bool):
     prim.multiple_results = True
 
     def impl(*xs, axes, axis_index_groups):
-        _check_bound(_named(axes), name, staged=False)
+        check_axes_bound(_named(axes), name, staged=False)
         return [reduce_positional(x, _positional(axes)) for x in xs]
 
     def abstract_eval(*avals, axes, axis_index_groups):
-        _check_bound(_named(axes), name, staged=True)
+        check_axes_bound(_named(axes), name, staged=True)
         out = []
         for aval in avals:
             pos = {a % max(len(aval.shape), 1) for a in _positional(axes)}
@@ -109,7 +109,7 @@ def _reduction(name: str, reduce_positional, unbatched_scale: bool):
         return out
 
     def collective(axis_data, vals, dims, *, axes, axis_index_groups):
-        _no_groups(axis_index_groups)
+        check_no_groups(axis_index_groups)
         rest = tuple(a for a in axes if a != axis_data.name)
         outs = []
         for x, d in zip(vals, dims, strict=True):
@@ -160,7 +160,6 @@ def _positional_batching(prim):
 
 
 def _reduce_min(x, axes):
-
     return reduce_min(x, axes)
 
 
@@ -197,7 +196,7 @@ psum_p.def_transpose(_psum_transpose)
 
 def _bind_each(prim, x, axis_name, axis_index_groups):
     leaves, tree = tree_util.tree_flatten(x)
-    axes = _names(axis_name)
+    axes = axis_names(axis_name)
     outs = prim.bind(*leaves, axes=axes, axis_index_groups=axis_index_groups) if leaves else []
     return tree_util.tree_unflatten(tree, outs)
 
@@ -220,10 +219,10 @@ def pmean(x, axis_name, *, axis_index_groups=None):
     total = psum(x, axis_name, axis_index_groups=axis_index_groups)
     count = psum(1, axis_name, axis_index_groups=axis_index_groups)
 
-    return tree_util.tree_map(lambda t: div(t, convert_element_type(count, _dtype(t))), total)
+    return tree_util.tree_map(lambda t: div(t, convert_element_type(count, dtype_of(t))), total)
 
 
-def _dtype(x):
+def dtype_of(x):
     return aval_of(x).dtype
 
 
@@ -233,17 +232,17 @@ axis_index_p = Primitive("axis_index")
 
 
 def _axis_index_impl(*, axis_name):
-    _check_bound(_names(axis_name), "axis_index", staged=False)
+    check_axes_bound(axis_names(axis_name), "axis_index", staged=False)
     raise AssertionError("unreachable: a bound axis is handled by its vmap")
 
 
 def _axis_index_abstract_eval(*, axis_name):
-    _check_bound(_names(axis_name), "axis_index", staged=True)
+    check_axes_bound(axis_names(axis_name), "axis_index", staged=True)
     return ShapedArray((), np.dtype(np.int32))
 
 
 def _axis_index_collective(axis_data, vals, dims, *, axis_name):
-    names = _names(axis_name)
+    names = axis_names(axis_name)
     # Over several names the index is mixed-radix, the last name varying fastest.
     strides = [_size_of(names[k + 1 :]) for k in range(len(names))]
     position = names.index(axis_data.name)
@@ -260,7 +259,7 @@ def _axis_index_collective(axis_data, vals, dims, *, axis_name):
 axis_index_p.def_impl(_axis_index_impl)
 axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
 ad.zero_jvp(axis_index_p)
-axis_index_p.def_collective(lambda p: _names(p["axis_name"]), _axis_index_collective)
+axis_index_p.def_collective(lambda p: axis_names(p["axis_name"]), _axis_index_collective)
 
 
 def axis_index(axis_name):
@@ -271,8 +270,8 @@ def axis_index(axis_name):
 
 def axis_size(axis_name):
     """The size of the named mapped axis (a product for several names), a Python int."""
-    names = _names(axis_name)
-    _check_bound(names, "axis_size", staged=False)
+    names = axis_names(axis_name)
+    check_axes_bound(names, "axis_size", staged=False)
     return _size_of(names)
 
 
@@ -282,7 +281,7 @@ def pbroadcast(x, axis_name, source):
     is_source = eq(axis_index(axis_name), np.int32(source))
 
     def keep_source(leaf):
-        zeros = broadcast_in_dim(np.zeros((), _dtype(leaf)), aval_of(leaf).shape, ())
+        zeros = broadcast_in_dim(np.zeros((), dtype_of(leaf)), aval_of(leaf).shape, ())
         return select_n(broadcast_in_dim(is_source, aval_of(leaf).shape, ()), zeros, leaf)
 
     return psum(tree_util.tree_map(keep_source, x), axis_name)
@@ -293,5 +292,5 @@ def pcast(x, axis_name, *, to):
     vmap every value is per-example already, so the value is returned unchanged."""
     if to not in ("varying", "invariant", "unreduced", "reduced"):
         raise ValueError(f"pcast: unknown target {to!r}")
-    _check_bound(_names(axis_name), "pcast", staged=False)
+    check_axes_bound(axis_names(axis_name), "pcast", staged=False)
     return x

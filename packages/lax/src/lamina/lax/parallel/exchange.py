@@ -17,7 +17,13 @@ from lamina.lax.base.primitives import (
     reshape,
     select_n,
 )
-from lamina.lax.parallel.collectives import _check_bound, _dtype, _names, _no_groups, axis_size
+from lamina.lax.parallel.collectives import (
+    axis_names,
+    axis_size,
+    check_axes_bound,
+    check_no_groups,
+    dtype_of,
+)
 
 __all__ = [
     "all_gather",
@@ -36,25 +42,25 @@ def _physical_axis(logical: int, bdim: int) -> int:
     return logical + (1 if logical >= bdim else 0)
 
 
-def _collective_primitive(name: str, abstract_eval, collective, names_of):
+def collective_primitive(name: str, abstract_eval, collective, names_of):
     prim = Primitive(name)
 
     def impl(*args, **params):
-        _check_bound(_names(names_of(params)), name, staged=False)
+        check_axes_bound(axis_names(names_of(params)), name, staged=False)
         raise AssertionError("unreachable: a bound axis is handled by its vmap")
 
     def abstract(*avals, **params):
-        _check_bound(_names(names_of(params)), name, staged=True)
+        check_axes_bound(axis_names(names_of(params)), name, staged=True)
         return abstract_eval(*avals, **params)
 
     prim.def_impl(impl)
     prim.def_abstract_eval(abstract)
-    prim.def_collective(lambda p: _names(names_of(p)), collective)
+    prim.def_collective(lambda p: axis_names(names_of(p)), collective)
     return prim
 
 
 def _single_name(axis_name, what: str):
-    names = _names(axis_name)
+    names = axis_names(axis_name)
     if len(names) != 1:
         raise NotImplementedError(f"{what} over several axis names at once is not supported")
     return names[0]
@@ -72,7 +78,7 @@ def _all_gather_abstract(aval, *, all_gather_dimension, axis_name, axis_index_gr
 
 def _all_gather_collective(axis_data, vals, dims, *, all_gather_dimension, axis_name,
                            axis_index_groups, axis_size, tiled):  # fmt: skip
-    _no_groups(axis_index_groups)
+    check_no_groups(axis_index_groups)
     (x,), (d,) = vals, dims
     aval = aval_of(x)
     if d is not_mapped:
@@ -90,7 +96,7 @@ def _all_gather_collective(axis_data, vals, dims, *, all_gather_dimension, axis_
     return out, not_mapped
 
 
-all_gather_p = _collective_primitive(
+all_gather_p = collective_primitive(
     "all_gather", _all_gather_abstract, _all_gather_collective, lambda p: p["axis_name"]
 )
 ad.deflinear(all_gather_p)
@@ -133,10 +139,10 @@ def _psum_scatter_abstract(aval, *, scatter_dimension, axis_name, axis_index_gro
 
 def _psum_scatter_collective(axis_data, vals, dims, *, scatter_dimension, axis_name,
                              axis_index_groups, axis_size, tiled):  # fmt: skip
-    _no_groups(axis_index_groups)
+    check_no_groups(axis_index_groups)
     (x,), (d,) = vals, dims
     if d is not_mapped:
-        x = mul(x, np.asarray(axis_data.size, _dtype(x)))
+        x = mul(x, np.asarray(axis_data.size, dtype_of(x)))
         summed, s = x, scatter_dimension
     else:
         summed = reduce_sum(x, (d,))
@@ -148,7 +154,7 @@ def _psum_scatter_collective(axis_data, vals, dims, *, scatter_dimension, axis_n
     return summed, s
 
 
-psum_scatter_p = _collective_primitive(
+psum_scatter_p = collective_primitive(
     "reduce_scatter", _psum_scatter_abstract, _psum_scatter_collective, lambda p: p["axis_name"]
 )
 ad.deflinear(psum_scatter_p)
@@ -212,7 +218,7 @@ def _all_to_all_abstract(aval, *, split_axis, concat_axis, axis_name, axis_index
 
 def _all_to_all_collective(axis_data, vals, dims, *, split_axis, concat_axis, axis_name,
                            axis_index_groups, tiled):  # fmt: skip
-    _no_groups(axis_index_groups)
+    check_no_groups(axis_index_groups)
     (x,), (d,) = vals, dims
     n = axis_data.size
     if d is not_mapped:
@@ -240,7 +246,7 @@ def _all_to_all_collective(axis_data, vals, dims, *, split_axis, concat_axis, ax
     return reshape(x, tuple(shape)), 0
 
 
-all_to_all_p = _collective_primitive(
+all_to_all_p = collective_primitive(
     "all_to_all", _all_to_all_abstract, _all_to_all_collective, lambda p: p["axis_name"]
 )
 ad.deflinear(all_to_all_p)
@@ -297,7 +303,7 @@ def _ppermute_collective(axis_data, vals, dims, *, axis_name, perm):
     return out, 0
 
 
-ppermute_p = _collective_primitive(
+ppermute_p = collective_primitive(
     "ppermute", _ppermute_abstract, _ppermute_collective, lambda p: p["axis_name"]
 )
 ad.deflinear(ppermute_p)

@@ -17,7 +17,7 @@ from lamina.ir import (
     lowerable_effects,
     tree_util,
 )
-from lamina.lax.parallel.collectives import _check_bound, _names
+from lamina.lax.parallel.collectives import axis_names, check_axes_bound
 
 __all__ = ["precv", "psend"]
 
@@ -43,11 +43,11 @@ def _p2p_primitive(name: str, abstract_eval) -> Primitive:
     prim.effectful = True
 
     def impl(*args, axis_name, **params):
-        _check_bound(axis_name, name, staged=True)  # eager calls go through jit in JAX
+        check_axes_bound(axis_name, name, staged=True)  # eager calls go through jit in JAX
         raise NotImplementedError(f"{name} is currently only implemented on GPUs")
 
     def checked(*avals, axis_name, **params):
-        _check_bound(axis_name, name, staged=True)
+        check_axes_bound(axis_name, name, staged=True)
         return abstract_eval(*avals, **params), {single_side_collective_effect}
 
     def lowering(ctx, *args, **params):
@@ -70,7 +70,7 @@ def _perm(perm):
 def psend(x, axis_name, perm):
     """Send each leaf of ``x`` along ``axis_name`` by the ``(source, destination)``
     pairs of ``perm``; returns a token ordering a matching ``precv``."""
-    names = _names(axis_name)
+    names = axis_names(axis_name)
     return tree_util.tree_map(lambda leaf: psend_p.bind(leaf, axis_name=names, perm=_perm(perm)), x)
 
 
@@ -80,6 +80,6 @@ def precv(token, out_shape, axis_name, perm):
     return precv_p.bind(
         token,
         out_shape=ShapedArray(tuple(out_shape.shape), out_shape.dtype),
-        axis_name=_names(axis_name),
+        axis_name=axis_names(axis_name),
         perm=_perm(perm),
     )

@@ -36,8 +36,8 @@ from lamina.lax.base.primitives import (
     sub,
     transpose,
 )
-from lamina.lax.parallel.collectives import _names, _no_groups
-from lamina.lax.parallel.exchange import _collective_primitive, all_to_all
+from lamina.lax.parallel.collectives import axis_names, check_no_groups
+from lamina.lax.parallel.exchange import all_to_all, collective_primitive
 from lamina.lax.slicing.gather_scatter import index_take
 
 __all__ = ["ragged_all_to_all", "ragged_all_to_all_p"]
@@ -69,7 +69,7 @@ def _front(x, d, n):
 
 
 def _collective(axis_data, vals, dims, *, axis_name, axis_index_groups):
-    _no_groups(axis_index_groups)
+    check_no_groups(axis_index_groups)
     n = axis_data.size
     fronted = [_front(v, d, n) for v, d in zip(vals, dims, strict=True)]
     per_participant = [ShapedArray(aval_of(v).shape[1:], aval_of(v).dtype) for v in fronted]
@@ -107,7 +107,7 @@ def _collective(axis_data, vals, dims, *, axis_name, axis_index_groups):
     return select_n(keep, taken, output), 0
 
 
-ragged_all_to_all_p = _collective_primitive(
+ragged_all_to_all_p = collective_primitive(
     "ragged_all_to_all", _abstract, _collective, lambda p: p["axis_name"]
 )
 
@@ -154,7 +154,7 @@ def ragged_all_to_all(operand, output, input_offsets, send_sizes, output_offsets
                       *, axis_name, axis_index_groups=None):  # fmt: skip
     """``output`` with the ragged slices other participants sent written into it (see
     the module docstring)."""
-    names = _names(axis_name)
+    names = axis_names(axis_name)
     if len(names) != 1:
         raise NotImplementedError("ragged_all_to_all over several axis names is not supported")
     return ragged_all_to_all_p.bind(

@@ -282,7 +282,6 @@ def _index_matrix(axis_data, indices, index_dims):
 
 
 def batched_index_dynamic_slice(axis_data, vals, dims, slice_sizes):
-
     x, *indices = vals
     xd, *index_dims = dims
     index_matrix = _index_matrix(axis_data, indices, index_dims)
@@ -316,7 +315,6 @@ def batched_index_dynamic_slice(axis_data, vals, dims, slice_sizes):
 
 
 def batched_index_dynamic_update_slice(axis_data, vals, dims):
-
     x, update, *indices = vals
     xd, ud, *index_dims = dims
     size = axis_data.size
@@ -392,7 +390,6 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis, *,
 
 
 def _dynamic_index_in_dim(operand, index, axis, keepdims, allow_negative_indices):
-
     axis = _canonical_axis(axis, aval_of(operand).ndim)
     out = dynamic_slice_in_dim(
         operand, index, 1, axis, allow_negative_indices=allow_negative_indices
@@ -401,7 +398,6 @@ def _dynamic_index_in_dim(operand, index, axis, keepdims, allow_negative_indices
 
 
 def _dynamic_update_index_in_dim(operand, update, index, axis, allow_negative_indices):
-
     axis = _canonical_axis(axis, aval_of(operand).ndim)
     if aval_of(update).ndim != aval_of(operand).ndim:
         update = expand_dims(update, (axis,))

@@ -341,7 +341,6 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
 
 
 def gather_to_scatter_dnums(dn: GatherDimensionNumbers):
-
     return ScatterDimensionNumbers(
         update_window_dims=dn.offset_dims,
         inserted_window_dims=dn.collapsed_slice_dims,

@@ -18,8 +18,8 @@ from lamina.ir import ShapedArray
 from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import FLOAT, NUMBER, aval_of, check_dtype, standard_primitive
 from lamina.lax.base.primitives import (
-    _compare,
     broadcast_in_dim,
+    compare_hlo,
     convert_element_type,
     div,
     eq,
@@ -67,7 +67,7 @@ def _logaddexp_hlo(a, b, dtype):
     one sign, or a NaN) the sum ``a + b`` gives the right infinity or NaN."""
     big = hlo.maximum(a, b)
     diff = hlo.subtract(a, b)
-    is_nan = _compare(diff, diff, "NE", dtype)
+    is_nan = compare_hlo(diff, diff, "NE", dtype)
     softplus = hlo.log_plus_one(hlo.exponential(hlo.negate(hlo.abs(diff))))
     return hlo.select(is_nan, hlo.add(a, b), hlo.add(big, softplus))
 
@@ -80,7 +80,6 @@ def _cumulative(name, identity, combine, accepted=(NUMBER,)):
         return x
 
     def lowering(ctx, x, *, axis, reverse):
-
         aval = ctx.avals_out[0]
         if aval.shape[axis] == 0:  # XLA rejects windows of size 0; nothing to accumulate
             return [x]
@@ -164,7 +163,6 @@ def _chooser_jvp(prim, select_name):
     (or min) over the cumulative windows."""
 
     def jvp(primals, tangents, *, axis, reverse):
-
         (x,), (t,) = primals, tangents
         ans = prim.bind(x, axis=axis, reverse=reverse)
         params = cumulative_window(aval_of(x).shape, axis, reverse)

@@ -331,7 +331,6 @@ reduce_window_sum_p.def_transpose(_reduce_window_sum_transpose)
 
 def _chooser_jvp(prim, select_name):
     def jvp(primals, tangents, **params):
-
         (x,), (t,) = primals, tangents
         ans = prim.bind(x, **params)
         return ans, select_and_gather_add(ad.instantiate_zeros(t), x, select_name, **params)

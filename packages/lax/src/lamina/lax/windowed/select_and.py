@@ -18,7 +18,7 @@ from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import Primitive, ShapedArray
 from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import aval_of, standard_primitive
-from lamina.lax.base.primitives import _compare, max_identity, min_identity, reduce_region
+from lamina.lax.base.primitives import compare_hlo, max_identity, min_identity, reduce_region
 from lamina.lax.base.reshaping import pad
 from lamina.lax.base.reshaping import slice as slice_
 from lamina.lax.windowed.windows import (
@@ -47,7 +47,6 @@ def _pads_attr(padding):
 
 
 def _gather_abstract_eval(tangents, operand, *, select_prim, **params):
-
     if tangents.shape != operand.shape:
         raise TypeError(
             "select_and_gather_add tangents and operand shapes must match, got "
@@ -73,7 +72,7 @@ def _gather_lowering(ctx, tangents, operand, *, select_prim, **params):
     direction = _direction(select_prim)
 
     def body(a, ta, b, tb):
-        pick = _compare(a, b, direction, x_aval.dtype)
+        pick = compare_hlo(a, b, direction, x_aval.dtype)
         return [hlo.select(pick, a, b), hlo.select(pick, ta, tb)]
 
     reduce_region(op, ctx.ir_types(scalars), body)
@@ -96,7 +95,6 @@ def _front(axis_data, vals, dims):
 
 
 def _gather_batching(axis_data, vals, dims, **params):
-
     tangents, operand = _front(axis_data, vals, dims)
     return select_and_gather_add_p.bind(tangents, operand, **with_batch_window(params, 0)), 0
 
@@ -172,7 +170,6 @@ select_and_gather_add_p.def_transpose(_gather_transpose)
 def _scatter_abstract_eval(
     source, operand, *, select_prim, window_dimensions, window_strides, padding
 ):
-
     ones = (1,) * operand.ndim
     check_window(
         "select_and_scatter_add",
@@ -224,7 +221,7 @@ def _scatter_lowering(
         ctx,
         x_scalar,
         s_scalar,
-        lambda a, b: [_compare(a, b, direction, x_aval.dtype)],
+        lambda a, b: [compare_hlo(a, b, direction, x_aval.dtype)],
         lambda a, b: [hlo.add(a, b)],
     )
     return [op.result]
@@ -236,7 +233,6 @@ select_and_scatter_add_p = standard_primitive(
 
 
 def _scatter_batching(axis_data, vals, dims, **params):
-
     source, operand = _front(axis_data, vals, dims)
     return select_and_scatter_add_p.bind(source, operand, **with_batch_window(params, 0)), 0
 
