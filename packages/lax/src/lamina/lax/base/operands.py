@@ -76,3 +76,22 @@ def aval_of(x) -> ShapedArray:
         return ShapedArray((), dtypes.dtype(x), weak_type=dtypes.is_weakly_typed(x))
     x = np.asarray(x)
     return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+
+
+def broadcasting_shape(name: str, shapes) -> tuple:
+    """The result shape of an elementwise operation: non-scalar operands have one rank,
+    and each dimension agrees or is 1."""
+    shapes = [tuple(s) for s in shapes if s]
+    if not shapes:
+        return ()
+    ranks = {len(s) for s in shapes}
+    if len(ranks) != 1:
+        raise TypeError(f"{name}: arrays must have the same number of dimensions, got {ranks}")
+    out = []
+    for sizes in zip(*shapes, strict=True):
+        big = {d for d in sizes if d != 1}
+        if len(big) > 1:
+            shown = ", ".join(str(s) for s in shapes)
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: {shown}.")
+        out.append(big.pop() if big else 1)
+    return tuple(out)

@@ -38,6 +38,7 @@ from lamina.lax.base.operands import (
     NUMBER,
     NUMERIC,
     aval_of,
+    broadcasting_shape,
     check_dtype,
     check_same_dtypes,
     standard_primitive,
@@ -212,25 +213,6 @@ __all__ = [
 
 
 # ==================== elementwise arithmetic, comparisons, select_n
-
-
-def broadcasting_shape(name: str, shapes) -> tuple:
-    """The result shape of an elementwise operation: non-scalar operands have one rank,
-    and each dimension agrees or is 1."""
-    shapes = [tuple(s) for s in shapes if s]
-    if not shapes:
-        return ()
-    ranks = {len(s) for s in shapes}
-    if len(ranks) != 1:
-        raise TypeError(f"{name}: arrays must have the same number of dimensions, got {ranks}")
-    out = []
-    for sizes in zip(*shapes, strict=True):
-        big = {d for d in sizes if d != 1}
-        if len(big) > 1:
-            shown = ", ".join(str(s) for s in shapes)
-            raise TypeError(f"{name} got incompatible shapes for broadcasting: {shown}.")
-        out.append(big.pop() if big else 1)
-    return tuple(out)
 
 
 # ------------------------------------------------------------------ unary

@@ -13,12 +13,17 @@ from lamina.interpreters import ad, batching, trace_to_jaxpr
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import chlo
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax.base.operands import FLOAT, check_dtype, check_same_dtypes, standard_primitive
+from lamina.lax.base.operands import (
+    FLOAT,
+    broadcasting_shape,
+    check_dtype,
+    check_same_dtypes,
+    standard_primitive,
+)
 from lamina.lax.base.primitives import abs as abs_  # primitives: zero/clean derivatives at 0
 from lamina.lax.base.primitives import (
     add,
     broadcast_in_dim,
-    broadcasting_shape,
     div,
     exp,
     gt,

@@ -17,12 +17,17 @@ import numpy as np
 from lamina.interpreters import ad
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax.base.operands import FLOAT, aval_of, check_dtype, check_same_dtypes
+from lamina.lax.base.operands import (
+    FLOAT,
+    aval_of,
+    broadcasting_shape,
+    check_dtype,
+    check_same_dtypes,
+)
 from lamina.lax.base.primitives import (
     add,
     bitwise_and,
     broadcast_in_dim,
-    broadcasting_shape,
     convert_element_type,
     div,
     eq,
