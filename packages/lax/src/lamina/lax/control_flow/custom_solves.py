@@ -27,10 +27,9 @@ from lamina.lax.control_flow.bodies import abstractify
 from lamina.lax.control_flow.linear_solve import (
     _LinearSolveTuple,
     bind_linear_solve,
-    linear_solve_p,
 )
 
-__all__ = ["custom_linear_solve", "custom_root", "linear_solve_p"]
+__all__ = ["custom_linear_solve", "custom_root"]
 
 
 def _neg(tree):
