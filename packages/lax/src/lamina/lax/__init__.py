@@ -1,10 +1,13 @@
 """lamina.lax: JAX's ``lax`` primitives, each defined once with all of its rules.
 
-Built so far (issue 3): the elementwise arithmetic, transcendental and comparison
-primitives, ``select_n``, ``convert_element_type``, the shape primitives
-(``broadcast_in_dim``, ``reshape``, ``transpose``, ``iota``), ``reduce_sum`` /
-``reduce_max`` and ``dot_general``. Importing the package installs the array operators
-(``+``, ``*``, ``<``, ``@``, ...) on arrays and tracers (:mod:`.operators`).
+Tiers, bottom to top (see the package README's "Layout"): ``base/`` holds the operand
+helpers and the primitives every family's rules are written with (elementwise math,
+conversion, broadcast/reshape/transpose, reductions, pad/slice/concatenate, ...); the
+families above it (``slicing/``, ``dot/``, ``convolution/``, ``control_flow/``,
+``windowed/``, ``parallel/``, ``special/``, ``linalg/`` and single-concept modules)
+import the base at the top and only lower families besides. Importing the package
+installs the array operators (``+``, ``*``, ``<``, ``@``, ...) on arrays and tracers
+(:mod:`.operators`).
 """
 
 import sys as _sys
@@ -15,39 +18,55 @@ from lamina.interpreters import (  # noqa: F401
     stop_gradient_p,
 )
 from lamina.lax import linalg  # noqa: F401  (jax.lax.linalg is a public submodule)
-from lamina.lax.binary import *  # noqa: F403
+from lamina.lax.base.filling import *  # noqa: F403
+from lamina.lax.base.primitives import *  # noqa: F403
+from lamina.lax.base.reduce import *  # noqa: F403
+from lamina.lax.base.reshaping import *  # noqa: F403
+from lamina.lax.base.stacking import *  # noqa: F403
 from lamina.lax.composite import *  # noqa: F403
-from lamina.lax.control_flow import *  # noqa: F403
-from lamina.lax.conversion import *  # noqa: F403
-from lamina.lax.convolution import *  # noqa: F403
-from lamina.lax.dot import *  # noqa: F403
-from lamina.lax.elementwise import *  # noqa: F403
+from lamina.lax.control_flow.associative_scan import *  # noqa: F403
+from lamina.lax.control_flow.cond import *  # noqa: F403
+from lamina.lax.control_flow.custom_solves import *  # noqa: F403
+from lamina.lax.control_flow.linear_solve import *  # noqa: F403
+from lamina.lax.control_flow.loops import *  # noqa: F403
+from lamina.lax.control_flow.map import *  # noqa: F403
+from lamina.lax.control_flow.scan import *  # noqa: F403
+from lamina.lax.convolution.conv_general_dilated import *  # noqa: F403
+from lamina.lax.convolution.dimension_numbers import *  # noqa: F403
+from lamina.lax.convolution.variants import *  # noqa: F403
+from lamina.lax.dot.dot_general import *  # noqa: F403
+from lamina.lax.dot.ragged_dot import *  # noqa: F403
 from lamina.lax.fft import *  # noqa: F403
-from lamina.lax.gather_scatter import *  # noqa: F403
-from lamina.lax.misc import *  # noqa: F403
 from lamina.lax.operators import install_operators as _install_operators
-from lamina.lax.parallel import *  # noqa: F403
-from lamina.lax.parallel_exchange import *  # noqa: F403
-from lamina.lax.parallel_p2p import *  # noqa: F403
-from lamina.lax.parallel_ragged import *  # noqa: F403
-from lamina.lax.reductions import *  # noqa: F403
-from lamina.lax.reshaping import *  # noqa: F403
-from lamina.lax.shapes import *  # noqa: F403
+from lamina.lax.optimization_barrier import *  # noqa: F403
+from lamina.lax.parallel.collectives import *  # noqa: F403
+from lamina.lax.parallel.exchange import *  # noqa: F403
+from lamina.lax.parallel.point_to_point import *  # noqa: F403
+from lamina.lax.parallel.ragged_all_to_all import *  # noqa: F403
+from lamina.lax.rng import *  # noqa: F403
 from lamina.lax.sharding_constraint import *  # noqa: F403
-from lamina.lax.slicing import *  # noqa: F403
+from lamina.lax.slicing.dynamic_slicing import *  # noqa: F403
+from lamina.lax.slicing.gather_scatter import *  # noqa: F403
 from lamina.lax.sorting import *  # noqa: F403
-from lamina.lax.special import *  # noqa: F403
-from lamina.lax.special_gamma import *  # noqa: F403
+from lamina.lax.special.functions import *  # noqa: F403
+from lamina.lax.special.gamma import *  # noqa: F403
+from lamina.lax.staging import *  # noqa: F403
+from lamina.lax.tokens import *  # noqa: F403
 from lamina.lax.total_order import *  # noqa: F403
-from lamina.lax.unary import *  # noqa: F403
-from lamina.lax.windowed import *  # noqa: F403
+from lamina.lax.windowed.cumulative import *  # noqa: F403
+from lamina.lax.windowed.reduce_window import *  # noqa: F403
+from lamina.lax.windowed.select_and import *  # noqa: F403
+from lamina.lax.windowed.windows import *  # noqa: F403
 
 _install_operators()
 
 # Not part of jax.lax: what the layers above (numpy, nn) build on.
-from lamina.lax._common import aval_of  # noqa: F401, E402
-from lamina.lax.conversion import to_dtype  # noqa: F401, E402
-from lamina.lax.dot import canonicalize_precision  # noqa: F401, E402
+# ``lamina.lax.elementwise``: the module of the elementwise primitives, as lamina.numpy
+# reaches it (``from lamina.lax import elementwise``).
+from lamina.lax.base import primitives as elementwise  # noqa: F401, E402
+from lamina.lax.base.operands import aval_of  # noqa: F401, E402
+from lamina.lax.base.primitives import to_dtype  # noqa: F401, E402
+from lamina.lax.dot.dot_general import canonicalize_precision  # noqa: F401, E402
 from lamina.lax.operators import (  # noqa: F401, E402
     equal,
     power,
@@ -90,31 +109,44 @@ from lamina.lax.sorting import take_along  # noqa: F401, E402
 
 # Each module lists its public names in __all__; the package exports their union.
 _MODULES = (
-    "binary",
-    "composite",
-    "control_flow",
-    "conversion",
-    "convolution",
-    "dot",
-    "elementwise",
+    "base.primitives",
+    "base.reduce",
+    "base.filling",
+    "base.stacking",
+    "base.reshaping",
+    "slicing.dynamic_slicing",
+    "slicing.gather_scatter",
+    "dot.dot_general",
+    "dot.ragged_dot",
+    "convolution.dimension_numbers",
+    "convolution.conv_general_dilated",
+    "convolution.variants",
+    "control_flow.cond",
+    "control_flow.loops",
+    "control_flow.scan",
+    "control_flow.map",
+    "control_flow.associative_scan",
+    "control_flow.linear_solve",
+    "control_flow.custom_solves",
+    "windowed.windows",
+    "windowed.select_and",
+    "windowed.reduce_window",
+    "windowed.cumulative",
+    "parallel.collectives",
+    "parallel.exchange",
+    "parallel.point_to_point",
+    "parallel.ragged_all_to_all",
+    "special.functions",
+    "special.gamma",
     "fft",
-    "gather_scatter",
-    "misc",
-    "parallel",
-    "parallel_exchange",
-    "parallel_p2p",
-    "parallel_ragged",
-    "reductions",
-    "reshaping",
-    "shapes",
-    "sharding_constraint",
-    "slicing",
     "sorting",
-    "special",
-    "special_gamma",
     "total_order",
-    "unary",
-    "windowed",
+    "rng",
+    "tokens",
+    "optimization_barrier",
+    "staging",
+    "sharding_constraint",
+    "composite",
 )
 __all__ = sorted(
     {

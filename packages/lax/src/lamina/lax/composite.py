@@ -10,7 +10,7 @@ import numpy as np
 from lamina.interpreters import backend, eval_jaxpr, shaped_abstractify, trace_to_jaxpr
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, dtypes, tree_util
-from lamina.lax._common import standard_primitive
+from lamina.lax.base.operands import standard_primitive
 
 __all__ = ["composite", "dce_sink", "dce_sink_p", "empty", "platform_dependent"]
 

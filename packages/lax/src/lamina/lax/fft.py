@@ -17,10 +17,9 @@ import numpy as np
 from lamina.interpreters import ad, batching, jit
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import aval_of, standard_primitive
-from lamina.lax.conversion import convert_element_type
-from lamina.lax.elementwise import mul
-from lamina.lax.shapes import broadcast_in_dim
+from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import broadcast_in_dim, conj, convert_element_type, mul, real
+from lamina.lax.base.reshaping import pad
 
 __all__ = ["FftType", "fft", "fft_p"]
 
@@ -89,19 +88,15 @@ ad.deflinear(fft_p)
 
 
 def _rfft_transpose(ct, fft_lengths):
-    from lamina import lax
-
     n = fft_lengths[-1]
     kept = n // 2 + 1
     config = [(0, 0, 0)] * (len(aval_of(ct).shape) - 1) + [(0, n - kept, 0)]
-    full = lax.pad(ct, np.zeros((), aval_of(ct).dtype), config)
-    return lax.real(fft_p.bind(full, fft_type=FftType.FFT, fft_lengths=fft_lengths))
+    full = pad(ct, np.zeros((), aval_of(ct).dtype), config)
+    return real(fft_p.bind(full, fft_type=FftType.FFT, fft_lengths=fft_lengths))
 
 
 def _irfft_transpose(ct, fft_lengths):
-    from lamina import lax
-
-    spectrum = lax.conj(fft_p.bind(ct, fft_type=FftType.RFFT, fft_lengths=fft_lengths))
+    spectrum = conj(fft_p.bind(ct, fft_type=FftType.RFFT, fft_lengths=fft_lengths))
     aval = aval_of(spectrum)
     bins = aval.shape[-1]
     weights = np.full(bins, 2.0)

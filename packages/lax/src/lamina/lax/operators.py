@@ -26,12 +26,10 @@ from lamina.interpreters import (
     tracing,
 )
 from lamina.ir import dtypes
-from lamina.lax import binary, unary
-from lamina.lax import elementwise as ew
-from lamina.lax._common import aval_of
-from lamina.lax.conversion import to_dtype
-from lamina.lax.dot import dot_general
-from lamina.lax.shapes import broadcast_in_dim
+from lamina.lax.base import primitives as prims
+from lamina.lax.base.operands import aval_of
+from lamina.lax.base.primitives import broadcast_in_dim, reshape, to_dtype
+from lamina.lax.dot.dot_general import dot_general
 
 __all__ = ["install_operators", "promote_args"]
 
@@ -184,26 +182,26 @@ def _logical_on_bool(arithmetic, logical):
     return op
 
 
-add = _binary("add", _logical_on_bool(ew.add, binary.bitwise_or))
-subtract = _binary("subtract", ew.sub)
-multiply = _binary("multiply", _logical_on_bool(ew.mul, binary.bitwise_and))
-maximum = _binary("maximum", ew.max)
-minimum = _binary("minimum", ew.min)
-equal = _binary("equal", ew.eq)
-not_equal = _binary("not_equal", ew.ne)
-less = _binary("less", ew.lt)
-less_equal = _binary("less_equal", ew.le)
-greater = _binary("greater", ew.gt)
-greater_equal = _binary("greater_equal", ew.ge)
+add = _binary("add", _logical_on_bool(prims.add, prims.bitwise_or))
+subtract = _binary("subtract", prims.sub)
+multiply = _binary("multiply", _logical_on_bool(prims.mul, prims.bitwise_and))
+maximum = _binary("maximum", prims.max)
+minimum = _binary("minimum", prims.min)
+equal = _binary("equal", prims.eq)
+not_equal = _binary("not_equal", prims.ne)
+less = _binary("less", prims.lt)
+less_equal = _binary("less_equal", prims.le)
+greater = _binary("greater", prims.gt)
+greater_equal = _binary("greater_equal", prims.ge)
 
 
 def true_divide(x, y):
     """``x / y`` in an inexact dtype (integers divide to floats)."""
     if _same_type(x, y) and dtypes.issubdtype(x.aval.dtype, np.inexact):
-        return ew.div(x, y)
+        return prims.div(x, y)
     y2 = _scalar_fast_path(x, y)
     if y2 is not None and dtypes.issubdtype(x.aval.dtype, np.inexact):
-        return ew.div(x, y2)
+        return prims.div(x, y2)
     avals = [aval_of(x), aval_of(y)]
     dtype, weak = dtypes.result_type(*avals, return_weak_type_flag=True)
     if not dtypes.issubdtype(dtype, np.inexact):
@@ -211,13 +209,13 @@ def true_divide(x, y):
         x = to_dtype(x, dtype, weak_type=weak and avals[0].weak_type)
         y = to_dtype(y, dtype, weak_type=weak and avals[1].weak_type)
     x, y = promote_args("true_divide", x, y)
-    return ew.div(x, y)
+    return prims.div(x, y)
 
 
 def negative(x):
     if type(x) in _PY_SCALARS:
         x = promote_args("negative", x)[0]
-    return ew.neg(x)
+    return prims.neg(x)
 
 
 def matmul(a, b):
@@ -271,18 +269,18 @@ def remainder(x, y):
     x, y = promote_args("remainder", x, y)
     _check_not_complex("remainder", x, y)
     if dtypes.issubdtype(aval_of(y).dtype, np.integer):
-        y = _select_broadcast(ew.eq(y, _zero_of(y)), y, np.ones((), aval_of(y).dtype))
-    r = binary.rem(x, y)
+        y = _select_broadcast(prims.eq(y, _zero_of(y)), y, np.ones((), aval_of(y).dtype))
+    r = prims.rem(x, y)
     zero = _zero_of(r)
-    flip = binary.bitwise_and(ew.ne(ew.lt(r, zero), ew.lt(y, zero)), ew.ne(r, zero))
-    return _select_broadcast(flip, r, ew.add(r, y))
+    flip = prims.bitwise_and(prims.ne(prims.lt(r, zero), prims.lt(y, zero)), prims.ne(r, zero))
+    return _select_broadcast(flip, r, prims.add(r, y))
 
 
 def _select_broadcast(which, on_false, on_true):
     """``select_n`` with both cases (and ``which``) stretched to one shape."""
     shape = np.broadcast_shapes(*(aval_of(v).shape for v in (which, on_false, on_true)))
     which, on_false, on_true = (_stretch(v, shape) for v in (which, on_false, on_true))
-    return ew.select_n(which, on_false, on_true)
+    return prims.select_n(which, on_false, on_true)
 
 
 def _stretch(x, shape):
@@ -294,8 +292,6 @@ def _stretch(x, shape):
     squeezed = [i for i, (d, s) in enumerate(zip(aval.shape, shape[lead:], strict=True))
                 if d != s]  # fmt: skip
     if squeezed:  # size-1 axes that stretch: drop them first
-        from lamina.lax.shapes import reshape
-
         keep = [i for i in range(aval.ndim) if i not in squeezed]
         x = reshape(x, tuple(aval.shape[i] for i in keep))
         dims = tuple(dims[i] for i in keep)
@@ -308,24 +304,26 @@ def floor_divide(x, y):
     _check_not_complex("floor_divide", x, y)
     dtype = aval_of(x).dtype
     if dtypes.issubdtype(dtype, np.unsignedinteger) or dtype == dtypes.bool_:
-        return ew.div(x, y)
+        return prims.div(x, y)
     if dtypes.issubdtype(dtype, np.integer):
         zero = _zero_of(x)
-        q = ew.div(x, y)
-        fix = binary.bitwise_and(ew.ne(unary.sign(x), unary.sign(y)), ew.ne(binary.rem(x, y), zero))
-        return _select_broadcast(fix, q, ew.sub(q, np.ones((), dtype)))
+        q = prims.div(x, y)
+        fix = prims.bitwise_and(
+            prims.ne(prims.sign(x), prims.sign(y)), prims.ne(prims.rem(x, y), zero)
+        )
+        return _select_broadcast(fix, q, prims.sub(q, np.ones((), dtype)))
     return _float_divmod(x, y)[0]
 
 
 def _float_divmod(x, y):
     zero = _zero_of(x)
-    mod = binary.rem(x, y)
-    numerator = _select_broadcast(ew.eq(y, zero), ew.sub(x, mod), x)
-    quotient = ew.div(numerator, y)
-    fix = binary.bitwise_and(ew.ne(mod, zero), ew.ne(unary.sign(y), unary.sign(mod)))
-    mod = _select_broadcast(fix, mod, ew.add(mod, y))
-    quotient = _select_broadcast(fix, quotient, ew.sub(quotient, np.ones((), aval_of(x).dtype)))
-    return unary.round(quotient), mod
+    mod = prims.rem(x, y)
+    numerator = _select_broadcast(prims.eq(y, zero), prims.sub(x, mod), x)
+    quotient = prims.div(numerator, y)
+    fix = prims.bitwise_and(prims.ne(mod, zero), prims.ne(prims.sign(y), prims.sign(mod)))
+    mod = _select_broadcast(fix, mod, prims.add(mod, y))
+    quotient = _select_broadcast(fix, quotient, prims.sub(quotient, np.ones((), aval_of(x).dtype)))
+    return prims.round(quotient), mod
 
 
 def divmod_(x, y):
@@ -341,10 +339,10 @@ def power(x, y):
     """``x ** y``: a Python integer exponent multiplies (``integer_pow``); integer arrays
     raise to integer powers by squaring; otherwise ``pow`` in the promoted dtype."""
     if type(y) is int and type(x) not in _PY_SCALARS:
-        return unary.integer_pow(x, y)
+        return prims.integer_pow(x, y)
     x, y = promote_args("power", x, y)
     if dtypes.issubdtype(aval_of(x).dtype, np.inexact):
-        return binary.pow(x, y)
+        return prims.pow(x, y)
     return _integer_power(x, y)
 
 
@@ -371,11 +369,11 @@ def _integer_power_by_squaring(x, y):
     acc = _stretch(one, shape)
     bits = dtype.itemsize * 8
     for i in range(bits):
-        take = ew.ne(binary.bitwise_and(y, one), _zero_of(y))
-        acc = ew.select_n(take, acc, ew.mul(acc, x))
+        take = prims.ne(prims.bitwise_and(y, one), _zero_of(y))
+        acc = prims.select_n(take, acc, prims.mul(acc, x))
         if i < bits - 1:
-            x = ew.mul(x, x)
-            y = binary.shift_right_logical(y, one)
+            x = prims.mul(x, x)
+            y = prims.shift_right_logical(y, one)
     return acc
 
 
@@ -391,14 +389,14 @@ def _bitwise(fun_name, op):
 def right_shift(x, y):
     x, y = promote_args("right_shift", x, y)
     if dtypes.issubdtype(aval_of(x).dtype, np.unsignedinteger):
-        return binary.shift_right_logical(x, y)
-    return binary.shift_right_arithmetic(x, y)
+        return prims.shift_right_logical(x, y)
+    return prims.shift_right_arithmetic(x, y)
 
 
 def invert(x):
     if type(x) in _PY_SCALARS:
         x = promote_args("invert", x)[0]
-    return binary.bitwise_not(x)
+    return prims.bitwise_not(x)
 
 
 def absolute(x):
@@ -407,13 +405,13 @@ def absolute(x):
     dtype = aval_of(x).dtype
     if dtype == dtypes.bool_ or dtypes.issubdtype(dtype, np.unsignedinteger):
         return x
-    return unary.abs(x)
+    return prims.abs(x)
 
 
-bitwise_and = _bitwise("bitwise_and", binary.bitwise_and)
-bitwise_or = _bitwise("bitwise_or", binary.bitwise_or)
-bitwise_xor = _bitwise("bitwise_xor", binary.bitwise_xor)
-left_shift = _bitwise("left_shift", binary.shift_left)
+bitwise_and = _bitwise("bitwise_and", prims.bitwise_and)
+bitwise_or = _bitwise("bitwise_or", prims.bitwise_or)
+bitwise_xor = _bitwise("bitwise_xor", prims.bitwise_xor)
+left_shift = _bitwise("left_shift", prims.shift_left)
 
 
 def _swap(f):

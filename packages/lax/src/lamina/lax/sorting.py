@@ -14,8 +14,9 @@ import numpy as np
 from lamina.interpreters import ad, batching
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import aval_of, standard_primitive
-from lamina.lax.shapes import broadcasted_iota
+from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import broadcasted_iota, reshape
+from lamina.lax.slicing.gather_scatter import GatherDimensionNumbers, gather
 
 __all__ = [
     "approx_max_k",
@@ -136,8 +137,6 @@ def take_along(x, indices, dimension: int):
     """``x[..., indices, ...]`` along ``dimension`` element by element, as NumPy's
     ``take_along_axis`` (``indices`` matches ``x`` in the other dimensions): a gather
     with the other dimensions as batching dimensions."""
-    from lamina.lax.gather_scatter import GatherDimensionNumbers, gather
-    from lamina.lax.shapes import reshape
 
     index_shape = aval_of(indices).shape
     others = tuple(d for d in range(len(index_shape)) if d != dimension)

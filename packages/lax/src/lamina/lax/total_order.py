@@ -5,13 +5,13 @@ comparators use them). Integers and bools compare as usual."""
 from __future__ import annotations
 
 from lamina.interpreters import ad, batching
-from lamina.lax.elementwise import _comparison
+from lamina.lax.base.primitives import comparison_primitive
 
 __all__ = ["eq_to_p", "le_to_p", "lt_to_p"]
 
-eq_to_p = _comparison("eq_to", "EQ", None, total_order=True)
-le_to_p = _comparison("le_to", "LE", None, total_order=True)
-lt_to_p = _comparison("lt_to", "LT", None, total_order=True)
+eq_to_p = comparison_primitive("eq_to", "EQ", None, total_order=True)
+le_to_p = comparison_primitive("le_to", "LE", None, total_order=True)
+lt_to_p = comparison_primitive("lt_to", "LT", None, total_order=True)
 for _p in (eq_to_p, le_to_p, lt_to_p):
     batching.defbroadcasting(_p)
     ad.zero_jvp(_p)  # boolean results

@@ -11,8 +11,10 @@ import numpy as np
 
 from lamina.interpreters import ad
 from lamina.ir import ShapedArray
-from lamina.lax._common import aval_of, standard_primitive
-from lamina.lax.linalg import _lapack, _ops
+from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import add, div
+from lamina.lax.linalg import _lapack, matrix_algebra
+from lamina.lax.linalg.triangular_solve import triangular_solve
 
 __all__ = ["cholesky", "cholesky_p"]
 
@@ -48,11 +50,9 @@ cholesky_p = standard_primitive("cholesky", _abstract_eval, _lowering)
 
 def _jvp(primals, tangents):
     """L̇ = L·Φ(L⁻¹·Ȧ·L⁻ᴴ), Φ keeping the strict lower triangle and half the diagonal."""
-    from lamina.lax.linalg.triangular_solve import triangular_solve
 
     (x,), (x_dot,) = primals, tangents
-    lx = _ops.lax()
-    factor = _ops.tril(cholesky_p.bind(x))
+    factor = matrix_algebra.tril(cholesky_p.bind(x))
     if ad.is_zero(x_dot):
         return factor, ad.Zero(ad.tangent_aval(aval_of(factor)))
     x_dot = ad.instantiate_zeros(x_dot)
@@ -61,16 +61,18 @@ def _jvp(primals, tangents):
     )
     middle = triangular_solve(factor, right, left_side=True, lower=True)
     dtype = aval_of(x).dtype
-    half_diag = lx.add(_ops.eye_like(middle), _ops.full(aval_of(middle).shape, 1, dtype))
-    phi = lx.div(_ops.tril(middle), half_diag)
-    return factor, _ops.matmul(factor, phi)
+    half_diag = add(
+        matrix_algebra.eye_like(middle), matrix_algebra.full(aval_of(middle).shape, 1, dtype)
+    )
+    phi = div(matrix_algebra.tril(middle), half_diag)
+    return factor, matrix_algebra.matmul(factor, phi)
 
 
 cholesky_p.def_jvp(_jvp)
 
 
 def _batching(axis_data, vals, dims):
-    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    (x,) = matrix_algebra.move_batch_front(axis_data, vals, dims)
     return cholesky_p.bind(x), 0
 
 
@@ -81,7 +83,7 @@ def cholesky(x, *, symmetrize_input=True):
     """The lower Cholesky factor L of each matrix in ``x`` (``x = L·Lᴴ``); NaN where
     ``x`` is not positive definite. With ``symmetrize_input``, ``(x + xᴴ)/2`` is
     factored, which makes gradients symmetric."""
-    x = _ops.as_inexact(x, "cholesky")
+    x = matrix_algebra.as_inexact(x, "cholesky")
     if symmetrize_input:
-        x = _ops.symmetrize(x)
-    return _ops.tril(cholesky_p.bind(x))
+        x = matrix_algebra.symmetrize(x)
+    return matrix_algebra.tril(cholesky_p.bind(x))

@@ -9,8 +9,13 @@ import enum
 import numpy as np
 
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import standard_primitive
-from lamina.lax.linalg import _lapack, _ops
+from lamina.lax.base.filling import full_like
+from lamina.lax.base.operands import standard_primitive
+from lamina.lax.base.primitives import add, convert_element_type, div, mul, reduce_sum, sub
+from lamina.lax.base.reshaping import expand_dims
+from lamina.lax.linalg import _lapack, matrix_algebra
+from lamina.lax.linalg.lu import lu_p, permutation_matrix
+from lamina.lax.linalg.triangular_solve import triangular_solve
 
 __all__ = [
     "EigImplementation",
@@ -51,7 +56,7 @@ def _square(name, x):
 
 def _batching_rule(prim):
     def rule(axis_data, vals, dims, **params):
-        moved = _ops.move_batch_front(axis_data, vals, dims)
+        moved = matrix_algebra.move_batch_front(axis_data, vals, dims)
         outs = prim.bind(*moved, **params)
         return outs, [0] * len(outs)
 
@@ -124,7 +129,7 @@ def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
     """Eigenvalues ``w`` of each square matrix in ``x`` and, as asked, its left
     eigenvectors ``vl`` (``vlᴴ·x = w·vlᴴ``) and right eigenvectors ``vr``
     (``x·vr = vr·w``), all complex: returns ``[w, vl, vr]`` (those computed)."""
-    x = _ops.as_inexact(x, "eig")
+    x = matrix_algebra.as_inexact(x, "eig")
     return list(
         eig_p.bind(
             x,
@@ -268,13 +273,11 @@ def tridiagonal(a, *, lower=True):
     return tuple(tridiagonal_p.bind(a, lower=bool(lower)))
 
 
-def _solve(a, b):
+def solve_with_lu(a, b):
     """a⁻¹·b through LU with partial pivoting."""
-    from lamina.lax.linalg.lu import lu_p, permutation_matrix
-    from lamina.lax.linalg.triangular_solve import triangular_solve
 
     factors, _, perm = lu_p.bind(a)
-    permuted = _ops.matmul(permutation_matrix(perm, factors.aval.dtype), b)
+    permuted = matrix_algebra.matmul(permutation_matrix(perm, factors.aval.dtype), b)
     y = triangular_solve(factors, permuted, left_side=True, lower=True, unit_diagonal=True)
     return triangular_solve(factors, y, left_side=True, lower=False)
 
@@ -299,20 +302,19 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
     primal_out = [w, v] if compute_right_eigenvectors else [w]
     if ad.is_zero(a_dot):
         return primal_out, [ad.Zero(ad.tangent_aval(x.aval)) for x in primal_out]
-    lx = _ops.lax()
-    a_dot = lx.convert_element_type(ad.instantiate_zeros(a_dot), v.aval.dtype)
-    projected = _ops.matmul(_solve(v, a_dot), v)
-    w_dot = _ops.diagonal(projected)
+    a_dot = convert_element_type(ad.instantiate_zeros(a_dot), v.aval.dtype)
+    projected = matrix_algebra.matmul(solve_with_lu(v, a_dot), v)
+    w_dot = matrix_algebra.diagonal(projected)
     if not compute_right_eigenvectors:
         return primal_out, [w_dot]
     nd = v.aval.ndim
-    gaps = lx.sub(lx.expand_dims(w, (nd - 2,)), lx.expand_dims(w, (nd - 1,)))  # w_j - w_i
-    eye = _ops.eye_like(projected)
-    weights = lx.sub(lx.div(lx.full_like(gaps, 1), lx.add(gaps, eye)), eye)
-    v_dot = _ops.matmul(v, lx.mul(weights, projected))
+    gaps = sub(expand_dims(w, (nd - 2,)), expand_dims(w, (nd - 1,)))  # w_j - w_i
+    eye = matrix_algebra.eye_like(projected)
+    weights = sub(div(full_like(gaps, 1), add(gaps, eye)), eye)
+    v_dot = matrix_algebra.matmul(v, mul(weights, projected))
     # keep ‖v_k‖ = 1: remove the component of dv_k along v_k's real direction
-    along = _ops.real_part(lx.reduce_sum(lx.mul(_ops.conj(v), v_dot), (nd - 2,)))
-    v_dot = lx.sub(v_dot, lx.mul(v, lx.expand_dims(along, (nd - 2,))))
+    along = matrix_algebra.real_part(reduce_sum(mul(matrix_algebra.conj(v), v_dot), (nd - 2,)))
+    v_dot = sub(v_dot, mul(v, expand_dims(along, (nd - 2,))))
     return primal_out, [w_dot, v_dot]
 
 

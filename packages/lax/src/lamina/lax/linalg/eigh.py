@@ -10,8 +10,9 @@ import numpy as np
 
 from lamina.interpreters import ad
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import aval_of, standard_primitive
-from lamina.lax.linalg import _lapack, _ops
+from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import add, broadcast_in_dim, convert_element_type, div, mul, sub
+from lamina.lax.linalg import _lapack, matrix_algebra
 
 __all__ = ["EighImplementation", "eigh", "eigh_p"]
 
@@ -75,20 +76,19 @@ def _jvp(primals, tangents, **params):
     v, w = eigh_p.bind(x, **params)
     if ad.is_zero(x_dot):
         return [v, w], [ad.Zero(ad.tangent_aval(aval_of(o))) for o in (v, w)]
-    lx = _ops.lax()
     x_dot = ad.instantiate_zeros(x_dot)
     n = aval_of(w).shape[-1]
     shape = (*aval_of(w).shape, n)
     nd = len(shape)
-    w_rows = lx.broadcast_in_dim(w, shape, (*range(nd - 2), nd - 1))  # w[j]
-    w_cols = lx.broadcast_in_dim(w, shape, tuple(range(nd - 1)))  # w[i]
-    eye = _ops.eye_like(w_rows)
-    f_mat = lx.sub(lx.div(_ops.full(shape, 1, eye.dtype), lx.add(eye, lx.sub(w_rows, w_cols))),
+    w_rows = broadcast_in_dim(w, shape, (*range(nd - 2), nd - 1))  # w[j]
+    w_cols = broadcast_in_dim(w, shape, tuple(range(nd - 1)))  # w[i]
+    eye = matrix_algebra.eye_like(w_rows)
+    f_mat = sub(div(matrix_algebra.full(shape, 1, eye.dtype), add(eye, sub(w_rows, w_cols))),
                    eye)  # fmt: skip
-    projected = _ops.matmul(_ops.matmul(_ops.adjoint(v), x_dot), v)
-    f_mat = lx.convert_element_type(f_mat, aval_of(v).dtype)
-    v_dot = _ops.matmul(v, lx.mul(f_mat, projected))
-    w_dot = _ops.real_diagonal(projected)
+    projected = matrix_algebra.matmul(matrix_algebra.matmul(matrix_algebra.adjoint(v), x_dot), v)
+    f_mat = convert_element_type(f_mat, aval_of(v).dtype)
+    v_dot = matrix_algebra.matmul(v, mul(f_mat, projected))
+    w_dot = matrix_algebra.real_diagonal(projected)
     return [v, w], [v_dot, w_dot]
 
 
@@ -96,7 +96,7 @@ eigh_p.def_jvp(_jvp)
 
 
 def _batching(axis_data, vals, dims, **params):
-    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    (x,) = matrix_algebra.move_batch_front(axis_data, vals, dims)
     return eigh_p.bind(x, **params), [0, 0]
 
 
@@ -108,9 +108,9 @@ def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
     """Eigenvectors ``v`` (as columns) and ascending real eigenvalues ``w`` of each
     Hermitian matrix in ``x``, reading its ``lower`` (or upper) triangle; returns
     ``(v, w)``. With ``symmetrize_input``, ``(x + xᴴ)/2`` is decomposed."""
-    x = _ops.as_inexact(x, "eigh")
+    x = matrix_algebra.as_inexact(x, "eigh")
     if symmetrize_input:
-        x = _ops.symmetrize(x)
+        x = matrix_algebra.symmetrize(x)
     v, w = eigh_p.bind(
         x,
         lower=bool(lower),

@@ -15,9 +15,20 @@ import numpy as np
 
 from lamina.interpreters import ad
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import aval_of, standard_primitive
-from lamina.lax.linalg import _lapack, _ops
+from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import (
+    add,
+    bitwise_and,
+    broadcast_in_dim,
+    broadcasted_iota,
+    convert_element_type,
+    eq,
+    ge,
+)
+from lamina.lax.base.reshaping import pad, slice_in_dim
+from lamina.lax.linalg import _lapack, matrix_algebra
 from lamina.lax.linalg._permutation import pivots_to_permutation
+from lamina.lax.linalg.triangular_solve import triangular_solve
 
 __all__ = ["lu", "lu_p", "lu_pivots_to_permutation", "lu_pivots_to_permutation_p"]
 
@@ -65,37 +76,34 @@ lu_p.multiple_results = True
 
 def permutation_matrix(perm, dtype):
     """P with P[..., i, j] = 1 where perm[..., i] == j, so (P·A)[i] = A[perm[i]]."""
-    lx = _ops.lax()
     shape = (*aval_of(perm).shape, aval_of(perm).shape[-1])
     nd = len(shape)
-    rows = lx.broadcast_in_dim(perm, shape, tuple(range(nd - 1)))
-    cols = lx.broadcasted_iota(np.int32, shape, nd - 1)
-    return lx.convert_element_type(lx.eq(rows, cols), dtype)
+    rows = broadcast_in_dim(perm, shape, tuple(range(nd - 1)))
+    cols = broadcasted_iota(np.int32, shape, nd - 1)
+    return convert_element_type(eq(rows, cols), dtype)
 
 
 def _square_block(x, rows: int, cols: int):
     """``x`` (..., m, n) cut or zero-padded to (..., rows, cols)."""
-    lx = _ops.lax()
     nd = aval_of(x).ndim
     for axis, size in ((nd - 2, rows), (nd - 1, cols)):
         have = aval_of(x).shape[axis]
         if have > size:
-            x = lx.slice_in_dim(x, 0, size, axis=axis)
+            x = slice_in_dim(x, 0, size, axis=axis)
         elif have < size:
             config = [(0, 0, 0)] * nd
             config[axis] = (0, size - have, 0)
-            x = lx.pad(x, np.zeros((), aval_of(x).dtype), config)
+            x = pad(x, np.zeros((), aval_of(x).dtype), config)
     return x
 
 
 def _unit_tail(shape, k: int, dtype):
     """The identity on the trailing diagonal entries from index ``k`` on, zero elsewhere."""
-    lx = _ops.lax()
     nd = len(shape)
-    rows = lx.broadcasted_iota(np.int32, shape, nd - 2)
-    cols = lx.broadcasted_iota(np.int32, shape, nd - 1)
-    on = lx.bitwise_and(lx.eq(rows, cols), lx.ge(rows, np.int32(k)))
-    return lx.convert_element_type(on, dtype)
+    rows = broadcasted_iota(np.int32, shape, nd - 2)
+    cols = broadcasted_iota(np.int32, shape, nd - 1)
+    on = bitwise_and(eq(rows, cols), ge(rows, np.int32(k)))
+    return convert_element_type(on, dtype)
 
 
 def _lu_jvp(primals, tangents):
@@ -107,23 +115,24 @@ def _lu_jvp(primals, tangents):
     int_zeros = [ad.Zero(ad.tangent_aval(aval_of(v))) for v in (pivots, perm)]
     if ad.is_zero(a_dot):
         return [factors, pivots, perm], [ad.Zero(ad.tangent_aval(aval_of(factors))), *int_zeros]
-    from lamina.lax.linalg.triangular_solve import triangular_solve
 
     *batch, m, n = aval_of(a).shape
     k = min(m, n)
-    lx = _ops.lax()
     dtype = aval_of(a).dtype
-    permuted = _ops.matmul(permutation_matrix(perm, dtype), ad.instantiate_zeros(a_dot))
-    lower = lx.add(
-        _ops.tril(_square_block(factors, m, m), -1), _unit_tail((*batch, m, m), 0, dtype)
+    permuted = matrix_algebra.matmul(permutation_matrix(perm, dtype), ad.instantiate_zeros(a_dot))
+    lower = add(
+        matrix_algebra.tril(_square_block(factors, m, m), -1), _unit_tail((*batch, m, m), 0, dtype)
     )
-    upper = lx.add(_ops.triu(_square_block(factors, n, n)), _unit_tail((*batch, n, n), k, dtype))
+    upper = add(
+        matrix_algebra.triu(_square_block(factors, n, n)), _unit_tail((*batch, n, n), k, dtype)
+    )
     x = triangular_solve(lower, permuted, left_side=True, lower=True, unit_diagonal=True)
     x = triangular_solve(upper, x, left_side=False, lower=False)
-    l_dot = _ops.matmul(lower, _square_block(_ops.tril(x, -1), m, m))
-    u_dot = _ops.matmul(_square_block(_ops.triu(x), n, n), upper)
-    factors_dot = lx.add(
-        _ops.tril(_square_block(l_dot, m, n), -1), _ops.triu(_square_block(u_dot, m, n))
+    l_dot = matrix_algebra.matmul(lower, _square_block(matrix_algebra.tril(x, -1), m, m))
+    u_dot = matrix_algebra.matmul(_square_block(matrix_algebra.triu(x), n, n), upper)
+    factors_dot = add(
+        matrix_algebra.tril(_square_block(l_dot, m, n), -1),
+        matrix_algebra.triu(_square_block(u_dot, m, n)),
     )
     return [factors, pivots, perm], [factors_dot, *int_zeros]
 
@@ -132,7 +141,7 @@ lu_p.def_jvp(_lu_jvp)
 
 
 def _lu_batching(axis_data, vals, dims):
-    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    (x,) = matrix_algebra.move_batch_front(axis_data, vals, dims)
     return lu_p.bind(x), [0, 0, 0]
 
 
@@ -143,7 +152,7 @@ def lu(x):
     """The LU decomposition with partial pivoting of each matrix in ``x``: returns
     ``(lu, pivots, permutation)`` with ``x[permutation] = L·U`` (L unit lower
     triangular, packed below ``lu``'s diagonal; U on and above it)."""
-    check = _ops.check_rank("lu", x)
+    check = matrix_algebra.check_rank("lu", x)
     del check
     return tuple(lu_p.bind(x))
 
@@ -176,7 +185,7 @@ lu_pivots_to_permutation_p = standard_primitive(
 
 
 def _perm_batching(axis_data, vals, dims, *, permutation_size):
-    (pivots,) = _ops.move_batch_front(axis_data, vals, dims)
+    (pivots,) = matrix_algebra.move_batch_front(axis_data, vals, dims)
     return lu_pivots_to_permutation_p.bind(pivots, permutation_size=permutation_size), 0
 
 

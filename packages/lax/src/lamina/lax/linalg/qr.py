@@ -11,8 +11,14 @@ import numpy as np
 
 from lamina.interpreters import ad
 from lamina.ir import ShapedArray
-from lamina.lax._common import aval_of, standard_primitive
-from lamina.lax.linalg import _lapack, _ops
+from lamina.lax.base.filling import full_like
+from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import add, broadcast_in_dim, broadcasted_iota, mul, sub
+from lamina.lax.base.reshaping import concatenate, slice_in_dim
+from lamina.lax.linalg import _lapack, matrix_algebra
+from lamina.lax.linalg.decompositions import solve_with_lu
+from lamina.lax.linalg.triangular_solve import triangular_solve
+from lamina.lax.sorting import sort_key_val
 
 __all__ = ["householder_product", "householder_product_p", "qr", "qr_p"]
 
@@ -119,46 +125,44 @@ qr_p.multiple_results = True
 
 def _thin_qr_jvp(q, r, x_dot):
     """(dQ, dR) of a thin QR x = q·r with r square and invertible."""
-    from lamina.lax.linalg.triangular_solve import triangular_solve
 
-    lx = _ops.lax()
     dx_rinv = triangular_solve(r, x_dot)  # dx · R⁻¹
-    qt_dx_rinv = _ops.matmul(_ops.adjoint(q), dx_rinv)
-    lower = _ops.tril(qt_dx_rinv, -1)
-    omega = lx.sub(lower, _ops.adjoint(lower))  # skew-Hermitian part of Qᴴ·dQ
-    if _ops.is_complex(q):
-        imag_diag = lx.sub(qt_dx_rinv, _ops.real_part(qt_dx_rinv))
-        omega = lx.add(omega, lx.mul(_ops.eye_like(omega), imag_diag))
-    q_dot = lx.add(_ops.matmul(q, lx.sub(omega, qt_dx_rinv)), dx_rinv)
-    r_dot = _ops.matmul(lx.sub(qt_dx_rinv, omega), r)
+    qt_dx_rinv = matrix_algebra.matmul(matrix_algebra.adjoint(q), dx_rinv)
+    lower = matrix_algebra.tril(qt_dx_rinv, -1)
+    omega = sub(lower, matrix_algebra.adjoint(lower))  # skew-Hermitian part of Qᴴ·dQ
+    if matrix_algebra.is_complex(q):
+        imag_diag = sub(qt_dx_rinv, matrix_algebra.real_part(qt_dx_rinv))
+        omega = add(omega, mul(matrix_algebra.eye_like(omega), imag_diag))
+    q_dot = add(matrix_algebra.matmul(q, sub(omega, qt_dx_rinv)), dx_rinv)
+    r_dot = matrix_algebra.matmul(sub(qt_dx_rinv, omega), r)
     return q_dot, r_dot
 
 
 def _columns(x, start, stop):
-    return _ops.lax().slice_in_dim(x, start, stop, axis=aval_of(x).ndim - 1)
+    return slice_in_dim(x, start, stop, axis=aval_of(x).ndim - 1)
 
 
 def _rows(x, start, stop):
-    return _ops.lax().slice_in_dim(x, start, stop, axis=aval_of(x).ndim - 2)
+    return slice_in_dim(x, start, stop, axis=aval_of(x).ndim - 2)
 
 
 def _complete_q_jvp(q, q_dot_thin, n):
     """dQ for the m − n columns a full Q adds to the thin one. They are fixed only up
     to a rotation among themselves; this is the choice JAX 0.10.2 makes, with
     Z = Q₂₁·(Q₁₁ − I)⁻¹ from the blocks of the thin Q (Q₁₁ its top n×n block)."""
-    lx = _ops.lax()
     q_thin, q_extra = _columns(q, 0, n), _columns(q, n, aval_of(q).shape[-1])
     m = aval_of(q).shape[-2]
     q11, q21 = _rows(q_thin, 0, n), _rows(q_thin, n, m)
     dq11, dq21 = _rows(q_dot_thin, 0, n), _rows(q_dot_thin, n, m)
-    from lamina.lax.linalg.decompositions import _solve
 
-    z_h = _solve(_ops.adjoint(lx.sub(q11, _ops.eye_like(q11))), _ops.adjoint(q21))
-    z = _ops.adjoint(z_h)
-    correction = _ops.adjoint(lx.sub(dq21, _ops.matmul(z, dq11)))
-    return lx.sub(
-        _ops.matmul(q_dot_thin, z_h),
-        _ops.matmul(lx.add(q_thin, _ops.matmul(q_extra, z)), correction),
+    z_h = solve_with_lu(
+        matrix_algebra.adjoint(sub(q11, matrix_algebra.eye_like(q11))), matrix_algebra.adjoint(q21)
+    )
+    z = matrix_algebra.adjoint(z_h)
+    correction = matrix_algebra.adjoint(sub(dq21, matrix_algebra.matmul(z, dq11)))
+    return sub(
+        matrix_algebra.matmul(q_dot_thin, z_h),
+        matrix_algebra.matmul(add(q_thin, matrix_algebra.matmul(q_extra, z)), correction),
     )
 
 
@@ -170,40 +174,40 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
     *_, m, n = aval_of(x).shape
     if ad.is_zero(x_dot):
         return outs, [*(ad.Zero(ad.tangent_aval(aval_of(v))) for v in (q, r)), *zero_p]
-    lx = _ops.lax()
     x_dot = ad.instantiate_zeros(x_dot)
     if pivoting:  # x[..., p] = q·r: differentiate the permuted columns
         nd = aval_of(x).ndim
-        index = lx.broadcast_in_dim(outs[2], aval_of(x_dot).shape, (*range(nd - 2), nd - 1))
-        x_dot = lx.sort_key_val(_inverse(index, nd - 1), x_dot, dimension=nd - 1)[1]
+        index = broadcast_in_dim(outs[2], aval_of(x_dot).shape, (*range(nd - 2), nd - 1))
+        x_dot = sort_key_val(_inverse(index, nd - 1), x_dot, dimension=nd - 1)[1]
     if m < n:  # x = [x₁ x₂] = q·[r₁ r₂] with x₁ square
         q_dot, r1_dot = _thin_qr_jvp(q, _columns(r, 0, m), _columns(x_dot, 0, m))
         # x₂ = q·r₂, so dr₂ = qᴴ·(dx₂ − dq·r₂)
         x2_dot, r2 = _columns(x_dot, m, n), _columns(r, m, n)
-        r2_dot = _ops.matmul(_ops.adjoint(q), lx.sub(x2_dot, _ops.matmul(q_dot, r2)))
-        r_dot = lx.concatenate([r1_dot, r2_dot], aval_of(r).ndim - 1)
+        r2_dot = matrix_algebra.matmul(
+            matrix_algebra.adjoint(q), sub(x2_dot, matrix_algebra.matmul(q_dot, r2))
+        )
+        r_dot = concatenate([r1_dot, r2_dot], aval_of(r).ndim - 1)
         return outs, [q_dot, r_dot, *zero_p]
     if not full_matrices or m == n:
         return outs, [*_thin_qr_jvp(q, r, x_dot), *zero_p]
     q_thin_dot, r_top_dot = _thin_qr_jvp(_columns(q, 0, n), _rows(r, 0, n), x_dot)
-    q_dot = lx.concatenate([q_thin_dot, _complete_q_jvp(q, q_thin_dot, n)], aval_of(q).ndim - 1)
-    zeros = lx.full_like(_rows(r, n, m), 0)
-    r_dot = lx.concatenate([r_top_dot, zeros], aval_of(r).ndim - 2)
+    q_dot = concatenate([q_thin_dot, _complete_q_jvp(q, q_thin_dot, n)], aval_of(q).ndim - 1)
+    zeros = full_like(_rows(r, n, m), 0)
+    r_dot = concatenate([r_top_dot, zeros], aval_of(r).ndim - 2)
     return outs, [q_dot, r_dot, *zero_p]
 
 
 def _inverse(index, axis):
     """Where each position's entry goes: sorting by it applies the permutation."""
-    lx = _ops.lax()
-    positions = lx.broadcasted_iota(np.int32, aval_of(index).shape, axis)
-    return lx.sort_key_val(index, positions, dimension=axis)[1]
+    positions = broadcasted_iota(np.int32, aval_of(index).shape, axis)
+    return sort_key_val(index, positions, dimension=axis)[1]
 
 
 qr_p.def_jvp(_qr_jvp)
 
 
 def _qr_batching(axis_data, vals, dims, **params):
-    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    (x,) = matrix_algebra.move_batch_front(axis_data, vals, dims)
     outs = qr_p.bind(x, **params)
     return outs, [0] * len(outs)
 
@@ -215,8 +219,8 @@ def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
     """The QR decomposition of each matrix in ``x``: ``(q, r)`` with ``x = q·r``, q with
     orthonormal columns and r upper triangular; with ``pivoting``, ``(q, r, p)`` with
     ``x[..., p] = q·r`` (columns chosen by LAPACK's ``geqp3``)."""
-    _ops.check_rank("qr", x)
-    x = _ops.as_inexact(x, "qr")
+    matrix_algebra.check_rank("qr", x)
+    x = matrix_algebra.as_inexact(x, "qr")
     outs = qr_p.bind(
         x, pivoting=bool(pivoting), full_matrices=bool(full_matrices), use_magma=use_magma
     )
@@ -251,7 +255,7 @@ householder_product_p = standard_primitive("householder_product", _hh_abstract_e
 
 
 def _hh_batching(axis_data, vals, dims):
-    a, taus = _ops.move_batch_front(axis_data, vals, dims)
+    a, taus = matrix_algebra.move_batch_front(axis_data, vals, dims)
     return householder_product_p.bind(a, taus), 0
 
 
@@ -282,7 +286,7 @@ geqrf_p.multiple_results = True
 
 
 def _geqrf_batching(axis_data, vals, dims):
-    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    (x,) = matrix_algebra.move_batch_front(axis_data, vals, dims)
     return geqrf_p.bind(x), [0, 0]
 
 
@@ -293,4 +297,4 @@ def geqrf(x):
     """LAPACK's packed QR of each matrix in ``x``: R on and above the diagonal,
     Householder reflectors below it, and their scales ``taus`` (what
     ``numpy.linalg.qr(mode='raw')`` returns, untransposed). Not differentiable."""
-    return tuple(geqrf_p.bind(_ops.as_inexact(x, "geqrf")))
+    return tuple(geqrf_p.bind(matrix_algebra.as_inexact(x, "geqrf")))

@@ -7,8 +7,9 @@ import numpy as np
 
 from lamina.interpreters import ad, reverse
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import FLOAT, aval_of, check_dtype, standard_primitive
-from lamina.lax.linalg import _lapack, _ops
+from lamina.lax.base.operands import FLOAT, aval_of, check_dtype, standard_primitive
+from lamina.lax.base.primitives import add, broadcast_in_dim, mul, neg
+from lamina.lax.linalg import _lapack, matrix_algebra
 from lamina.lax.linalg.cholesky import cholesky_p
 
 __all__ = [
@@ -27,7 +28,7 @@ _I32 = np.dtype(np.int32)
 
 def _batch_front_rule(prim):
     def rule(axis_data, vals, dims, **params):
-        return prim.bind(*_ops.move_batch_front(axis_data, vals, dims), **params), 0
+        return prim.bind(*matrix_algebra.move_batch_front(axis_data, vals, dims), **params), 0
 
     prim.def_batching(rule)
 
@@ -82,8 +83,8 @@ def _tds_jvp(primals, tangents, *, perturb_singular):
     *diag_dots, b_dot = tangents
     rhs = b_dot
     if not all(ad.is_zero(t) for t in diag_dots):
-        dt = _ops.tridiagonal_matrix(*map(ad.instantiate_zeros, diag_dots))
-        rhs = ad.add_tangents(rhs, _ops.lax().neg(_ops.matmul(dt, x)))
+        dt = matrix_algebra.tridiagonal_matrix(*map(ad.instantiate_zeros, diag_dots))
+        rhs = ad.add_tangents(rhs, neg(matrix_algebra.matmul(dt, x)))
     if ad.is_zero(rhs):
         return x, ad.Zero(ad.tangent_aval(aval_of(x)))
     return x, tridiagonal_solve_p.bind(dl, d, du, rhs, perturb_singular=perturb_singular)
@@ -96,7 +97,7 @@ def _tds_transpose(ct, dl, d, du, b, *, perturb_singular):
     """Linear in b: the cotangent solves with Tᵀ (sub- and super-diagonals swapped)."""
     if any(reverse.is_undefined_primal(v) for v in (dl, d, du)):
         raise NotImplementedError("tridiagonal_solve is linear only in b")
-    dl_t, du_t = _ops.shift(du, -1), _ops.shift(dl, 1)
+    dl_t, du_t = matrix_algebra.shift(du, -1), matrix_algebra.shift(dl, 1)
     ct_b = tridiagonal_solve_p.bind(dl_t, d, du_t, ct, perturb_singular=perturb_singular)
     return [None, None, None, ct_b]
 
@@ -170,15 +171,14 @@ def _update_abstract_eval(r, w):
 
 def _updated_factor(r, w):
     """The upper factor of Rᵀ·R + w·wᵀ."""
-    lx = _ops.lax()
     n = aval_of(w).shape[0]
-    outer = lx.mul(lx.broadcast_in_dim(w, (n, n), (0,)), lx.broadcast_in_dim(w, (n, n), (1,)))
-    gram = lx.add(_ops.matmul(_ops.swap_last(r), r), outer)
-    return [_ops.swap_last(_ops.tril(cholesky_p.bind(gram)))]
+    outer = mul(broadcast_in_dim(w, (n, n), (0,)), broadcast_in_dim(w, (n, n), (1,)))
+    gram = add(matrix_algebra.matmul(matrix_algebra.swap_last(r), r), outer)
+    return [matrix_algebra.swap_last(matrix_algebra.tril(cholesky_p.bind(gram)))]
 
 
 def _update_lowering(ctx, r, w):
-    return _ops.inline(ctx, _updated_factor, [r, w], ctx.avals_in)
+    return matrix_algebra.inline(ctx, _updated_factor, [r, w], ctx.avals_in)
 
 
 cholesky_update_p = standard_primitive("cholesky_update", _update_abstract_eval, _update_lowering)
@@ -204,17 +204,16 @@ def _symprod_abstract_eval(a, c, *, alpha, beta):
 
 
 def _symprod_value(a, c, *, alpha, beta):
-    lx = _ops.lax()
     dtype = aval_of(c).dtype
-    product = _ops.matmul(a, _ops.swap_last(a))
-    return lx.add(lx.mul(np.asarray(alpha, dtype), product), lx.mul(np.asarray(beta, dtype), c))
+    product = matrix_algebra.matmul(a, matrix_algebra.swap_last(a))
+    return add(mul(np.asarray(alpha, dtype), product), mul(np.asarray(beta, dtype), c))
 
 
 def _symprod_lowering(ctx, a, c, *, alpha, beta):
     def value(a, c):
         return [_symprod_value(a, c, alpha=alpha, beta=beta)]
 
-    return _ops.inline(ctx, value, [a, c], ctx.avals_in)
+    return matrix_algebra.inline(ctx, value, [a, c], ctx.avals_in)
 
 
 symmetric_product_p = standard_primitive(
@@ -227,14 +226,16 @@ def _symprod_jvp(primals, tangents, *, alpha, beta):
     a, c = primals
     a_dot, c_dot = tangents
     out = symmetric_product_p.bind(a, c, alpha=alpha, beta=beta)
-    lx = _ops.lax()
     dtype = aval_of(out).dtype
     tangent = ad.Zero(ad.tangent_aval(aval_of(out)))
     if not ad.is_zero(a_dot):
-        both = lx.add(_ops.matmul(a_dot, _ops.swap_last(a)), _ops.matmul(a, _ops.swap_last(a_dot)))
-        tangent = ad.add_tangents(tangent, lx.mul(np.asarray(alpha, dtype), both))
+        both = add(
+            matrix_algebra.matmul(a_dot, matrix_algebra.swap_last(a)),
+            matrix_algebra.matmul(a, matrix_algebra.swap_last(a_dot)),
+        )
+        tangent = ad.add_tangents(tangent, mul(np.asarray(alpha, dtype), both))
     if not ad.is_zero(c_dot):
-        tangent = ad.add_tangents(tangent, lx.mul(np.asarray(beta, dtype), c_dot))
+        tangent = ad.add_tangents(tangent, mul(np.asarray(beta, dtype), c_dot))
     return out, tangent
 
 
@@ -246,6 +247,6 @@ def symmetric_product(a_matrix, c_matrix, *, alpha=1.0, beta=0.0, symmetrize_out
     mirrored onto the upper one, so the result is exactly symmetric."""
     result = symmetric_product_p.bind(a_matrix, c_matrix, alpha=alpha, beta=beta)
     if symmetrize_output:
-        lower = _ops.tril(result)
-        result = _ops.lax().add(lower, _ops.swap_last(_ops.tril(result, -1)))
+        lower = matrix_algebra.tril(result)
+        result = add(lower, matrix_algebra.swap_last(matrix_algebra.tril(result, -1)))
     return result

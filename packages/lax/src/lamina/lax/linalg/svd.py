@@ -9,8 +9,17 @@ import numpy as np
 
 from lamina.interpreters import ad
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import aval_of, standard_primitive
-from lamina.lax.linalg import _lapack, _ops
+from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import (
+    add,
+    broadcast_in_dim,
+    convert_element_type,
+    div,
+    eq,
+    mul,
+    sub,
+)
+from lamina.lax.linalg import _lapack, matrix_algebra
 
 __all__ = ["SvdAlgorithm", "svd", "svd_p"]
 
@@ -90,64 +99,66 @@ def _jvp(primals, tangents, *, full_matrices, compute_uv, subset_by_index, algor
     outs = [s, u, vh] if compute_uv else [s]
     if ad.is_zero(x_dot):
         return outs, [ad.Zero(ad.tangent_aval(aval_of(o))) for o in outs]
-    lx = _ops.lax()
     x_dot = ad.instantiate_zeros(x_dot)
     dtype = aval_of(x).dtype
-    v = _ops.adjoint(vh)
-    ds_mat = _ops.matmul(_ops.matmul(_ops.adjoint(u), x_dot), v)
-    s_dot = _ops.real_diagonal(ds_mat)
+    v = matrix_algebra.adjoint(vh)
+    ds_mat = matrix_algebra.matmul(matrix_algebra.matmul(matrix_algebra.adjoint(u), x_dot), v)
+    s_dot = matrix_algebra.real_diagonal(ds_mat)
     if not compute_uv:
         return [s], [s_dot]
     k = aval_of(s).shape[-1]
     shape = (*aval_of(s).shape, k)
     nd = len(shape)
-    s_row = lx.broadcast_in_dim(s, shape, (*range(nd - 2), nd - 1))  # s[j]
-    s_col = lx.broadcast_in_dim(s, shape, tuple(range(nd - 1)))  # s[i]
-    eye = _ops.eye_like(s_row)
-    diffs = lx.mul(lx.add(s_row, s_col), lx.sub(s_row, s_col))  # s[j]² - s[i]²
-    f_mat = lx.sub(lx.div(_ops.full(shape, 1, eye.dtype), lx.add(diffs, eye)), eye)
-    f_mat = lx.convert_element_type(f_mat, dtype)
-    s_row_c = lx.convert_element_type(s_row, dtype)
-    s_col_c = lx.convert_element_type(s_col, dtype)
-    dss = lx.mul(s_row_c, ds_mat)
-    sds = lx.mul(s_col_c, ds_mat)
-    zero_s = lx.convert_element_type(lx.eq(s, np.zeros((), s.dtype)), s.dtype)
-    s_inv = lx.sub(lx.div(np.ones((), s.dtype), lx.add(s, zero_s)), zero_s)
-    s_inv_mat = lx.mul(lx.broadcast_in_dim(s_inv, shape, tuple(range(nd - 1))), eye)
+    s_row = broadcast_in_dim(s, shape, (*range(nd - 2), nd - 1))  # s[j]
+    s_col = broadcast_in_dim(s, shape, tuple(range(nd - 1)))  # s[i]
+    eye = matrix_algebra.eye_like(s_row)
+    diffs = mul(add(s_row, s_col), sub(s_row, s_col))  # s[j]² - s[i]²
+    f_mat = sub(div(matrix_algebra.full(shape, 1, eye.dtype), add(diffs, eye)), eye)
+    f_mat = convert_element_type(f_mat, dtype)
+    s_row_c = convert_element_type(s_row, dtype)
+    s_col_c = convert_element_type(s_col, dtype)
+    dss = mul(s_row_c, ds_mat)
+    sds = mul(s_col_c, ds_mat)
+    zero_s = convert_element_type(eq(s, np.zeros((), s.dtype)), s.dtype)
+    s_inv = sub(div(np.ones((), s.dtype), add(s, zero_s)), zero_s)
+    s_inv_mat = mul(broadcast_in_dim(s_inv, shape, tuple(range(nd - 1))), eye)
     half = np.asarray(0.5, dtype)
-    diag_part = lx.mul(
-        lx.mul(half, lx.sub(ds_mat, _ops.adjoint(ds_mat))),
-        lx.convert_element_type(s_inv_mat, dtype),
+    diag_part = mul(
+        mul(half, sub(ds_mat, matrix_algebra.adjoint(ds_mat))),
+        convert_element_type(s_inv_mat, dtype),
     )
-    u_dot = _ops.matmul(u, lx.add(lx.mul(f_mat, lx.add(dss, _ops.adjoint(dss))), diag_part))
-    v_dot = _ops.matmul(v, lx.mul(f_mat, lx.add(sds, _ops.adjoint(sds))))
+    u_dot = matrix_algebra.matmul(
+        u, add(mul(f_mat, add(dss, matrix_algebra.adjoint(dss))), diag_part)
+    )
+    v_dot = matrix_algebra.matmul(v, mul(f_mat, add(sds, matrix_algebra.adjoint(sds))))
     *_, m, n = aval_of(x).shape
     if m > n:
-        xv = _ops.matmul(x_dot, v)
-        extra = lx.sub(xv, _ops.matmul(u, _ops.matmul(_ops.adjoint(u), xv)))
-        u_dot = lx.add(u_dot, lx.div(extra, _bcast_s(s, x, m)))
+        xv = matrix_algebra.matmul(x_dot, v)
+        extra = sub(
+            xv, matrix_algebra.matmul(u, matrix_algebra.matmul(matrix_algebra.adjoint(u), xv))
+        )
+        u_dot = add(u_dot, div(extra, _bcast_s(s, x, m)))
     if n > m:
-        xu = _ops.matmul(_ops.adjoint(x_dot), u)
-        extra = lx.sub(xu, _ops.matmul(v, _ops.matmul(vh, xu)))
-        v_dot = lx.add(v_dot, lx.div(extra, _bcast_s(s, x, n)))
-    return outs, [s_dot, u_dot, _ops.adjoint(v_dot)]
+        xu = matrix_algebra.matmul(matrix_algebra.adjoint(x_dot), u)
+        extra = sub(xu, matrix_algebra.matmul(v, matrix_algebra.matmul(vh, xu)))
+        v_dot = add(v_dot, div(extra, _bcast_s(s, x, n)))
+    return outs, [s_dot, u_dot, matrix_algebra.adjoint(v_dot)]
 
 
 def _bcast_s(s, x, rows):
     """``s`` as a row, repeated over ``rows`` rows, in ``x``'s dtype."""
-    lx = _ops.lax()
     s_aval = aval_of(s)
     shape = (*s_aval.shape[:-1], rows, s_aval.shape[-1])
     nd = len(shape)
-    row = lx.broadcast_in_dim(s, shape, (*range(nd - 2), nd - 1))
-    return lx.convert_element_type(row, aval_of(x).dtype)
+    row = broadcast_in_dim(s, shape, (*range(nd - 2), nd - 1))
+    return convert_element_type(row, aval_of(x).dtype)
 
 
 svd_p.def_jvp(_jvp)
 
 
 def _batching(axis_data, vals, dims, **params):
-    (x,) = _ops.move_batch_front(axis_data, vals, dims)
+    (x,) = matrix_algebra.move_batch_front(axis_data, vals, dims)
     outs = svd_p.bind(x, **params)
     return outs, [0] * len(outs)
 
@@ -158,8 +169,8 @@ svd_p.def_batching(_batching)
 def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorithm=None):
     """The singular value decomposition of each matrix in ``x``: ``(u, s, vh)`` with
     ``x = u·diag(s)·vh`` and ``s`` descending, or only ``s`` without ``compute_uv``."""
-    _ops.check_rank("svd", x)
-    x = _ops.as_inexact(x, "svd")
+    matrix_algebra.check_rank("svd", x)
+    x = matrix_algebra.as_inexact(x, "svd")
     outs = svd_p.bind(
         x,
         full_matrices=bool(full_matrices),

@@ -10,8 +10,9 @@ import numpy as np
 
 from lamina.interpreters import ad, reverse
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import aval_of, standard_primitive
-from lamina.lax.linalg import _lapack, _ops
+from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import convert_element_type, neg
+from lamina.lax.linalg import _lapack, matrix_algebra
 
 __all__ = ["triangular_solve", "triangular_solve_p"]
 
@@ -92,14 +93,16 @@ def _jvp(primals, tangents, **params):
         tangent = ad.add_tangents(tangent, triangular_solve_p.bind(a, b_dot, **params))
     if not ad.is_zero(a_dot):
         k = 1 if params["unit_diagonal"] else 0
-        g = _ops.tril(a_dot, -k) if params["lower"] else _ops.triu(a_dot, k)
-        g = _ops.lax().neg(g)
+        g = matrix_algebra.tril(a_dot, -k) if params["lower"] else matrix_algebra.triu(a_dot, k)
+        g = neg(g)
         if params["transpose_a"]:
-            g = _ops.swap_last(g)
+            g = matrix_algebra.swap_last(g)
         if params["conjugate_a"]:
-            g = _ops.conj(g)
+            g = matrix_algebra.conj(g)
         # X = op(A)⁻¹B: dX = -op(A)⁻¹·op(dA)·X; X = B·op(A)⁻¹: dX = -X·op(dA)·op(A)⁻¹
-        rhs = _ops.matmul(g, out) if params["left_side"] else _ops.matmul(out, g)
+        rhs = (
+            matrix_algebra.matmul(g, out) if params["left_side"] else matrix_algebra.matmul(out, g)
+        )
         tangent = ad.add_tangents(tangent, triangular_solve_p.bind(a, rhs, **params))
     return out, tangent
 
@@ -118,7 +121,7 @@ triangular_solve_p.def_transpose(_transpose)
 
 
 def _batching(axis_data, vals, dims, **params):
-    a, b = _ops.move_batch_front(axis_data, vals, dims)
+    a, b = matrix_algebra.move_batch_front(axis_data, vals, dims)
     return triangular_solve_p.bind(a, b, **params), 0
 
 
@@ -132,7 +135,7 @@ def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
     ``unit_diagonal``). op(A) is A, transposed and/or conjugated as asked."""
     a_aval, b_aval = aval_of(a), aval_of(b)
     if b_aval.dtype != a_aval.dtype:
-        b = _ops.lax().convert_element_type(b, a_aval.dtype)
+        b = convert_element_type(b, a_aval.dtype)
     return triangular_solve_p.bind(
         a,
         b,

@@ -1,0 +1,1 @@
+"""The base tier of lax: what every family of primitives is written with."""

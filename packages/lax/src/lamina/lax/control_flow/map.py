@@ -1,0 +1,50 @@
+"""``map``: a function applied along the leading axis of its arguments, as a ``scan``
+without a carry (in vmapped blocks with ``batch_size``)."""
+
+from __future__ import annotations
+
+from lamina.ir import tree_util
+from lamina.lax.base.primitives import reshape
+from lamina.lax.base.reshaping import concatenate
+from lamina.lax.base.reshaping import slice as lax_slice
+from lamina.lax.control_flow import bodies
+from lamina.lax.control_flow.scan import scan
+
+__all__ = ["map"]
+
+
+def map(f, xs, *, batch_size=None):
+    """``f`` applied to each slice of ``xs`` along its leading axis, as a ``scan``."""
+    if batch_size is not None:
+        return _batched_map(f, xs, batch_size)
+    _, ys = scan(lambda _, x: ((), f(x)), (), xs)
+    return ys
+
+
+def _batched_map(f, xs, batch_size):
+    """``map`` in blocks of ``batch_size`` (``f`` vmapped over each block); the
+    remainder that does not fill a block is one more vmapped call, as in JAX."""
+    from lamina.interpreters import vmap
+
+    leaves = tree_util.tree_leaves(xs)
+    n = bodies.abstractify(leaves[0]).shape[0] if leaves else 0
+    blocks, rest = divmod(n, batch_size)
+
+    def cut(x, start, stop):
+        shape = bodies.abstractify(x).shape
+        return lax_slice(x, (start, *[0] * (len(shape) - 1)), (stop, *shape[1:]))
+
+    def split(x):
+        head = cut(x, 0, blocks * batch_size) if rest else x
+        return reshape(head, (blocks, batch_size, *bodies.abstractify(x).shape[1:]))
+
+    ys = None
+    if blocks:
+        _, ys = scan(lambda _, x: ((), vmap(f)(x)), (), tree_util.tree_map(split, xs))
+        ys = tree_util.tree_map(lambda y: reshape(y, (blocks * batch_size, *y.shape[2:])), ys)
+    if not rest:
+        return ys
+    tail = vmap(f)(tree_util.tree_map(lambda x: cut(x, blocks * batch_size, n), xs))
+    if ys is None:
+        return tail
+    return tree_util.tree_map(lambda a, b: concatenate([a, b], 0), ys, tail)

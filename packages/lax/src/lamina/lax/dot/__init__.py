@@ -1,0 +1,1 @@
+"""Dot products: dot_general with its precision options, and the ragged and scaled dots."""

@@ -1,0 +1,296 @@
+"""Collectives over named axes, with the semantics ``vmap(..., axis_name=...)`` gives
+them: ``psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``all_to_all``,
+``ppermute``, ``psum_scatter``, ``axis_index``, ``axis_size``.
+
+Under the vmap whose ``axis_name`` a collective names, its batching rule (registered in
+``collective_rules``) rewrites it into array operations over the batch axis:
+``psum`` over a named axis becomes ``psum`` over the positional batch dimension, as in
+JAX. Positional axes (integers in ``axis_name``) reduce array dimensions directly. A
+name no enclosing vmap binds raises ``NameError`` (``shard_map`` arrives with the
+sharding layer).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lamina.interpreters import ad, axis_env, batching, is_undefined_primal, lower_fun, not_mapped
+from lamina.ir import Primitive, ShapedArray, tree_util
+from lamina.lax.base.operands import aval_of
+from lamina.lax.base.primitives import (
+    add,
+    broadcast_in_dim,
+    convert_element_type,
+    div,
+    eq,
+    iota,
+    mul,
+    reduce_max,
+    reduce_min,
+    reduce_sum,
+    select_n,
+)
+
+__all__ = [
+    "axis_index",
+    "axis_index_p",
+    "axis_size",
+    "pbroadcast",
+    "pcast",
+    "pmax",
+    "pmax_p",
+    "pmean",
+    "pmin",
+    "pmin_p",
+    "psum",
+    "psum_p",
+]
+
+
+def axis_names(axis_name) -> tuple:
+    return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+
+def check_axes_bound(names, primitive: str, staged: bool) -> None:
+    bound = {frame.name for frame in axis_env()}
+    for name in names:
+        if isinstance(name, int) or name in bound:
+            continue
+        if staged:
+            raise NameError(
+                f"Found an unbound axis name: {name}. To fix this, please call {primitive} "
+                "under `jax.shard_map`."
+            )
+        raise NameError(f"unbound axis name: {name}")
+
+
+def _size_of(names) -> int:
+    size = 1
+    for name in names:
+        size *= batching.axis_frame(name).size
+    return size
+
+
+def check_no_groups(axis_index_groups) -> None:
+    if axis_index_groups is not None:
+        raise NotImplementedError(
+            "axis_index_groups is not supported under vmap; group the data yourself "
+            "or use shard_map"
+        )
+
+
+def _positional(axes) -> tuple[int, ...]:
+    return tuple(a for a in axes if isinstance(a, int))
+
+
+def _named(axes) -> tuple:
+    return tuple(a for a in axes if not isinstance(a, int))
+
+
+# ---------------------------------------------------------------- reductions
+
+
+def _reduction(name: str, reduce_positional, unbatched_scale: bool):
+    """A collective reduction primitive (psum, pmax, pmin): one output per operand."""
+    prim = Primitive(name)
+    prim.multiple_results = True
+
+    def impl(*xs, axes, axis_index_groups):
+        check_axes_bound(_named(axes), name, staged=False)
+        return [reduce_positional(x, _positional(axes)) for x in xs]
+
+    def abstract_eval(*avals, axes, axis_index_groups):
+        check_axes_bound(_named(axes), name, staged=True)
+        out = []
+        for aval in avals:
+            pos = {a % max(len(aval.shape), 1) for a in _positional(axes)}
+            shape = tuple(d for i, d in enumerate(aval.shape) if i not in pos)
+            out.append(ShapedArray(shape, aval.dtype, weak_type=aval.weak_type))
+        return out
+
+    def collective(axis_data, vals, dims, *, axes, axis_index_groups):
+        check_no_groups(axis_index_groups)
+        rest = tuple(a for a in axes if a != axis_data.name)
+        outs = []
+        for x, d in zip(vals, dims, strict=True):
+            if d is not_mapped:
+                if unbatched_scale:
+                    x = mul(x, np.asarray(axis_data.size, aval_of(x).dtype))
+                outs.append(prim.bind(x, axes=rest, axis_index_groups=None)[0] if rest else x)
+                continue
+            # The batch dim d replaces the name; positional axes shift past it.
+            shifted = tuple(a + 1 if isinstance(a, int) and a >= d else a for a in rest)
+            outs.append(prim.bind(x, axes=(*shifted, d), axis_index_groups=None)[0])
+        return outs, [not_mapped] * len(outs)
+
+    prim.def_impl(impl)
+    prim.def_abstract_eval(abstract_eval)
+    prim.def_lowering(
+        lower_fun(
+            lambda *xs, axes, axis_index_groups: impl(
+                *xs, axes=axes, axis_index_groups=axis_index_groups
+            ),
+            multiple_results=True,
+        )
+    )
+    prim.def_collective(lambda params: _named(params["axes"]), collective)
+    prim.def_batching(_positional_batching(prim))
+    return prim
+
+
+def _positional_batching(prim):
+    """Batching of a positional-only reduction: the axes move past the batch dim."""
+
+    def rule(axis_data, vals, dims, *, axes, axis_index_groups):
+        outs, out_dims = [], []
+        for x, d in zip(vals, dims, strict=True):
+            if d is not_mapped:
+                outs.append(prim.bind(x, axes=axes, axis_index_groups=axis_index_groups)[0])
+                out_dims.append(not_mapped)
+                continue
+            ndim = len(aval_of(x).shape) - 1
+            logical = [a % max(ndim, 1) for a in _positional(axes)]
+            physical = tuple(a + (1 if a >= d else 0) for a in logical)
+            outs.append(prim.bind(x, axes=(*_named(axes), *physical),
+                                  axis_index_groups=axis_index_groups)[0])  # fmt: skip
+            out_dims.append(d - sum(1 for a in physical if a < d))
+        return outs, out_dims
+
+    return rule
+
+
+def _reduce_min(x, axes):
+    return reduce_min(x, axes)
+
+
+psum_p = _reduction("psum", lambda x, axes: reduce_sum(x, axes) if axes else x, True)
+pmax_p = _reduction("pmax", lambda x, axes: reduce_max(x, axes) if axes else x, False)
+pmin_p = _reduction("pmin", lambda x, axes: _reduce_min(x, axes) if axes else x, False)
+ad.deflinear(psum_p)
+
+
+def _psum_transpose(cts, *xs, axes, axis_index_groups):
+    """The transpose of a sum over named axes sums the cotangents over them too; over
+    positional axes it broadcasts them back."""
+    outs = []
+    for ct, x in zip(cts, xs, strict=True):
+        if not is_undefined_primal(x):
+            outs.append(None)
+            continue
+        if type(ct) is ad.Zero:
+            outs.append(ad.Zero(x.aval))
+            continue
+        names, pos = _named(axes), _positional(axes)
+        if names:
+            ct = psum_p.bind(ct, axes=names, axis_index_groups=axis_index_groups)[0]
+        if pos:
+            ndim = len(x.aval.shape)
+            kept = tuple(i for i in range(ndim) if i not in {a % ndim for a in pos})
+            ct = broadcast_in_dim(ct, x.aval.shape, kept)
+        outs.append(ct)
+    return outs
+
+
+psum_p.def_transpose(_psum_transpose)
+
+
+def _bind_each(prim, x, axis_name, axis_index_groups):
+    leaves, tree = tree_util.tree_flatten(x)
+    axes = axis_names(axis_name)
+    outs = prim.bind(*leaves, axes=axes, axis_index_groups=axis_index_groups) if leaves else []
+    return tree_util.tree_unflatten(tree, outs)
+
+
+def psum(x, axis_name, *, axis_index_groups=None):
+    """The sum of ``x`` (a pytree) over the named (or positional) axes."""
+    return _bind_each(psum_p, x, axis_name, axis_index_groups)
+
+
+def pmax(x, axis_name, *, axis_index_groups=None):
+    return _bind_each(pmax_p, x, axis_name, axis_index_groups)
+
+
+def pmin(x, axis_name, *, axis_index_groups=None):
+    return _bind_each(pmin_p, x, axis_name, axis_index_groups)
+
+
+def pmean(x, axis_name, *, axis_index_groups=None):
+    """``psum(x) / n`` where ``n`` is the number of participants."""
+    total = psum(x, axis_name, axis_index_groups=axis_index_groups)
+    count = psum(1, axis_name, axis_index_groups=axis_index_groups)
+
+    return tree_util.tree_map(lambda t: div(t, convert_element_type(count, dtype_of(t))), total)
+
+
+def dtype_of(x):
+    return aval_of(x).dtype
+
+
+# ---------------------------------------------------------------- axis_index / axis_size
+
+axis_index_p = Primitive("axis_index")
+
+
+def _axis_index_impl(*, axis_name):
+    check_axes_bound(axis_names(axis_name), "axis_index", staged=False)
+    raise AssertionError("unreachable: a bound axis is handled by its vmap")
+
+
+def _axis_index_abstract_eval(*, axis_name):
+    check_axes_bound(axis_names(axis_name), "axis_index", staged=True)
+    return ShapedArray((), np.dtype(np.int32))
+
+
+def _axis_index_collective(axis_data, vals, dims, *, axis_name):
+    names = axis_names(axis_name)
+    # Over several names the index is mixed-radix, the last name varying fastest.
+    strides = [_size_of(names[k + 1 :]) for k in range(len(names))]
+    position = names.index(axis_data.name)
+    index = iota(np.int32, axis_data.size)
+    if strides[position] != 1:
+        index = mul(index, np.int32(strides[position]))
+    for k, other in enumerate(names):
+        if k != position:
+            term = axis_index_p.bind(axis_name=other)
+            index = add(index, mul(term, np.int32(strides[k])) if strides[k] != 1 else term)
+    return index, 0
+
+
+axis_index_p.def_impl(_axis_index_impl)
+axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
+ad.zero_jvp(axis_index_p)
+axis_index_p.def_collective(lambda p: axis_names(p["axis_name"]), _axis_index_collective)
+
+
+def axis_index(axis_name):
+    """The position along the named mapped axis (an int32 scalar per example)."""
+    return axis_index_p.bind(axis_name=axis_name if not isinstance(axis_name, list)
+                             else tuple(axis_name))  # fmt: skip
+
+
+def axis_size(axis_name):
+    """The size of the named mapped axis (a product for several names), a Python int."""
+    names = axis_names(axis_name)
+    check_axes_bound(names, "axis_size", staged=False)
+    return _size_of(names)
+
+
+def pbroadcast(x, axis_name, source):
+    """Every participant receives ``x`` of participant ``source``."""
+
+    is_source = eq(axis_index(axis_name), np.int32(source))
+
+    def keep_source(leaf):
+        zeros = broadcast_in_dim(np.zeros((), dtype_of(leaf)), aval_of(leaf).shape, ())
+        return select_n(broadcast_in_dim(is_source, aval_of(leaf).shape, ()), zeros, leaf)
+
+    return psum(tree_util.tree_map(keep_source, x), axis_name)
+
+
+def pcast(x, axis_name, *, to):
+    """Changes how a value varies across ``axis_name`` in shard_map's type system; under
+    vmap every value is per-example already, so the value is returned unchanged."""
+    if to not in ("varying", "invariant", "unreduced", "reduced"):
+        raise ValueError(f"pcast: unknown target {to!r}")
+    check_axes_bound(axis_names(axis_name), "pcast", staged=False)
+    return x

@@ -1,0 +1,345 @@
+"""Collectives that exchange data between participants, with vmap semantics:
+``all_gather``, ``psum_scatter``, ``all_to_all``, ``ppermute``, ``pshuffle``,
+``pswapaxes`` (see :mod:`lamina.lax.parallel.collectives`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lamina.interpreters import ad, batching, moveaxis, not_mapped
+from lamina.ir import Primitive, ShapedArray, tree_util
+from lamina.lax.base.operands import aval_of
+from lamina.lax.base.primitives import (
+    broadcast_in_dim,
+    mul,
+    reduce_max,
+    reduce_sum,
+    reshape,
+    select_n,
+)
+from lamina.lax.parallel.collectives import (
+    axis_names,
+    axis_size,
+    check_axes_bound,
+    check_no_groups,
+    dtype_of,
+)
+
+__all__ = [
+    "all_gather",
+    "all_gather_p",
+    "all_to_all",
+    "all_to_all_p",
+    "ppermute",
+    "ppermute_p",
+    "pshuffle",
+    "psum_scatter",
+    "pswapaxes",
+]
+
+
+def _physical_axis(logical: int, bdim: int) -> int:
+    return logical + (1 if logical >= bdim else 0)
+
+
+def collective_primitive(name: str, abstract_eval, collective, names_of):
+    prim = Primitive(name)
+
+    def impl(*args, **params):
+        check_axes_bound(axis_names(names_of(params)), name, staged=False)
+        raise AssertionError("unreachable: a bound axis is handled by its vmap")
+
+    def abstract(*avals, **params):
+        check_axes_bound(axis_names(names_of(params)), name, staged=True)
+        return abstract_eval(*avals, **params)
+
+    prim.def_impl(impl)
+    prim.def_abstract_eval(abstract)
+    prim.def_collective(lambda p: axis_names(names_of(p)), collective)
+    return prim
+
+
+def _single_name(axis_name, what: str):
+    names = axis_names(axis_name)
+    if len(names) != 1:
+        raise NotImplementedError(f"{what} over several axis names at once is not supported")
+    return names[0]
+
+
+def _all_gather_abstract(aval, *, all_gather_dimension, axis_name, axis_index_groups,
+                         axis_size, tiled):  # fmt: skip
+    shape = list(aval.shape)
+    if tiled:
+        shape[all_gather_dimension] *= axis_size
+    else:
+        shape.insert(all_gather_dimension, axis_size)
+    return ShapedArray(tuple(shape), aval.dtype, weak_type=aval.weak_type)
+
+
+def _all_gather_collective(axis_data, vals, dims, *, all_gather_dimension, axis_name,
+                           axis_index_groups, axis_size, tiled):  # fmt: skip
+    check_no_groups(axis_index_groups)
+    (x,), (d,) = vals, dims
+    aval = aval_of(x)
+    if d is not_mapped:
+        shape = list(aval.shape)
+        shape.insert(all_gather_dimension, axis_size)
+        kept = tuple(i for i in range(len(shape)) if i != all_gather_dimension)
+        out = broadcast_in_dim(x, tuple(shape), kept)
+    else:
+        out = moveaxis(x, d, all_gather_dimension)
+    if tiled:
+        shape = list(aval_of(out).shape)
+        merged = shape[all_gather_dimension] * shape[all_gather_dimension + 1]
+        shape[all_gather_dimension : all_gather_dimension + 2] = [merged]
+        out = reshape(out, tuple(shape))
+    return out, not_mapped
+
+
+all_gather_p = collective_primitive(
+    "all_gather", _all_gather_abstract, _all_gather_collective, lambda p: p["axis_name"]
+)
+ad.deflinear(all_gather_p)
+
+
+def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
+    """Every participant's ``x`` stacked (or, ``tiled``, concatenated) along ``axis``."""
+    name = _single_name(axis_name, "all_gather")
+
+    def gather(leaf):
+        size = axis_size(name)
+        ndim = len(aval_of(leaf).shape)
+        dim = axis % (ndim + (0 if tiled else 1)) if ndim or not tiled else axis
+        return all_gather_p.bind(leaf, all_gather_dimension=dim, axis_name=name,
+                                 axis_index_groups=axis_index_groups, axis_size=size,
+                                 tiled=tiled)  # fmt: skip
+
+    return tree_util.tree_map(gather, x)
+
+
+def _psum_scatter_abstract(aval, *, scatter_dimension, axis_name, axis_index_groups,
+                           axis_size, tiled):  # fmt: skip
+    shape = list(aval.shape)
+    if tiled:
+        if shape[scatter_dimension] % axis_size:
+            raise ValueError(
+                f"psum_scatter: dimension {scatter_dimension} of size "
+                f"{shape[scatter_dimension]} must be divisible by the axis size {axis_size}"
+            )
+        shape[scatter_dimension] //= axis_size
+    else:
+        if shape[scatter_dimension] != axis_size:
+            raise ValueError(
+                f"psum_scatter: dimension {scatter_dimension} has size "
+                f"{shape[scatter_dimension]}, expected the axis size {axis_size}"
+            )
+        del shape[scatter_dimension]
+    return ShapedArray(tuple(shape), aval.dtype, weak_type=aval.weak_type)
+
+
+def _psum_scatter_collective(axis_data, vals, dims, *, scatter_dimension, axis_name,
+                             axis_index_groups, axis_size, tiled):  # fmt: skip
+    check_no_groups(axis_index_groups)
+    (x,), (d,) = vals, dims
+    if d is not_mapped:
+        x = mul(x, np.asarray(axis_data.size, dtype_of(x)))
+        summed, s = x, scatter_dimension
+    else:
+        summed = reduce_sum(x, (d,))
+        s = scatter_dimension
+    shape = list(aval_of(summed).shape)
+    if tiled:
+        shape[s : s + 1] = [axis_size, shape[s] // axis_size]
+        summed = reshape(summed, tuple(shape))
+    return summed, s
+
+
+psum_scatter_p = collective_primitive(
+    "reduce_scatter", _psum_scatter_abstract, _psum_scatter_collective, lambda p: p["axis_name"]
+)
+ad.deflinear(psum_scatter_p)
+
+
+def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
+    """``psum`` whose result is split along ``scatter_dimension``: participant ``i``
+    keeps block ``i``."""
+    name = _single_name(axis_name, "psum_scatter")
+
+    def scatter(leaf):
+        return psum_scatter_p.bind(leaf, scatter_dimension=scatter_dimension, axis_name=name,
+                                   axis_index_groups=axis_index_groups,
+                                   axis_size=axis_size(name), tiled=tiled)  # fmt: skip
+
+    return tree_util.tree_map(scatter, x)
+
+
+def _all_gather_transpose(ct, x, *, all_gather_dimension, axis_name, axis_index_groups,
+                          axis_size, tiled):  # fmt: skip
+    if type(ct) is ad.Zero:
+        return [ad.Zero(x.aval)]
+    return [psum_scatter_p.bind(ct, scatter_dimension=all_gather_dimension,
+                                axis_name=axis_name, axis_index_groups=axis_index_groups,
+                                axis_size=axis_size, tiled=tiled)]  # fmt: skip
+
+
+def _psum_scatter_transpose(ct, x, *, scatter_dimension, axis_name, axis_index_groups,
+                            axis_size, tiled):  # fmt: skip
+    if type(ct) is ad.Zero:
+        return [ad.Zero(x.aval)]
+    return [all_gather_p.bind(ct, all_gather_dimension=scatter_dimension, axis_name=axis_name,
+                              axis_index_groups=axis_index_groups, axis_size=axis_size,
+                              tiled=tiled)]  # fmt: skip
+
+
+all_gather_p.def_transpose(_all_gather_transpose)
+psum_scatter_p.def_transpose(_psum_scatter_transpose)
+
+
+def _all_to_all_abstract(aval, *, split_axis, concat_axis, axis_name, axis_index_groups,
+                         tiled):  # fmt: skip
+    shape = list(aval.shape)
+    size = batching.axis_frame(axis_name).size
+    if shape[split_axis] % size:
+        raise ValueError(
+            f"all_to_all: dimension {split_axis} of size {shape[split_axis]} must be "
+            f"divisible by the axis size {size}"
+        )
+    if tiled:
+        shape[split_axis] //= size
+        shape[concat_axis] *= size
+    else:
+        if shape[split_axis] != size:
+            raise ValueError(
+                f"all_to_all: dimension {split_axis} has size {shape[split_axis]}, "
+                f"expected the axis size {size}"
+            )
+    return ShapedArray(tuple(shape), aval.dtype, weak_type=aval.weak_type)
+
+
+def _all_to_all_collective(axis_data, vals, dims, *, split_axis, concat_axis, axis_name,
+                           axis_index_groups, tiled):  # fmt: skip
+    check_no_groups(axis_index_groups)
+    (x,), (d,) = vals, dims
+    n = axis_data.size
+    if d is not_mapped:
+        x = batching.broadcast(x, n, 0)
+        d = 0
+    x = moveaxis(x, d, 0)  # (source j, *per-example shape)
+    shape = list(aval_of(x).shape)
+    split = split_axis + 1
+    # Split the split axis into (destination i, chunk); the destination becomes the
+    # new batch axis and the source is placed at the concat axis.
+    shape[split : split + 1] = [n, shape[split] // n]
+    x = reshape(x, tuple(shape))
+    x = moveaxis(x, split, 0)  # (destination i, source j, *shape with chunk at split+1)
+    rest = list(aval_of(x).shape[2:])
+    chunk_at = split_axis
+    if not tiled:
+        # Untiled: the chunk has size 1 there; drop it and insert the source at concat.
+        del rest[chunk_at]
+        x = reshape(x, (n, n, *rest))
+        return moveaxis(x, 1, concat_axis + 1), 0
+    x = moveaxis(x, 1, concat_axis + 1)  # source next to the concat axis, before it
+    shape = list(aval_of(x).shape)
+    c = concat_axis + 1
+    shape[c : c + 2] = [shape[c] * shape[c + 1]]
+    return reshape(x, tuple(shape)), 0
+
+
+all_to_all_p = collective_primitive(
+    "all_to_all", _all_to_all_abstract, _all_to_all_collective, lambda p: p["axis_name"]
+)
+ad.deflinear(all_to_all_p)
+
+
+def _all_to_all_transpose(ct, x, *, split_axis, concat_axis, axis_name, axis_index_groups,
+                          tiled):  # fmt: skip
+    if type(ct) is ad.Zero:
+        return [ad.Zero(x.aval)]
+    return [all_to_all_p.bind(ct, split_axis=concat_axis, concat_axis=split_axis,
+                              axis_name=axis_name, axis_index_groups=axis_index_groups,
+                              tiled=tiled)]  # fmt: skip
+
+
+all_to_all_p.def_transpose(_all_to_all_transpose)
+
+
+def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
+    """Participant ``i`` receives block ``i`` (along ``split_axis``) of every
+    participant's ``x``, stacked (or, ``tiled``, concatenated) along ``concat_axis``."""
+    name = _single_name(axis_name, "all_to_all")
+
+    def exchange(leaf):
+        return all_to_all_p.bind(leaf, split_axis=split_axis, concat_axis=concat_axis,
+                                 axis_name=name, axis_index_groups=axis_index_groups,
+                                 tiled=tiled)  # fmt: skip
+
+    return tree_util.tree_map(exchange, x)
+
+
+def _ppermute_abstract(aval, *, axis_name, perm):
+    return aval
+
+
+def _ppermute_collective(axis_data, vals, dims, *, axis_name, perm):
+    (x,), (d,) = vals, dims
+    n = axis_data.size
+    if d is not_mapped:
+        x, d = batching.broadcast(x, n, 0), 0
+    x = moveaxis(x, d, 0)
+    source = np.full(n, -1)
+    for src, dst in perm:
+        source[dst] = src
+    # out[dst] = x[src]: a one-hot selection along the batch axis; receivers with no
+    # source get zeros. Selecting (not multiplying) keeps infinities and NaNs exact.
+
+    aval = aval_of(x)
+    picks = np.arange(n)[None, :] == source[:, None]  # (dst, src)
+    mask = broadcast_in_dim(picks, (n, n, *aval.shape[1:]), (0, 1))
+    spread = broadcast_in_dim(x, (n, *aval.shape), tuple(range(1, aval.ndim + 1)))
+    zeros = np.zeros((), aval.dtype)
+    chosen = select_n(mask, broadcast_in_dim(zeros, (n, *aval.shape), ()), spread)
+    out = reduce_max(chosen, (1,)) if aval.dtype == np.bool_ else reduce_sum(chosen, (1,))
+    return out, 0
+
+
+ppermute_p = collective_primitive(
+    "ppermute", _ppermute_abstract, _ppermute_collective, lambda p: p["axis_name"]
+)
+ad.deflinear(ppermute_p)
+
+
+def _ppermute_transpose(ct, x, *, axis_name, perm):
+    if type(ct) is ad.Zero:
+        return [ad.Zero(x.aval)]
+    return [ppermute_p.bind(ct, axis_name=axis_name, perm=tuple((d, s) for s, d in perm))]
+
+
+ppermute_p.def_transpose(_ppermute_transpose)
+
+
+def ppermute(x, axis_name, perm):
+    """Participant ``dst`` receives ``x`` of participant ``src`` for each ``(src, dst)``
+    in ``perm``; participants receiving nothing get zeros."""
+    name = _single_name(axis_name, "ppermute")
+    perm = tuple((int(s), int(d)) for s, d in perm)
+    size = axis_size(name)
+    sources, dests = [s for s, _ in perm], [d for _, d in perm]
+    if len(set(sources)) != len(sources) or len(set(dests)) != len(dests):
+        raise ValueError(f"ppermute sources and destinations must be unique, got {perm}.")
+    if any(not 0 <= i < size for i in sources + dests):
+        raise ValueError(f"ppermute permutation {perm} has indices outside the axis size {size}.")
+    return tree_util.tree_map(lambda leaf: ppermute_p.bind(leaf, axis_name=name, perm=perm), x)
+
+
+def pshuffle(x, axis_name, perm):
+    """Participant ``i`` receives ``x`` of participant ``perm[i]``."""
+    perm = [int(p) for p in perm]
+    if sorted(perm) != list(range(len(perm))):
+        raise ValueError(f"`perm` does not represent a permutation: {perm}")
+    return ppermute(x, axis_name, [(src, dst) for dst, src in enumerate(perm)])
+
+
+def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
+    """Swaps the named axis with positional ``axis`` (an all_to_all along ``axis``)."""
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)

@@ -1,0 +1,1 @@
+"""Dynamic slicing, gather and scatter: indexing at run-time positions."""

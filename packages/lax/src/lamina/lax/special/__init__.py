@@ -1,0 +1,1 @@
+"""Special functions: error functions, gamma family, Bessel, zeta, incomplete gamma and beta."""

@@ -1,0 +1,234 @@
+"""Cumulative reductions: ``cumsum``, ``cumprod``, ``cummax``, ``cummin``,
+``cumlogsumexp`` (params ``axis``, ``reverse``, as JAX 0.10.2 names them).
+
+Each lowers as JAX lowers it on CPU: one ``stablehlo.reduce_window`` whose window spans
+the whole axis and whose padding puts ``n - 1`` identities before (after, reversed) the
+operand, so output ``i`` folds elements ``0..i`` (``i..n-1``).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from lamina.interpreters import ad
+from lamina.interpreters.mlir import hlo
+from lamina.ir import ShapedArray
+from lamina.lax.base import primitives as prims
+from lamina.lax.base.operands import FLOAT, NUMBER, aval_of, check_dtype, standard_primitive
+from lamina.lax.base.primitives import (
+    broadcast_in_dim,
+    compare_hlo,
+    convert_element_type,
+    div,
+    eq,
+    max_identity,
+    min_identity,
+    mul,
+    ne,
+    reduce_region,
+    select_n,
+)
+from lamina.lax.control_flow.associative_scan import associative_scan
+from lamina.lax.windowed.select_and import select_and_gather_add
+from lamina.lax.windowed.windows import window_attrs
+
+__all__ = [
+    "cumlogsumexp",
+    "cumlogsumexp_p",
+    "cummax",
+    "cummax_p",
+    "cummin",
+    "cummin_p",
+    "cumprod",
+    "cumprod_p",
+    "cumsum",
+    "cumsum_p",
+]
+
+
+def cumulative_window(shape, axis, reverse):
+    """The reduce_window params that make a windowed fold cumulative along ``axis``."""
+    n, ndim = shape[axis], len(shape)
+    window = tuple(n if i == axis else 1 for i in range(ndim))
+    pad = (0, n - 1) if reverse else (n - 1, 0)
+    return dict(
+        window_dimensions=window,
+        window_strides=(1,) * ndim,
+        padding=tuple(pad if i == axis else (0, 0) for i in range(ndim)),
+        base_dilation=(1,) * ndim,
+        window_dilation=(1,) * ndim,
+    )
+
+
+def _logaddexp_hlo(a, b, dtype):
+    """log(exp(a) + exp(b)) without overflow; where ``a - b`` is NaN (both infinite of
+    one sign, or a NaN) the sum ``a + b`` gives the right infinity or NaN."""
+    big = hlo.maximum(a, b)
+    diff = hlo.subtract(a, b)
+    is_nan = compare_hlo(diff, diff, "NE", dtype)
+    softplus = hlo.log_plus_one(hlo.exponential(hlo.negate(hlo.abs(diff))))
+    return hlo.select(is_nan, hlo.add(a, b), hlo.add(big, softplus))
+
+
+def _cumulative(name, identity, combine, accepted=(NUMBER,)):
+    def abstract_eval(x, *, axis, reverse):
+        check_dtype(name, x.dtype, accepted)
+        if axis < 0 or axis >= x.ndim:
+            raise ValueError(f"axis {axis} is out of bounds for array of shape {x.shape}")
+        return x
+
+    def lowering(ctx, x, *, axis, reverse):
+        aval = ctx.avals_out[0]
+        if aval.shape[axis] == 0:  # XLA rejects windows of size 0; nothing to accumulate
+            return [x]
+        scalar = ShapedArray((), aval.dtype)
+        init = ctx.constant(identity(aval.dtype), scalar)
+        params = cumulative_window(aval.shape, axis, reverse)
+        op = hlo.ReduceWindowOp([ctx.ir_type(aval)], [x], [init], **window_attrs(**params))
+        reduce_region(op, [ctx.ir_type(scalar)], lambda a, b: [combine(a, b, aval.dtype)])
+        return list(op.results)
+
+    prim = standard_primitive(name, abstract_eval, lowering)
+
+    def batching_rule(axis_data, vals, dims, *, axis, reverse):
+        (x,), (d,) = vals, dims
+        return prim.bind(x, axis=axis + (d <= axis), reverse=reverse), d
+
+    prim.def_batching(batching_rule)
+    return prim
+
+
+cumsum_p = _cumulative("cumsum", lambda d: np.zeros((), d), lambda a, b, _: hlo.add(a, b))
+cumprod_p = _cumulative("cumprod", lambda d: np.ones((), d), lambda a, b, _: hlo.multiply(a, b))
+cummax_p = _cumulative("cummax", max_identity, lambda a, b, _: hlo.maximum(a, b))
+cummin_p = _cumulative("cummin", min_identity, lambda a, b, _: hlo.minimum(a, b))
+cumlogsumexp_p = _cumulative(
+    "cumlogsumexp",
+    lambda d: np.array(-np.inf, d),
+    _logaddexp_hlo,
+    (FLOAT,),
+)
+
+
+def _bind(prim, operand, axis, reverse):
+    axis = operator.index(axis)
+    if axis < 0:
+        raise ValueError("XLA operations do not allow negative axes")
+    return prim.bind(operand, axis=axis, reverse=bool(reverse))
+
+
+def cumsum(operand, axis=0, reverse=False):
+    """Cumulative sum along ``axis`` (from the end with ``reverse``)."""
+    return _bind(cumsum_p, operand, axis, reverse)
+
+
+def cumprod(operand, axis=0, reverse=False):
+    """Cumulative product along ``axis`` (from the end with ``reverse``)."""
+    return _bind(cumprod_p, operand, axis, reverse)
+
+
+def cummax(operand, axis=0, reverse=False):
+    """Cumulative maximum along ``axis`` (from the end with ``reverse``)."""
+    return _bind(cummax_p, operand, axis, reverse)
+
+
+def cummin(operand, axis=0, reverse=False):
+    """Cumulative minimum along ``axis`` (from the end with ``reverse``)."""
+    return _bind(cummin_p, operand, axis, reverse)
+
+
+def cumlogsumexp(operand, axis=0, reverse=False):
+    """Cumulative ``log(sum(exp(x)))`` along ``axis`` (from the end with ``reverse``),
+    computed without overflow."""
+    return _bind(cumlogsumexp_p, operand, axis, reverse)
+
+
+# ------------------------------------------------------------------ differentiation
+
+ad.deflinear(cumsum_p)
+
+
+def _cumsum_transpose(ct, operand, *, axis, reverse):
+    """Each input feeds every later output: its cotangent sums the later ones."""
+    return [cumsum_p.bind(ad.instantiate_zeros(ct), axis=axis, reverse=not reverse)]
+
+
+cumsum_p.def_transpose(_cumsum_transpose)
+
+
+def _chooser_jvp(prim, select_name):
+    """The tangent of the running extremum: the window gradient of reduce_window_max
+    (or min) over the cumulative windows."""
+
+    def jvp(primals, tangents, *, axis, reverse):
+        (x,), (t,) = primals, tangents
+        ans = prim.bind(x, axis=axis, reverse=reverse)
+        params = cumulative_window(aval_of(x).shape, axis, reverse)
+        return ans, select_and_gather_add(ad.instantiate_zeros(t), x, select_name, **params)
+
+    prim.def_jvp(jvp)
+
+
+_chooser_jvp(cummax_p, "ge")
+_chooser_jvp(cummin_p, "le")
+
+
+def _cumprod_jvp(primals, tangents, *, axis, reverse):
+    """``d y_i = sum_{j<=i} t_j prod_{k<=i, k!=j} x_k``, without dividing by zero: with
+    ``y'`` the running product of the non-zero elements, it is ``y'_i`` times the running
+    sum of ``t / x`` while no zero has been seen, times the tangent at the first zero
+    while one has, and 0 after a second."""
+
+    (x,), (t,) = primals, tangents
+    ans = cumprod_p.bind(x, axis=axis, reverse=reverse)
+    aval = aval_of(x)
+    t = ad.instantiate_zeros(t)
+
+    def full(value, dtype=aval.dtype):
+        return broadcast_in_dim(np.array(value, dtype), aval.shape, ())
+
+    def run(prim, v):
+        return prim.bind(v, axis=axis, reverse=reverse)
+
+    zero = full(0)
+    nonzero = ne(x, zero)
+    safe = select_n(nonzero, full(1), x)
+    zeros_seen = run(cumsum_p, convert_element_type(eq(x, zero), np.int32))
+    no_zero, one_zero = eq(zeros_seen, full(0, np.int32)), eq(zeros_seen, full(1, np.int32))
+    before_zero = run(cumsum_p, div(t, safe))
+    at_zero = run(cumsum_p, select_n(nonzero, t, zero))
+    scaled = select_n(no_zero, select_n(one_zero, zero, at_zero), before_zero)
+    return ans, mul(run(cumprod_p, safe), scaled)
+
+
+cumprod_p.def_jvp(_cumprod_jvp)
+
+
+def _logaddexp(a, b):
+    """log(exp(a) + exp(b)) in lax operations (so it differentiates): where ``a - b``
+    is NaN (both infinite of one sign, or a NaN) the sum ``a + b`` is the answer."""
+    diff = prims.sub(a, b)
+    softplus = prims.log1p(prims.exp(prims.neg(prims.abs(diff))))
+    return prims.select_n(
+        prims.ne(diff, diff), prims.add(prims.max(a, b), softplus), prims.add(a, b)
+    )
+
+
+def _cumlogsumexp_jvp(primals, tangents, *, axis, reverse):
+    """As JAX: the JVP of the same running fold written as an associative scan of
+    ``logaddexp``, so each step's weights stay in range however far apart the elements
+    are (a single rescaling would overflow)."""
+
+    (x,), (t,) = primals, tangents
+    ans = cumlogsumexp_p.bind(x, axis=axis, reverse=reverse)
+
+    def scan(v):
+        return [associative_scan(_logaddexp, v, reverse=reverse, axis=axis)]
+
+    _, (tangent,) = ad.jvp_flat(scan, [x], [ad.instantiate_zeros(t)])
+    return ans, tangent
+
+
+cumlogsumexp_p.def_jvp(_cumlogsumexp_jvp)
