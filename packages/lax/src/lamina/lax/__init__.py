@@ -61,9 +61,6 @@ from lamina.lax.windowed.windows import *  # noqa: F403
 _install_operators()
 
 # Not part of jax.lax: what the layers above (numpy, nn) build on.
-# ``lamina.lax.elementwise``: the module of the elementwise primitives, as lamina.numpy
-# reaches it (``from lamina.lax import elementwise``).
-from lamina.lax.base import primitives as elementwise  # noqa: F401, E402
 from lamina.lax.base.operands import aval_of  # noqa: F401, E402
 from lamina.lax.base.primitives import to_dtype  # noqa: F401, E402
 from lamina.lax.dot.dot_general import canonicalize_precision  # noqa: F401, E402

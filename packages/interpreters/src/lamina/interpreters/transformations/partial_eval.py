@@ -80,13 +80,19 @@ jit_p.def_partial_eval(lambda trace, args, **params: trace.split_jit(args, param
 
 
 @cache_on_jaxpr
-def partial_eval_jaxpr(closed: ClosedJaxpr, unknown, name: str):
+def partial_eval_jaxpr(
+    closed: ClosedJaxpr, unknown, name: str, instantiate=False, forward: bool = True
+):
     """Splits ``closed``, whose inputs marked ``unknown`` are unknown, in two. Returns
     ``(known, staged, out_unknown, forwarded)``: ``known`` maps the known inputs to the
     known outputs and the residuals; ``staged`` maps all residuals, then the unknown
-    inputs, to the unknown outputs; ``out_unknown`` marks the unknown outputs. A residual
-    that is a known input is not returned by ``known`` but passed on as it is:
-    ``forwarded`` holds, per residual, the index of that known input, else None."""
+    inputs, to the unknown outputs; ``out_unknown`` marks the unknown outputs. Outputs
+    marked by ``instantiate`` (a bool, or one per output) are unknown even where they
+    could be computed. With ``forward``, a residual that is a known input is not returned
+    by ``known`` but passed on as it is: ``forwarded`` holds, per residual, the index of
+    that known input, else None (always None without ``forward``)."""
+    if isinstance(instantiate, bool):
+        instantiate = [instantiate] * len(closed.out_avals)
     known_avals = [a for a, u in zip(closed.in_avals, unknown, strict=True) if not u]
     box = {}
 
@@ -100,14 +106,19 @@ def partial_eval_jaxpr(closed: ClosedJaxpr, unknown, name: str):
             ]
             with set_current_trace(inner):
                 outs = eval_jaxpr(closed.jaxpr, closed.consts, *ins)
-            out_unknown = [inner.is_unknown(o) for o in outs]
+            out_unknown = [
+                inner.is_unknown(o) or inst for o, inst in zip(outs, instantiate, strict=True)
+            ]
             staged = inner.staging.to_jaxpr(
                 [o for o, u in zip(outs, out_unknown, strict=True) if u]
             )
         finally:
             inner.staging.invalidate()
             inner.invalidate()
-        forwarded = [next((i for i, k in enumerate(kargs) if k is c), None) for c in staged.consts]
+        forwarded = [
+            next((i for i, k in enumerate(kargs) if k is c), None) if forward else None
+            for c in staged.consts
+        ]
         box.update(staged=staged, out_unknown=out_unknown, forwarded=forwarded)
         known_outs = [o for o, u in zip(outs, out_unknown, strict=True) if not u]
         computed = [c for c, i in zip(staged.consts, forwarded, strict=True) if i is None]

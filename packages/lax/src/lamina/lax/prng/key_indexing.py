@@ -13,12 +13,11 @@ import operator
 import numpy as np
 
 from lamina.interpreters import Array
-from lamina.lax import slicing
-from lamina.lax._common import aval_of
-from lamina.lax._gather import GatherDimensionNumbers, GatherScatterMode, gather
-from lamina.lax.conversion import convert_element_type
-from lamina.lax.elementwise import lt, select_n
-from lamina.lax.reshaping import expand_dims, rev, squeeze
+from lamina.lax.base import reshaping
+from lamina.lax.base.operands import aval_of
+from lamina.lax.base.primitives import convert_element_type, lt, select_n
+from lamina.lax.base.reshaping import expand_dims, rev, slice_in_dim, squeeze
+from lamina.lax.slicing.gather_scatter import GatherDimensionNumbers, GatherScatterMode, gather
 
 __all__ = ["index_keys", "take_keys"]
 
@@ -76,7 +75,7 @@ def _strided(keys, axis: int, start: int, stop: int, step: int):
     limits = list(keys.shape)
     strides = [1] * keys.ndim
     starts[axis], limits[axis], strides[axis] = start, stop, step
-    return slicing.slice(keys, starts, limits, None if step == 1 else strides)
+    return reshaping.slice(keys, starts, limits, None if step == 1 else strides)
 
 
 def index_keys(keys, idx):
@@ -104,5 +103,5 @@ def index_keys(keys, idx):
             if not -n <= j < n:
                 raise IndexError(f"index {j} is out of bounds for axis {axis} with size {n}")
             j %= n
-            keys = squeeze(slicing.slice_in_dim(keys, j, j + 1, axis=axis), (axis,))
+            keys = squeeze(slice_in_dim(keys, j, j + 1, axis=axis), (axis,))
     return keys

@@ -30,12 +30,11 @@ from lamina.interpreters import (
     vmap,
 )
 from lamina.ir import Primitive, ShapedArray, dtypes, physical_aval
-from lamina.lax._common import aval_of
-from lamina.lax.elementwise import broadcasting_shape
-from lamina.lax.filling import broadcast_shapes
+from lamina.lax.base.filling import broadcast_shapes
+from lamina.lax.base.operands import aval_of, broadcasting_shape
+from lamina.lax.base.primitives import broadcast_in_dim
 from lamina.lax.prng import threefry
 from lamina.lax.prng.key_types import KeyTy, PRNGKeyArray
-from lamina.lax.shapes import broadcast_in_dim
 
 __all__ = [
     "random_bits",

@@ -10,23 +10,26 @@ key<fry> ...``).
 from __future__ import annotations
 
 from lamina.interpreters import allow_extended, lower_on_physical
-from lamina.lax._common import aval_of
-from lamina.lax._gather import gather_p
-from lamina.lax._scatter import scatter_p
-from lamina.lax.dynamic_slicing import dynamic_slice_p, dynamic_update_slice_p
-from lamina.lax.elementwise import eq, eq_p, ne, ne_p, select_n_p
-from lamina.lax.reductions import reduce_and, reduce_or
-from lamina.lax.reshaping import concatenate_p, rev_p, split_p, squeeze_p
-from lamina.lax.shapes import (
+from lamina.lax.base.operands import aval_of
+from lamina.lax.base.primitives import (
     broadcast_in_dim,
     broadcast_in_dim_p,
+    copy_p,
+    eq,
+    eq_p,
+    ne,
+    ne_p,
+    reduce_and,
+    reduce_or,
     reshape,
     reshape_p,
+    select_n_p,
     transpose_p,
 )
-from lamina.lax.slicing import slice_p
-from lamina.lax.stacking import stack_p, tile_p, unstack_p
-from lamina.lax.unary import copy_p
+from lamina.lax.base.reshaping import concatenate_p, rev_p, slice_p, split_p, squeeze_p
+from lamina.lax.base.stacking import stack_p, tile_p, unstack_p
+from lamina.lax.slicing.dynamic_slicing import dynamic_slice_p, dynamic_update_slice_p
+from lamina.lax.slicing.gather_scatter import gather_p, scatter_p
 
 __all__ = ["KEY_COMPARISONS", "KEY_STRUCTURAL_PRIMITIVES"]
 

@@ -19,11 +19,10 @@ import numpy as np
 
 from lamina.interpreters import Array, tracing
 from lamina.ir import ExtendedDType, ShapedArray, prng_key, register_extended_dtype
+from lamina.lax.base.primitives import copy_p, reshape, transpose
+from lamina.lax.base.reshaping import squeeze
 from lamina.lax.operators import OPERATORS
 from lamina.lax.prng.key_indexing import index_keys
-from lamina.lax.reshaping import squeeze
-from lamina.lax.shapes import reshape, transpose
-from lamina.lax.unary import copy_p
 
 __all__ = [
     "PRNG_IMPLS",

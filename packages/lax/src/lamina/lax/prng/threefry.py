@@ -18,13 +18,16 @@ import numpy as np
 from lamina.interpreters import ad, batching
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray, dtypes
-from lamina.lax._common import aval_of, standard_primitive
-from lamina.lax.binary import bitwise_or, bitwise_xor, shift_left, shift_right_logical
-from lamina.lax.conversion import convert_element_type
-from lamina.lax.elementwise import broadcasting_shape
-from lamina.lax.reshaping import concatenate, expand_dims, squeeze
-from lamina.lax.shapes import reshape
-from lamina.lax.slicing import slice_in_dim
+from lamina.lax.base.operands import aval_of, broadcasting_shape, standard_primitive
+from lamina.lax.base.primitives import (
+    bitwise_or,
+    bitwise_xor,
+    convert_element_type,
+    reshape,
+    shift_left,
+    shift_right_logical,
+)
+from lamina.lax.base.reshaping import concatenate, expand_dims, slice_in_dim, squeeze
 
 __all__ = [
     "iota_2x32_shape",
