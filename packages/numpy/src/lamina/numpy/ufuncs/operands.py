@@ -9,8 +9,7 @@ import functools
 import numpy as np
 from lamina.interpreters import jit
 from lamina.ir import dtypes
-from lamina.lax import aval_of, broadcast_in_dim, reshape, to_dtype
-from lamina.lax import elementwise as ew
+from lamina.lax import aval_of, broadcast_in_dim, reshape, select_n, to_dtype
 
 __all__ = [
     "INT_OF_BITS",
@@ -136,7 +135,7 @@ def select(condition, on_true, on_false):
     """``on_true`` where ``condition`` holds, else ``on_false``; all three broadcast."""
     shape = np.broadcast_shapes(*(aval_of(v).shape for v in (condition, on_true, on_false)))
     condition, on_true, on_false = (broadcast_to(v, shape) for v in (condition, on_true, on_false))
-    return ew.select_n(condition, on_false, on_true)
+    return select_n(condition, on_false, on_true)
 
 
 where = select
