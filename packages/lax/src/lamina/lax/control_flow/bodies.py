@@ -12,13 +12,11 @@ from __future__ import annotations
 import inspect
 
 from lamina.interpreters import (
-    PartialEvalTrace,
     ad,
     batching,
     describe_function,
     eval_jaxpr,
-    find_current_trace,
-    set_current_trace,
+    partial_eval_jaxpr,
     shaped_abstractify,
     trace_to_jaxpr,
 )
@@ -200,38 +198,14 @@ def jvp_out_nonzero(closed: ClosedJaxpr, nonzero) -> list[bool]:
 def partial_eval_forced(closed: ClosedJaxpr, unknown, instantiate):
     """Splits ``closed`` given its ``unknown`` inputs, outputs marked ``instantiate``
     unknown even if computable. Returns ``(known, staged, out_unknown, res_avals)``:
-    ``known`` maps the known inputs to the known outputs then the residuals;
-    ``staged`` maps the residuals then the unknown inputs to the unknown outputs."""
-    known_avals = [a for a, u in zip(closed.in_avals, unknown, strict=True) if not u]
-    box = {}
-
-    def known_fun(*kargs):
-        it = iter(kargs)
-        inner = PartialEvalTrace(find_current_trace())
-        try:
-            ins = [
-                inner.new_unknown(a) if u else next(it)
-                for a, u in zip(closed.in_avals, unknown, strict=True)
-            ]
-            with set_current_trace(inner):
-                outs = eval_jaxpr(closed.jaxpr, closed.consts, *ins)
-            out_unknown = [
-                inner.is_unknown(o) or inst for o, inst in zip(outs, instantiate, strict=True)
-            ]
-            staged = inner.staging.to_jaxpr(
-                [o for o, u in zip(outs, out_unknown, strict=True) if u]
-            )
-        finally:
-            inner.staging.invalidate()
-            inner.invalidate()
-        box.update(staged=staged, out_unknown=out_unknown)
-        known_outs = [o for o, u in zip(outs, out_unknown, strict=True) if not u]
-        return [*known_outs, *staged.consts]
-
-    known, _ = trace_to_jaxpr(known_fun, known_avals, "known")
-    staged, _ = open_closed(box["staged"])
-    res_avals = [v.aval for v in box["staged"].jaxpr.constvars]
-    return known, staged, box["out_unknown"], res_avals
+    ``known`` maps the known inputs to the known outputs then the residuals (every one,
+    known inputs included); ``staged`` maps the residuals then the unknown inputs to the
+    unknown outputs."""
+    known, staged, out_unknown, _ = partial_eval_jaxpr(
+        closed, unknown, "known", instantiate, forward=False
+    )
+    n_residuals = len(staged.jaxpr.invars) - sum(unknown)
+    return known, staged, list(out_unknown), list(staged.in_avals[:n_residuals])
 
 
 def out_unknown_of(closed: ClosedJaxpr, unknown) -> list[bool]:
