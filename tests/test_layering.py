@@ -398,8 +398,8 @@ def test_a_package_init_importing_its_submodules_is_not_a_cycle(tmp_path):
         "packages/lax/src/lamina/lax/linalg/__init__.py": "from .qr import qr\n",
         "packages/lax/src/lamina/lax/linalg/qr.py": "from lamina.lax.linalg import _lapack\n",
         "packages/lax/src/lamina/lax/linalg/_lapack.py": "",
-        "packages/lax/src/lamina/random/__init__.py": "from lamina.random.keys import key\n",
-        "packages/lax/src/lamina/random/keys.py": "from lamina.lax.a import A\n",
+        "packages/lax/src/lamina/lax/prng/__init__.py": "from lamina.lax.prng.keys import key\n",
+        "packages/lax/src/lamina/lax/prng/keys.py": "from lamina.lax.a import A\n",
     }
     assert layering.check(make_workspace(tmp_path, files=files)) == []
 
@@ -407,7 +407,7 @@ def test_a_package_init_importing_its_submodules_is_not_a_cycle(tmp_path):
 def test_a_lazy_import_of_a_sibling_module(tmp_path):
     files = {
         "packages/lax/src/lamina/lax/shapes.py": "",
-        "packages/lax/src/lamina/random/keys.py": "",
+        "packages/lax/src/lamina/lax/prng/keys.py": "",
         "packages/lax/src/lamina/lax/core.py": """\
             def reshape(x):
                 from lamina.lax import shapes
@@ -417,7 +417,7 @@ def test_a_lazy_import_of_a_sibling_module(tmp_path):
             class Key:
                 def split(self):
                     if self:
-                        import lamina.random.keys
+                        import lamina.lax.prng.keys
         """,
         "src/lamina/api.py": "def jit():\n    from lamina import tree_util\n",
         "src/lamina/tree_util.py": "",
@@ -436,7 +436,7 @@ def test_a_lazy_import_of_a_sibling_module(tmp_path):
             "packages/lax/src/lamina/lax/core.py",
             9,
             "lamina-lax",
-            "lamina.random.keys",
+            "lamina.lax.prng.keys",
         ),
         ("local-import", "src/lamina/api.py", 2, "lamina", "lamina.tree_util"),
     ]
@@ -561,7 +561,7 @@ def test_importing_a_private_name_of_another_layer(tmp_path):
             from lamina.lax._common import aval_of
             import lamina.lax._scatter_ad
         """,
-        "packages/numpy/tests/test_a.py": "from lamina.random._keys import key_data\n",
+        "packages/numpy/tests/test_a.py": "from lamina.lax.prng._keys import key_data\n",
         "tests/test_private.py": "from lamina.ir.core import _Tracer\n",
     }
     violations = layering.check(make_workspace(tmp_path, files=files))
@@ -592,7 +592,7 @@ def test_importing_a_private_name_of_another_layer(tmp_path):
             "packages/numpy/tests/test_a.py",
             1,
             "lamina-numpy",
-            "lamina.random._keys.key_data",
+            "lamina.lax.prng._keys.key_data",
         ),
         ("private", "tests/test_private.py", 1, "lamina", "lamina.ir.core._Tracer"),
     ]
@@ -607,7 +607,7 @@ def test_private_names_inside_their_own_layer(tmp_path):
     files = {
         "packages/lax/src/lamina/lax/_common.py": "",
         "packages/lax/src/lamina/lax/conversion.py": (
-            "from lamina.lax._common import aval_of\nfrom lamina.random._bits import _bits\n"
+            "from lamina.lax._common import aval_of\nfrom lamina.lax.prng._bits import _bits\n"
         ),
         "packages/lax/tests/test_conversion.py": "from lamina.lax.conversion import _convert\n",
         "src/lamina/api.py": "from lamina._config import _flags\n",  # the root's own

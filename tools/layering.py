@@ -84,8 +84,6 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "profiler": ("interpreters",),
 }
 LAYERS = tuple(ALLOWED)
-# Public modules shipped by a layer under a name of their own (none at present).
-PORTIONS: dict[str, str] = {}
 META = "lamina"  # the root meta-package; it may declare and import every layer
 
 # Folders of the root package that are scanned; "benchmarks" may import jax, because
@@ -542,8 +540,6 @@ def classify(module: str) -> str | None:
         return None
     if len(parts) > 1 and parts[1] in LAYERS:
         return parts[1]
-    if len(parts) > 1 and parts[1] in PORTIONS:
-        return PORTIONS[parts[1]]
     return META
 
 
@@ -864,10 +860,7 @@ def _check_internal(pkg: Package, source: Source) -> list[Violation]:
         target = classify(site.module)
         if target not in LAYERS or target == pkg.layer or _private_part(site.full):
             continue  # private names have their own rule
-        tops = {f"lamina.{target}"} | {
-            f"lamina.{p}" for p, lay in PORTIONS.items() if lay == target
-        }
-        if site.module not in tops | set(PUBLIC_MODULES.get(target, ())):
+        if site.module not in {f"lamina.{target}", *PUBLIC_MODULES.get(target, ())}:
             namespace = ".".join(site.module.split(".")[:2])
             out.append(
                 Violation(
