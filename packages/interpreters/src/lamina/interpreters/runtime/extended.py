@@ -2,7 +2,7 @@
 
 An array of an extended dtype has a *logical* type, ``ShapedArray(shape, key<fry>)``,
 which Jaxprs, tracers and transformations see, and *physical* data: a concrete array
-of type :func:`~lamina.ir.core.physical_aval` (``uint32[*shape, 2]``) that lowering and
+of type :func:`~lamina.ir.physical_aval` (``uint32[*shape, 2]``) that lowering and
 execution see. Concrete extended arrays keep that data as ``_base_array`` and are made
 from it by their dtype's ``wrap_physical``.
 

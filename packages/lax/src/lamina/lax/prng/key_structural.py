@@ -1,7 +1,7 @@
 """The lax primitives that take typed key arrays, as JAX's do: those that only move
 whole elements around (reshape, slice, gather, select, ...), and ``eq``/``ne``. The
 structural ones lower on key operands through
-:func:`lamina.interpreters.extended.allow_extended`, the one rule that maps them over
+:func:`lamina.interpreters.allow_extended`, the one rule that maps them over
 the key data's trailing dimension; the comparisons compare whole keys. Every other
 primitive rejects keys in its abstract evaluation (``add does not accept dtype
 key<fry> ...``).

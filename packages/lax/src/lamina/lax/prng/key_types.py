@@ -3,7 +3,7 @@ the key dtype ``key<fry>`` (:class:`KeyTy`, an extended dtype) and typed key arr
 (:class:`PRNGKeyArray`).
 
 A typed key array is an array of the extended dtype ``key<fry>`` overlaying
-``uint32[..., 2]`` key data (its physical data; see :mod:`lamina.interpreters.extended`).
+``uint32[..., 2]`` key data (its physical data; see :func:`lamina.interpreters.physical_value`).
 Transformations see one value of type ``key<fry>[...]``; lowering and execution see
 the data.
 """
