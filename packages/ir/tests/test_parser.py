@@ -30,7 +30,6 @@ from lamina.ir.core.jaxpr import (
     Var,
     new_jaxpr_eqn,
     pp_jaxpr,
-    share_names_with_param,
 )
 from lamina.ir.core.primitives import Primitive, PrimitiveRegistry
 from lamina.ir.parsing.parse_params import param_readers, value_readers
@@ -111,7 +110,7 @@ def _jax_registry() -> PrimitiveRegistry:
             p.def_pp_params(_name_first, lambda params, ins, outs: params)
         if name == "broadcast_in_dim":
             p.def_pp_params(_hide_broadcast_params, _complete_broadcast_params)
-    share_names_with_param(registry.lookup("jit"))
+    registry.lookup("jit").def_shared_names()
     return registry
 
 
@@ -971,7 +970,7 @@ CALL = Primitive("prop_call", registry=PROP)  # a ClosedJaxpr in 'jaxpr'
 OPEN_CALL = Primitive("prop_open_call", registry=PROP)  # an open Jaxpr in 'body'
 BRANCHES = Primitive("prop_cond", registry=PROP)  # a tuple of ClosedJaxprs
 JIT = Primitive("prop_jit", registry=PROP)  # prints its Jaxpr with the caller's names
-share_names_with_param(JIT)
+JIT.def_shared_names()
 declare_param(OPEN_CALL, "body", Jaxpr)
 
 DTYPES = [

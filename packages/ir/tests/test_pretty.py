@@ -30,7 +30,6 @@ from lamina.ir.core.jaxpr import (
     new_jaxpr_eqn,
     pp_eqn,
     pp_jaxpr,
-    share_names_with_param,
 )
 from lamina.ir.core.primitives import Primitive, PrimitiveRegistry, pp_param_rules
 from lamina.ir.effects import Effect
@@ -215,7 +214,7 @@ pp_param_rules[prim("custom_jvp_call")] = lambda p: _pp_custom_call(p, ("jvp_jax
 pp_param_rules[prim("custom_vjp_call")] = lambda p: _pp_custom_call(
     p, ("fwd_jaxpr_thunk", "fwd"), ("bwd", "bwd")
 )
-share_names_with_param(prim("jit"), "jaxpr")
+prim("jit").def_shared_names("jaxpr")
 
 F32 = np.dtype("float32")
 

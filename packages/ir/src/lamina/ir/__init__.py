@@ -25,7 +25,6 @@ from lamina.ir.core.jaxpr import (
     new_jaxpr_eqn,
     pp_eqn,
     pp_jaxpr,
-    share_names_with_param,
 )
 from lamina.ir.core.primitives import (
     MissingRuleError,
@@ -42,6 +41,7 @@ from lamina.ir.core.primitives import (
     partial_eval_rules,
     remat_split_rules,
     set_bind_handler,
+    shared_names_rules,
     transpose_rules,
 )
 from lamina.ir.dtypes import enable_x64
@@ -111,7 +111,7 @@ __all__ = [
     "register_value_reader",
     "remat_split_rules",
     "set_bind_handler",
-    "share_names_with_param",
+    "shared_names_rules",
     "transpose_rules",
     "tree",
     "tree_util",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from lamina.interpreters.core.tracing import Tracer, shaped_abstractify
 from lamina.interpreters.jaxprs.lowering import call_lowering
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
-from lamina.ir import ClosedJaxpr, Jaxpr, Literal, Primitive, share_names_with_param
+from lamina.ir import ClosedJaxpr, Jaxpr, Literal, Primitive
 
 __all__ = ["UNSPECIFIED", "call_jaxpr", "call_staged", "eval_jaxpr", "jit_p"]
 
@@ -92,7 +92,7 @@ def _jit_pp_params(params: dict):
 jit_p.def_impl(_jit_impl)
 jit_p.def_abstract_eval(_jit_abstract_eval)
 jit_p.def_lowering(call_lowering)
-share_names_with_param(jit_p, "jaxpr")
+jit_p.def_shared_names("jaxpr")
 # Printing only hides params; the parser's completion restores the defaults.
 jit_p.def_pp_params(
     _jit_pp_params,

@@ -23,7 +23,7 @@ Jaxprs too, so each name denotes one variable. Two exceptions, both as in JAX:
 
 - in the Jaxpr being printed (not in nested ones), outputs of equations that nothing
   uses are printed ``_``;
-- a primitive registered with ``share_names_with_param`` (JAX's ``jit``) prints the
+- a primitive registered with ``Primitive.def_shared_names`` (JAX's ``jit``) prints the
   inputs and outputs of its sub-Jaxpr with the names of the equation's own inputs and
   outputs.
 
@@ -62,7 +62,7 @@ import numpy as np
 from lamina.ir import dtypes
 from lamina.ir.core import pretty_doc as pd
 from lamina.ir.core.avals import AbstractValue
-from lamina.ir.core.primitives import Primitive, pp_param_rules
+from lamina.ir.core.primitives import pp_param_rules, shared_names_rules
 from lamina.ir.effects import Effect, no_effects
 
 __all__ = [
@@ -82,7 +82,6 @@ __all__ = [
     "new_jaxpr_eqn",
     "pp_eqn",
     "pp_jaxpr",
-    "share_names_with_param",
     "values_equal",
 ]
 
@@ -392,16 +391,6 @@ _SETTING_NAMES = frozenset(f.name for f in fields(PpSettings))
 _FORMAT_NAMES = frozenset({"width", "annotation_prefix"})
 _IGNORED_NAMES = frozenset({"use_color"})  # accepted as JAX does; lamina never colors
 
-# Primitive -> the param holding a sub-Jaxpr whose inputs and outputs are the
-# equation's own (JAX's jit): they print with the same names.
-_names_shared: dict[Primitive, str] = {}
-
-
-def share_names_with_param(primitive: Primitive, param: str = "jaxpr") -> None:
-    """Print the Jaxpr in ``param`` of ``primitive``'s equations with the caller's names
-    for its inputs and outputs (as JAX prints ``jit``)."""
-    _names_shared[primitive] = param
-
 
 def pp_jaxpr(jaxpr: Jaxpr | ClosedJaxpr, **options) -> str:
     """The text of ``jaxpr``. Options: the fields of ``PpSettings``, ``width`` (80),
@@ -639,7 +628,7 @@ def _printed_params(eqn: JaxprEqn, context: PpContext, settings: PpSettings) -> 
         return [(k, params[k]) for k in sorted(params)]
     rule = pp_param_rules.get(eqn.primitive)
     shown = params if rule is None else rule(dict(params))
-    param = _names_shared.get(eqn.primitive)
+    param = shared_names_rules.get(eqn.primitive)
     if param is not None and param in params:
         sub = params[param]
         sub = sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub

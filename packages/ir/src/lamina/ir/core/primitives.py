@@ -28,6 +28,7 @@ __all__ = [
     "pp_param_rules",
     "remat_split_rules",
     "set_bind_handler",
+    "shared_names_rules",
     "transpose_rules",
 ]
 
@@ -75,6 +76,9 @@ param_completion_rules = RuleTable("Parameter completion")
 # Primitives that need more than "stage the whole equation" when some operand is
 # unknown during partial evaluation: ``rule(trace, args, **params) -> outs``.
 partial_eval_rules = RuleTable("Partial evaluation")
+# Printing: the param holding a sub-Jaxpr whose inputs and outputs are the equation's own
+# (JAX's jit), so they print with the equation's names.
+shared_names_rules = RuleTable("Shared-names printing")
 # Call-like primitives that rematerialization splits recursively:
 # ``rule(eqn, in_unknown, policy) -> (known_eqn, unknown_eqn, saved_vars)``.
 remat_split_rules = RuleTable("Rematerialization split")
@@ -180,6 +184,11 @@ class Primitive:
     def def_lowering(self, rule, platform: str | None = None):
         lowering_rules._rules.setdefault(self, {})[platform] = rule
         return rule
+
+    def def_shared_names(self, param: str = "jaxpr"):
+        """Print the Jaxpr in ``param`` of this primitive's equations with the caller's
+        names for its inputs and outputs (as JAX prints ``jit``)."""
+        shared_names_rules[self] = param
 
     def def_pp_params(self, hide: Callable[[dict], dict], complete: Callable[..., dict]):
         """``hide(params) -> printed params``; ``complete(params, in_avals, out_avals)``
