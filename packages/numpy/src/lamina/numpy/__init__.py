@@ -1,29 +1,67 @@
 """lamina.numpy: the NumPy API (``jax.numpy``) written on lax.
 
-Each module below lists its public names in ``__all__``; the package exports their
-union, plus the submodules ``linalg`` and ``fft``. Importing the package installs the
+Each module named in ``_MODULES`` (its path under the package, tier by tier) lists its
+public names in ``__all__``, the one place they are written; the package exports their
+union, plus the submodules ``linalg`` and ``fft``. The concern folders' ``__init__``
+files only describe the folder, and helper modules (``ufuncs/operands.py``,
+``reductions/rules.py``, ...) are not in ``_MODULES``. Importing the package installs the
 methods of ``jax.Array`` (``x.sum()``, ``x[i]``, ``x.at[i].set(v)``, ...) on arrays and
 tracers (:mod:`.array_methods`).
 """
 
-import importlib as _importlib
 import sys as _sys
 
 _MODULES = (
-    "creation",
-    "printing",
-    "ufuncs",
-    "reductions",
-    "manipulation",
-    "selection",
-    "contractions",
-    "polynomial",
+    # creation/: conversion first, what makes arrays from it above.
+    "creation.conversion",
+    "creation.filled",
+    "creation.ranges",
+    "creation.matrices",
+    "creation.windows",
+    "creation.io",
+    "creation.index_tricks",
+    "creation.scalar_types",
+    # The concern folders and modules, each on base/ (ufuncs/ on creation/).
+    "ufuncs.unary",
+    "ufuncs.bits",
+    "ufuncs.comparisons",
+    "ufuncs.binary",
+    "ufuncs.floating",
+    "ufuncs.objects",
+    "reductions.folding",
+    "reductions.cumulative",
+    "reductions.moments",
+    "reductions.statistics",
+    "reductions.histograms",
+    "reductions.signal",
+    "manipulation.shapes",
+    "manipulation.rearrange",
+    "manipulation.repetition",
+    "manipulation.splitting",
+    "manipulation.stacking",
+    "manipulation.edit",
+    "manipulation.padding",
+    "selection.sorting",
+    "selection.searching",
+    "selection.setops",
+    "selection.unique_values",
+    "selection.choosing",
+    "selection.taking",
+    "selection.index_helpers",
+    "polynomial.fitting",
+    "polynomial.arithmetic",
     "functional",
+    "printing",
+    # contractions/, on functional.
+    "contractions.products",
+    "contractions.outer_and_diagonal",
+    "contractions.einsum_notation",
 )
 
 __all__ = ["fft", "linalg"]
 for _name in _MODULES:
-    _module = _importlib.import_module(f"{__name__}.{_name}")
+    __import__(f"{__name__}.{_name}")  # (import_module would hide it from -X importtime)
+    _module = _sys.modules[f"{__name__}.{_name}"]
     globals().update({n: getattr(_module, n) for n in _module.__all__})
     __all__ += _module.__all__
 __all__ = sorted(set(__all__))

@@ -3,19 +3,22 @@
 JAX's signatures.
 
 Most methods call the ``lamina.numpy`` function of the same name, taken from the
-concern packages (``reductions``, ``manipulation``, ...). :func:`install_array_methods`
-puts them on concrete arrays (jaxlib's ``ArrayImpl``) and in the method table of
-tracers.
+module that defines it (``reductions.folding``, ``manipulation.shapes``, ...).
+:func:`install_array_methods` puts them on concrete arrays (jaxlib's ``ArrayImpl``)
+and in the method table of tracers.
 """
 
 from __future__ import annotations
 
 from lamina.interpreters import set_array_attribute, tracing
-from lamina.numpy import contractions, manipulation, reductions, selection, ufuncs
 from lamina.numpy.array_methods import methods as impl
 from lamina.numpy.base.arguments import is_arraylike
-from lamina.numpy.contractions.products import matmul
+from lamina.numpy.contractions import outer_and_diagonal, products
 from lamina.numpy.indexing.subscripting import getitem
+from lamina.numpy.manipulation import repetition, shapes
+from lamina.numpy.reductions import cumulative, folding, moments
+from lamina.numpy.selection import choosing, searching, sorting, taking
+from lamina.numpy.ufuncs import floating
 
 __all__: list[str] = []
 
@@ -24,71 +27,73 @@ __all__: list[str] = []
 
 
 def all(self, axis=None, out=None, keepdims=False, *, where=None):
-    return reductions.all(self, axis=axis, out=out, keepdims=keepdims, where=where)
+    return folding.all(self, axis=axis, out=out, keepdims=keepdims, where=where)
 
 
 def any(self, axis=None, out=None, keepdims=False, *, where=None):
-    return reductions.any(self, axis=axis, out=out, keepdims=keepdims, where=where)
+    return folding.any(self, axis=axis, out=out, keepdims=keepdims, where=where)
 
 
 def argmax(self, axis=None, out=None, keepdims=None):
-    return reductions.argmax(self, axis=axis, out=out, keepdims=keepdims)
+    return folding.argmax(self, axis=axis, out=out, keepdims=keepdims)
 
 
 def argmin(self, axis=None, out=None, keepdims=None):
-    return reductions.argmin(self, axis=axis, out=out, keepdims=keepdims)
+    return folding.argmin(self, axis=axis, out=out, keepdims=keepdims)
 
 
 def max(self, axis=None, out=None, keepdims=False, initial=None, where=None):
-    return reductions.max(self, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
+    return folding.max(self, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
 
 
 def min(self, axis=None, out=None, keepdims=False, initial=None, where=None):
-    return reductions.min(self, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
+    return folding.min(self, axis=axis, out=out, keepdims=keepdims, initial=initial, where=where)
 
 
 def mean(self, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
-    return reductions.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
+    return folding.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims, where=where)
 
 
 def prod(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
          promote_integers=True):  # fmt: skip
-    return reductions.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
-                       initial=initial, where=where, promote_integers=promote_integers)  # fmt: skip
+    return folding.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+                    initial=initial, where=where, promote_integers=promote_integers)  # fmt: skip
 
 
 def sum(self, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
         promote_integers=True):  # fmt: skip
-    return reductions.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
-                      initial=initial, where=where, promote_integers=promote_integers)  # fmt: skip
+    return folding.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims,
+                   initial=initial, where=where, promote_integers=promote_integers)  # fmt: skip
 
 
 def ptp(self, axis=None, out=None, keepdims=False):
-    return reductions.ptp(self, axis=axis, out=out, keepdims=keepdims)
+    return folding.ptp(self, axis=axis, out=out, keepdims=keepdims)
 
 
 def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         correction=None):  # fmt: skip
-    return reductions.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                      where=where, correction=correction)  # fmt: skip
+    return moments.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                   where=where, correction=correction)  # fmt: skip
 
 
 def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         correction=None):  # fmt: skip
-    return reductions.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
-                      where=where, correction=correction)  # fmt: skip
+    return moments.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims,
+                   where=where, correction=correction)  # fmt: skip
 
 
 def cumsum(self, axis=None, dtype=None, out=None):
-    return reductions.cumsum(self, axis=axis, dtype=dtype, out=out)
+    return cumulative.cumsum(self, axis=axis, dtype=dtype, out=out)
 
 
 def cumprod(self, axis=None, dtype=None, out=None):
-    return reductions.cumprod(self, axis=axis, dtype=dtype, out=out)
+    return cumulative.cumprod(self, axis=axis, dtype=dtype, out=out)
 
 
 def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    return contractions.trace(self, offset=offset, axis1=axis1, axis2=axis2, dtype=dtype, out=out)
+    return outer_and_diagonal.trace(
+        self, offset=offset, axis1=axis1, axis2=axis2, dtype=dtype, out=out
+    )
 
 
 # ------------------------------------------------------------------ shapes
@@ -97,106 +102,104 @@ def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 def reshape(self, *args, order="C", out_sharding=None):
     """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``."""
     shape = args[0] if len(args) == 1 else args
-    return manipulation.reshape(self, shape, order=order, out_sharding=out_sharding)
+    return shapes.reshape(self, shape, order=order, out_sharding=out_sharding)
 
 
 def ravel(self, order="C", *, out_sharding=None):
-    return manipulation.ravel(self, order, out_sharding=out_sharding)
+    return shapes.ravel(self, order, out_sharding=out_sharding)
 
 
 def flatten(self, order="C", *, out_sharding=None):
-    return manipulation.ravel(self, order, out_sharding=out_sharding)
+    return shapes.ravel(self, order, out_sharding=out_sharding)
 
 
 def transpose(self, *args):
     """``x.transpose()``, ``x.transpose(1, 0)`` or ``x.transpose((1, 0))``."""
     axes = None if args in ((), (None,)) else (args[0] if len(args) == 1 else args)
-    return manipulation.transpose(self, axes)
+    return shapes.transpose(self, axes)
 
 
 def swapaxes(self, axis1, axis2):
-    return manipulation.swapaxes(self, axis1, axis2)
+    return shapes.swapaxes(self, axis1, axis2)
 
 
 def squeeze(self, axis=None):
-    return manipulation.squeeze(self, axis)
+    return shapes.squeeze(self, axis)
 
 
 def diagonal(self, offset=0, axis1=0, axis2=1):
-    return contractions.diagonal(self, offset, axis1, axis2)
+    return outer_and_diagonal.diagonal(self, offset, axis1, axis2)
 
 
 def repeat(self, repeats, axis=None, *, total_repeat_length=None, out_sharding=None):
-    return manipulation.repeat(self, repeats, axis, total_repeat_length=total_repeat_length,
-                         out_sharding=out_sharding)  # fmt: skip
+    return repetition.repeat(self, repeats, axis, total_repeat_length=total_repeat_length,
+                       out_sharding=out_sharding)  # fmt: skip
 
 
 # ------------------------------------------------------------------ selection and sorting
 
 
 def argpartition(self, kth, axis=-1):
-    return selection.argpartition(self, kth, axis)
+    return sorting.argpartition(self, kth, axis)
 
 
 def argsort(self, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    return selection.argsort(self, axis, kind=kind, order=order, stable=stable,
-                          descending=descending)  # fmt: skip
+    return sorting.argsort(self, axis, kind=kind, order=order, stable=stable,
+                        descending=descending)  # fmt: skip
 
 
 def sort(self, axis=-1, *, kind=None, order=None, stable=True, descending=False):
-    return selection.sort(self, axis, kind=kind, order=order, stable=stable, descending=descending)
+    return sorting.sort(self, axis, kind=kind, order=order, stable=stable, descending=descending)
 
 
 def searchsorted(self, v, side="left", sorter=None, *, method="scan"):
-    return selection.searchsorted(self, v, side=side, sorter=sorter, method=method)
+    return searching.searchsorted(self, v, side=side, sorter=sorter, method=method)
 
 
 def choose(self, choices, out=None, mode="raise"):
-    return selection.choose(self, choices, out=out, mode=mode)
+    return choosing.choose(self, choices, out=out, mode=mode)
 
 
 def compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
-    return selection.compress(condition, self, axis, size=size, fill_value=fill_value, out=out)
+    return choosing.compress(condition, self, axis, size=size, fill_value=fill_value, out=out)
 
 
 def nonzero(self, *, fill_value=None, size=None):
-    return selection.nonzero(self, size=size, fill_value=fill_value)
+    return choosing.nonzero(self, size=size, fill_value=fill_value)
 
 
 def take(self, indices, axis=None, out=None, mode=None, unique_indices=False,
          indices_are_sorted=False, fill_value=None):  # fmt: skip
-    return selection.take(self, indices, axis=axis, out=out, mode=mode,
-                       unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
-                       fill_value=fill_value)  # fmt: skip
+    return taking.take(self, indices, axis=axis, out=out, mode=mode,
+                    unique_indices=unique_indices, indices_are_sorted=indices_are_sorted,
+                    fill_value=fill_value)  # fmt: skip
 
 
 # ------------------------------------------------------------------ arithmetic
 
 
 def clip(self, min=None, max=None):
-    return ufuncs.clip(self, min=min, max=max)
+    return floating.clip(self, min=min, max=max)
 
 
 def round(self, decimals=0, out=None):
-    return ufuncs.round(self, decimals, out)
+    return floating.round(self, decimals, out)
 
 
 def dot(self, b, *, precision=None, preferred_element_type=None):
-    return contractions.dot(
-        self, b, precision=precision, preferred_element_type=preferred_element_type
-    )
+    return products.dot(self, b, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def matmul_operator(self, other):
     if not is_arraylike(other):
         return NotImplemented
-    return matmul(self, other)
+    return products.matmul(self, other)
 
 
 def rmatmul_operator(self, other):
     if not is_arraylike(other):
         return NotImplemented
-    return matmul(other, self)
+    return products.matmul(other, self)
 
 
 def to_device(self, device, *, stream=None):

@@ -24,8 +24,9 @@ from lamina.lax import (
     rev,
     to_dtype,
 )
-from lamina.numpy import creation, ufuncs
+from lamina.numpy.creation import conversion
 from lamina.numpy.indexing.subscripting import _IndexUpdateHelper, getitem
+from lamina.numpy.ufuncs import floating
 
 __all__: list[str] = []
 
@@ -220,7 +221,7 @@ def contains(self, other):
 
 def copy(self):
     """A copy of the array (a new buffer for concrete arrays)."""
-    return creation.array(self, copy=True)
+    return conversion.array(self, copy=True)
 
 
 def copy_protocol(self):
@@ -242,9 +243,9 @@ def setitem(self, i, x):
 def round_protocol(number, ndigits=None):
     """``round(x)`` (an integer array) and ``round(x, n)``."""
     if ndigits is None:
-        rounded = ufuncs.round(number)
+        rounded = floating.round(number)
         return astype(rounded, dtypes.default_int_dtype())
-    return ufuncs.round(number, ndigits)
+    return floating.round(number, ndigits)
 
 
 def hex_protocol(self):

@@ -12,7 +12,7 @@ from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, promote_dtypes
 
-__all__ = ["cross", "diagonal", "kron", "moveaxis", "outer", "trace"]
+__all__ = ["cross", "diagonal", "kron", "outer", "trace"]
 
 
 def moveaxis(x, source: tuple, destination: tuple):

@@ -13,7 +13,7 @@ from lamina.ir import dtypes
 from lamina.lax.linalg import eig, lu, svd, triangular_solve
 from lamina.numpy.base.arguments import aval_of, check_arraylike, promote_dtypes_inexact, to_array
 
-__all__ = ["concrete_value", "eigvals", "polyfit", "roots"]
+__all__ = ["polyfit", "roots"]
 
 
 def concrete_value(x, context: str) -> np.ndarray:

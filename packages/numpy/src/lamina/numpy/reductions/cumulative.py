@@ -10,6 +10,15 @@ from lamina import lax
 from lamina.ir import dtypes
 from lamina.numpy.reductions import rules as rc
 
+__all__ = [
+    "cumprod",
+    "cumsum",
+    "cumulative_prod",
+    "cumulative_sum",
+    "nancumprod",
+    "nancumsum",
+]
+
 
 def _cumulative(name, lax_fn, a, axis, dtype, out, *, nan_fill=None, promote_integers=False):
     a = rc.as_array(name, a)

@@ -19,6 +19,24 @@ from lamina import lax
 from lamina.ir import dtypes
 from lamina.numpy.reductions import rules as rc
 
+__all__ = [
+    "all",
+    "amax",
+    "amin",
+    "any",
+    "argmax",
+    "argmin",
+    "count_nonzero",
+    "max",
+    "mean",
+    "min",
+    "nanargmax",
+    "nanargmin",
+    "prod",
+    "ptp",
+    "sum",
+]
+
 _builtin_any = any
 
 

@@ -14,6 +14,18 @@ from lamina.ir import dtypes
 from lamina.numpy.reductions import folding
 from lamina.numpy.reductions import rules as rc
 
+__all__ = [
+    "nanmax",
+    "nanmean",
+    "nanmin",
+    "nanprod",
+    "nanstd",
+    "nansum",
+    "nanvar",
+    "std",
+    "var",
+]
+
 _COMPLEX_DTYPE_MESSAGE = (
     "jax.numpy.var does not yet support real dtype parameters when computing the variance "
     "of an array of complex values. The semantics of numpy.var seem unclear in this case. "

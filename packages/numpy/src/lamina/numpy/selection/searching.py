@@ -12,7 +12,7 @@ from lamina.ir import dtypes
 from lamina.numpy.base.arguments import aval_of, check_arraylike, promote_dtypes, to_array
 from lamina.numpy.selection.plumbing import broadcast_to, gather_rows, ravel
 
-__all__ = ["searchsorted", "sort_order_less"]
+__all__ = ["searchsorted"]
 
 _METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
 

@@ -36,7 +36,6 @@ __all__ = [
     "unique_all",
     "unique_counts",
     "unique_inverse",
-    "unique_sorted",
     "unique_values",
 ]
 
