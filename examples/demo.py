@@ -19,8 +19,8 @@ from lamina.ir import (
     Var,
     check_jaxpr,
     new_jaxpr_eqn,
+    parse_jaxpr,
 )
-from lamina.ir import parse_jaxpr
 
 # lamina.lax will define the real primitives; the demo declares two of its own.
 sin = Primitive("demo_sin", registry=None)
