@@ -12,15 +12,10 @@ from lamina import lax
 from lamina.interpreters import ConcretizationTypeError, Tracer, jit
 from lamina.lax import to_dtype
 from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, to_array
+from lamina.numpy.base.static_values import concrete_value
 from lamina.numpy.manipulation.shapes import broadcast_to
 from lamina.numpy.manipulation.stacking import concatenate
-from lamina.numpy.manipulation.static import (
-    concrete_value,
-    gather_along,
-    scatter_1d,
-    shape_of,
-    take_static,
-)
+from lamina.numpy.manipulation.static import gather_along, scatter_1d, shape_of, take_static
 
 __all__ = ["append", "delete", "insert"]
 

@@ -11,10 +11,9 @@ import numpy as np
 from lamina import lax
 from lamina.interpreters import Tracer, jit
 from lamina.numpy.base.arguments import canonicalize_axis
+from lamina.numpy.base.static_values import as_array, concrete_value
 from lamina.numpy.manipulation.static import (
-    as_array,
     axis_tuple,
-    concrete_value,
     shape_of,
     size_of,
     slice_along,

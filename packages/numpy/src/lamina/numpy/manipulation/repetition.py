@@ -9,14 +9,8 @@ import numpy as np
 from lamina import lax
 from lamina.interpreters import ConcretizationTypeError, Tracer, jit
 from lamina.numpy.base.arguments import canonicalize_axis, check_arraylike, to_array
-from lamina.numpy.manipulation.static import (
-    as_array,
-    concrete_value,
-    gather_along,
-    scatter_1d,
-    shape_of,
-    take_static,
-)
+from lamina.numpy.base.static_values import as_array, concrete_value
+from lamina.numpy.manipulation.static import gather_along, scatter_1d, shape_of, take_static
 
 __all__ = ["repeat", "tile"]
 

@@ -9,14 +9,8 @@ import operator
 
 from lamina import lax
 from lamina.numpy.base.arguments import canonicalize_axis, check_arraylike, to_array
-from lamina.numpy.manipulation.static import (
-    as_array,
-    axis_error,
-    axis_tuple,
-    shape_of,
-    size_of,
-    static_shape,
-)
+from lamina.numpy.base.static_values import as_array
+from lamina.numpy.manipulation.static import axis_error, axis_tuple, shape_of, size_of, static_shape
 
 __all__ = [
     "atleast_1d",

@@ -14,8 +14,8 @@ from lamina.numpy.base.arguments import (
     promote_dtypes,
     to_array,
 )
+from lamina.numpy.base.shaping import broadcast_to
 from lamina.numpy.ufuncs.operands import (
-    broadcast_to,
     compare,
     const_like,
     full_like,

@@ -9,11 +9,11 @@ import functools
 import numpy as np
 from lamina.interpreters import jit
 from lamina.ir import dtypes
-from lamina.lax import aval_of, broadcast_in_dim, reshape, select_n, to_dtype
+from lamina.lax import aval_of, broadcast_in_dim, select_n, to_dtype
+from lamina.numpy.base.shaping import broadcast_to
 
 __all__ = [
     "INT_OF_BITS",
-    "broadcast_to",
     "compare",
     "const_like",
     "dtype_of",
@@ -115,20 +115,6 @@ def full_like(x, value):
     aval = aval_of(x)
     fill = _weak_scalar(value, aval.dtype) if aval.weak_type else np.asarray(value, aval.dtype)
     return broadcast_in_dim(fill, aval.shape, ())
-
-
-def broadcast_to(x, shape):
-    """``x`` broadcast to ``shape`` by NumPy's rules (leading axes added, size-1 axes
-    stretched)."""
-    aval = aval_of(x)
-    shape = tuple(shape)
-    if aval.shape == shape:
-        return x
-    lead = len(shape) - aval.ndim
-    kept = [i for i, d in enumerate(aval.shape) if d == shape[lead + i]]
-    if len(kept) != aval.ndim:
-        x = reshape(x, tuple(aval.shape[i] for i in kept))
-    return broadcast_in_dim(x, shape, tuple(lead + i for i in kept))
 
 
 def select(condition, on_true, on_false):
