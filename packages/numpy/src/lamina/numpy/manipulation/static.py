@@ -38,6 +38,14 @@ def axis_tuple(axis) -> tuple:
     return (axis,)
 
 
+def shape_3d(shape) -> tuple[int, ...]:
+    """``shape`` with at least three axes, as ``atleast_3d`` and ``dstack`` make it:
+    ``()`` becomes ``(1, 1, 1)``, ``(n,)`` ``(1, n, 1)``, ``(m, n)`` ``(m, n, 1)``."""
+    if len(shape) >= 3:
+        return shape
+    return {0: (1, 1, 1), 1: (1, *shape, 1), 2: (*shape, 1)}[len(shape)]
+
+
 def size_of(x) -> int:
     return math.prod(shape_of(x))
 

@@ -9,11 +9,13 @@ import functools
 import numpy as np
 from lamina.interpreters import jit
 from lamina.ir import dtypes
-from lamina.lax import aval_of, broadcast_in_dim, select_n, to_dtype
+from lamina.lax import aval_of, broadcast_in_dim, promote_args, select_n, to_dtype
+from lamina.numpy.base.arguments import check_arraylike, to_array
 from lamina.numpy.base.shaping import broadcast_to
 
 __all__ = [
     "INT_OF_BITS",
+    "checked_promote",
     "compare",
     "const_like",
     "dtype_of",
@@ -66,6 +68,13 @@ def is_floating(x) -> bool:
 
 def is_complex(x) -> bool:
     return dtypes.issubdtype(dtype_of(x), np.complexfloating)
+
+
+def checked_promote(name, *args):
+    """Arguments checked, promoted to their common dtype and rank (``promote_args``),
+    as arrays."""
+    check_arraylike(name, *args)
+    return [to_array(a) for a in promote_args(name, *args)]
 
 
 def const_like(x, value, dtype=None):
