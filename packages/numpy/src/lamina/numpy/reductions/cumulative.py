@@ -28,7 +28,7 @@ def _staged_cumulative(a, name, lax_fn, axis, dtype, nan_fill, promote_integers)
         a = ravel(a)
     axis = rc.canonicalize_axis(0 if axis is None else axis, a.ndim)
     if nan_fill is not None and dtypes.issubdtype(a.dtype, np.inexact):
-        a = rc.select(rc.isnan(a), rc.init_value(a.dtype, nan_fill), a)
+        a = rc.promoting_select(rc.isnan(a), rc.init_value(a.dtype, nan_fill), a)
     if dtype is None:
         promote = promote_integers or a.dtype == np.bool_
         result_dtype = rc.promote_integer_dtype(a.dtype) if promote else a.dtype

@@ -119,7 +119,7 @@ def _staged_reduce(
     fold = monoid.bool_fold if is_bool else monoid.fold
     combine = monoid.bool_combine if is_bool else monoid.combine
     if where is not None:
-        a = rc.select(where, a, rc.init_value(compute_dtype, monoid.mask_value))
+        a = rc.promoting_select(where, a, rc.init_value(compute_dtype, monoid.mask_value))
     result = fold(a, tuple(sorted(axes)))
     if initial is not None:
         initial = rc.convert(as_array(name, initial), compute_dtype)
@@ -301,10 +301,12 @@ def _nan_arg_reduce(name, arg_fn, replacement, a, axis, out, keepdims):
         return arg_fn(a, axis=axis, keepdims=keepdims)
     nan_mask = rc.isnan(a)
     result = arg_fn(
-        rc.select(nan_mask, rc.init_value(a.dtype, replacement), a), axis=axis, keepdims=keepdims
+        rc.promoting_select(nan_mask, rc.init_value(a.dtype, replacement), a),
+        axis=axis,
+        keepdims=keepdims,
     )
     all_nan = all(nan_mask, axis=axis, keepdims=bool(keepdims))
-    return rc.select(all_nan, np.array(-1, result.dtype), result)
+    return rc.promoting_select(all_nan, np.array(-1, result.dtype), result)
 
 
 def nanargmax(a, axis=None, out=None, keepdims=None):

@@ -57,7 +57,7 @@ def _staged_digitize(x, bins_array, right):
     increasing = search_sorted(bins_array, x, side)
     decreasing = lax.sub(np.array(n, np.int32), search_sorted(lax.rev(bins_array, (0,)), x, side))
     is_increasing = lax.ge(rc.take_index(bins_array, -1), rc.take_index(bins_array, 0))
-    return rc.select(is_increasing, increasing, decreasing)
+    return rc.promoting_select(is_increasing, increasing, decreasing)
 
 
 def bincount(x, weights=None, minlength=0, *, length=None, out_sharding=None):
@@ -131,8 +131,8 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     low, high = rc.convert(rc.to_array(low), dtype), rc.convert(rc.to_array(high), dtype)
     degenerate = lax.eq(low, high)
     half = np.array(0.5, dtype)
-    low = rc.select(degenerate, lax.sub(low, half), low)
-    high = rc.select(degenerate, lax.add(high, half), high)
+    low = rc.promoting_select(degenerate, lax.sub(low, half), low)
+    high = rc.promoting_select(degenerate, lax.add(high, half), high)
     return _linspace(low, high, count + 1, dtype)
 
 
@@ -147,7 +147,7 @@ def _linspace(start, stop, num, dtype):
     values = lax.add(lax.mul(start, lax.sub(np.array(1, dtype), fraction)), lax.mul(stop, fraction))
     # The last edge is exactly ``stop``, whatever the rounding of the steps.
     last = lax.eq(lax.iota(np.int32, num), np.array(num - 1, np.int32))
-    return rc.select(last, stop, values)
+    return rc.promoting_select(last, stop, values)
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):
@@ -172,7 +172,7 @@ def _staged_histogram(a, weights, edges, density):
     flat = ravel(a)
     index = search_sorted(edges, flat, "right")
     on_last_edge = lax.eq(flat, rc.take_index(edges, -1))
-    index = rc.select(on_last_edge, np.array(n_edges - 1, np.int32), index)
+    index = rc.promoting_select(on_last_edge, np.array(n_edges - 1, np.int32), index)
     counts = _scatter_add(rc.full((n_edges,), 0, weights.dtype), index, ravel(weights))
     counts = lax.slice_in_dim(counts, 1, n_edges)
     if density:
@@ -232,7 +232,7 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
         edges = histogram_bin_edges(column, bins_per_dim[d], None if range is None else range[d])
         index = search_sorted(edges, column, "right")
         on_last_edge = lax.eq(column, rc.take_index(edges, -1))
-        index = rc.select(on_last_edge, lax.sub(index, np.array(1, np.int32)), index)
+        index = rc.promoting_select(on_last_edge, lax.sub(index, np.array(1, np.int32)), index)
         size = edges.shape[0] + 1  # bins plus an underflow and an overflow slot
         flat_index = (
             index

@@ -99,7 +99,7 @@ def _staged_var(a, where, a_mean, name, axis, dtype, correction, keepdims):
     )
     total = folding.sum(squares, axis, dtype=compute_dtype, keepdims=keepdims, where=where)
     result = rc.convert(lax.div(total, normalizer), result_dtype)
-    return rc.select(lax.gt(normalizer, rc.init_value(compute_dtype, 0)), result, np.nan)
+    return rc.promoting_select(lax.gt(normalizer, rc.init_value(compute_dtype, 0)), result, np.nan)
 
 
 def std(
@@ -162,11 +162,11 @@ def _staged_nan_reduce(
     if not dtypes.issubdtype(a.dtype, np.inexact):
         return reduction(a, **kwargs)
     nan_mask = rc.isnan(a)
-    result = reduction(rc.select(nan_mask, rc.init_value(a.dtype, fill), a), **kwargs)
+    result = reduction(rc.promoting_select(nan_mask, rc.init_value(a.dtype, fill), a), **kwargs)
     if not nan_if_all_nan:
         return result
     all_nan = folding.all(nan_mask, axis=axis, keepdims=keepdims)
-    return rc.select(all_nan, rc.init_value(result.dtype, np.nan), result)
+    return rc.promoting_select(all_nan, rc.init_value(result.dtype, np.nan), result)
 
 
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
@@ -279,14 +279,16 @@ def _staged_nanvar(a, where, a_mean, axis, dtype, ddof, keepdims):
     else:
         a_mean = rc.convert(as_array("nanvar", a_mean), compute_dtype)
     nan_mask = rc.isnan(a)
-    centered = rc.select(nan_mask, rc.init_value(compute_dtype, 0), lax.sub(a, a_mean))
+    centered = rc.promoting_select(nan_mask, rc.init_value(compute_dtype, 0), lax.sub(a, a_mean))
     squares = _squared_magnitude(centered)
     normalizer = folding.sum(lax.bitwise_not(nan_mask), axis, keepdims=keepdims, where=where)
     normalizer = lax.sub(normalizer, lax.convert_element_type(ddof, normalizer.dtype))
     empty = lax.le(normalizer, rc.init_value(normalizer.dtype, 0))
     total = folding.sum(squares, axis, keepdims=keepdims, where=where)
-    divisor = rc.convert(rc.select(empty, np.array(1, normalizer.dtype), normalizer), total.dtype)
-    result = rc.select(empty, rc.init_value(total.dtype, np.nan), lax.div(total, divisor))
+    divisor = rc.convert(
+        rc.promoting_select(empty, np.array(1, normalizer.dtype), normalizer), total.dtype
+    )
+    result = rc.promoting_select(empty, rc.init_value(total.dtype, np.nan), lax.div(total, divisor))
     return rc.convert(result, result_dtype)
 
 

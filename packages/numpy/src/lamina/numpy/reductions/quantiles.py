@@ -126,7 +126,7 @@ def _sorted(data, weights, skip_nans):
     holding a NaN becomes all NaN."""
     if not skip_nans:
         has_nan = lax.reduce_or(rc.isnan(data), (data.ndim - 1,))
-        data = rc.select(lax.expand_dims(has_nan, (data.ndim - 1,)), np.nan, data)
+        data = rc.promoting_select(lax.expand_dims(has_nan, (data.ndim - 1,)), np.nan, data)
     if weights is None:
         return lax.sort(data, dimension=data.ndim - 1), None
     return lax.sort_key_val(data, weights, dimension=data.ndim - 1)
@@ -171,7 +171,9 @@ def _interpolated(data, q, method, skip_nans):
     if method == "higher":
         return high_value
     if method == "nearest":
-        return rc.select(lax.le(high_weight, np.array(0.5, q.dtype)), low_value, high_value)
+        return rc.promoting_select(
+            lax.le(high_weight, np.array(0.5, q.dtype)), low_value, high_value
+        )
     half = np.array(0.5, data.dtype)
     return lax.mul(lax.add(low_value, high_value), half)
 
@@ -186,7 +188,7 @@ def _inverted_cdf(data, q, weights, skip_nans):
     zero = np.array(0, weights.dtype)
     bad_weights = lax.bitwise_or(lax.lt(weights, zero), rc.isnan(weights))
     any_bad_weight = lax.reduce_or(bad_weights, (last_axis,))
-    weights = rc.select(lax.bitwise_or(bad_weights, nan_data), zero, weights)
+    weights = rc.promoting_select(lax.bitwise_or(bad_weights, nan_data), zero, weights)
     data, weights = _sorted(data, weights, True)
     cumulative = lax.cumsum(weights, last_axis)
     total = rc.take_index(cumulative, -1, last_axis)
@@ -212,4 +214,4 @@ def _inverted_cdf(data, q, weights, skip_nans):
         force_nan = lax.bitwise_or(any_bad_weight, all_nan)
     else:
         force_nan = lax.bitwise_or(any_bad_weight, any_nan)
-    return rc.select(lax.expand_dims(force_nan, (last_axis,)), np.nan, result)
+    return rc.promoting_select(lax.expand_dims(force_nan, (last_axis,)), np.nan, result)

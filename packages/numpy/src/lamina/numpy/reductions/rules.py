@@ -1,7 +1,7 @@
 """Helpers shared by the reduction, statistics, histogram and signal modules: argument
 checks (``out``, ``where``, ``axis``, user dtypes), the dtype rules of reductions
 (integer promotion, float16 upcasting, init values) and small array utilities written
-on lax (``select`` with promotion, slicing, ...) that these modules use without
+on lax (``promoting_select``, slicing, ...) that these modules use without
 depending on other lamina.numpy modules (shape plumbing and static values come from
 :mod:`lamina.numpy.base`)."""
 
@@ -118,7 +118,7 @@ def broadcast_shapes(*shapes):
     return np.broadcast_shapes(*shapes)
 
 
-def select(pred, on_true, on_false):
+def promoting_select(pred, on_true, on_false):
     """Elementwise ``on_true if pred else on_false`` with NumPy broadcasting; the values
     take their common dtype with JAX's promotion (weak scalars included)."""
     on_true, on_false = to_array(on_true), to_array(on_false)

@@ -263,12 +263,12 @@ def _staged_interp(x, xp, fp, left, right, period, extrapolate_left, extrapolate
     # A zero-width interval takes its left value (and keeps gradients finite).
     epsilon = np.spacing(dtypes.finfo(xp.dtype).eps)
     flat = lax.le(lax.abs(dx), np.array(epsilon, dx.dtype))
-    slope = rc.select(flat, np.array(1, dx.dtype), dx)
-    f = rc.select(flat, fp_low, fp_low + (delta / slope) * df)
+    slope = rc.promoting_select(flat, np.array(1, dx.dtype), dx)
+    f = rc.promoting_select(flat, fp_low, fp_low + (delta / slope) * df)
     if period is None and not extrapolate_left:
         fill = rc.take_index(fp, 0) if left is None else left
-        f = rc.select(lax.lt(x, rc.take_index(xp, 0)), fill, f)
+        f = rc.promoting_select(lax.lt(x, rc.take_index(xp, 0)), fill, f)
     if period is None and not extrapolate_right:
         fill = rc.take_index(fp, -1) if right is None else right
-        f = rc.select(lax.gt(x, rc.take_index(xp, -1)), fill, f)
+        f = rc.promoting_select(lax.gt(x, rc.take_index(xp, -1)), fill, f)
     return f

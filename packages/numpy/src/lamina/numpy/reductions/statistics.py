@@ -280,7 +280,7 @@ def _diagonal(c):
     eye = lax.eq(
         lax.broadcasted_iota(np.int32, (n, n), 0), lax.broadcasted_iota(np.int32, (n, n), 1)
     )
-    return lax.reduce_sum(rc.select(eye, c, rc.init_value(c.dtype, 0)), (1,))
+    return lax.reduce_sum(rc.promoting_select(eye, c, rc.init_value(c.dtype, 0)), (1,))
 
 
 def corrcoef(x, y=None, rowvar=True, dtype=None):
