@@ -17,6 +17,7 @@ __all__ = [
     "concrete_index",
     "concrete_int",
     "concrete_value",
+    "is_unknown",
     "static_int",
 ]
 
@@ -25,6 +26,12 @@ def as_array(fun_name: str, x):
     """``x`` checked (lists and strings are refused, as in JAX) and made an array."""
     check_arraylike(fun_name, x)
     return to_array(x)
+
+
+def is_unknown(value) -> bool:
+    """True for a tracer whose value the trace does not know (inside ``jit``, say); a
+    concrete value, or a tracer of one (a JVP of concrete values), is known."""
+    return isinstance(value, Tracer) and value.to_concrete_value() is None
 
 
 def concrete(value, context: str):
