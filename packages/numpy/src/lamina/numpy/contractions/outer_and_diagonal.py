@@ -11,26 +11,9 @@ import numpy as np
 from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, promote_dtypes
+from lamina.numpy.base.shaping import moveaxis, ravel
 
 __all__ = ["cross", "diagonal", "kron", "outer", "trace"]
-
-
-def moveaxis(x, source: tuple, destination: tuple):
-    """``x`` with axes ``source`` moved to positions ``destination`` (the others keep
-    their order), as ``jnp.moveaxis``."""
-    ndim = aval_of(x).ndim
-    source = [canonicalize_axis(a, ndim) for a in source]
-    destination = [canonicalize_axis(a, ndim) for a in destination]
-    order = [i for i in range(ndim) if i not in source]
-    for dst, src in sorted(zip(destination, source, strict=True)):
-        order.insert(dst, src)
-    if order == list(range(ndim)):
-        return x
-    return lax.transpose(x, tuple(order))
-
-
-def _ravel(x):
-    return lax.reshape(x, (aval_of(x).size,))
 
 
 @jit(inline=True)
@@ -39,7 +22,7 @@ def outer(a, b, out=None):
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.outer is not supported.")
     check_arraylike("outer", a, b)
-    a, b = (_ravel(x) for x in promote_dtypes(a, b))
+    a, b = (ravel(x) for x in promote_dtypes(a, b))
     shape = (aval_of(a).size, aval_of(b).size)
     a, b = lax.broadcast_in_dim(a, shape, (0,)), lax.broadcast_in_dim(b, shape, (1,))
     # jnp.multiply's boolean product is a logical and

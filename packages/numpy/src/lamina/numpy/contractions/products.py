@@ -14,6 +14,7 @@ from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.lax import canonicalize_precision
 from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, to_array
+from lamina.numpy.base.shaping import ravel
 from lamina.numpy.contractions.labelled_operands import contract_two, finish
 from lamina.numpy.functional import vectorize
 
@@ -116,10 +117,6 @@ def dot(a, b, *, precision=None, preferred_element_type=None, out_sharding=None)
     return _product(a, b, (contracting, ((), ())), dtype, weak, precision, out_sharding)
 
 
-def _ravel(x):
-    return lax.reshape(x, (aval_of(x).size,))
-
-
 def _conj_if_complex(x):
     if dtypes.issubdtype(aval_of(x).dtype, np.complexfloating):
         return lax.conj(x)
@@ -130,7 +127,7 @@ def _conj_if_complex(x):
 def vdot(a, b, *, precision=None, preferred_element_type=None):
     """The dot product of ``a`` and ``b`` flattened, ``a`` conjugated first."""
     a, b = _arrays("vdot", a, b)
-    return dot(_ravel(_conj_if_complex(a)), _ravel(b), precision=precision,
+    return dot(ravel(_conj_if_complex(a)), ravel(b), precision=precision,
                preferred_element_type=preferred_element_type)  # fmt: skip
 
 

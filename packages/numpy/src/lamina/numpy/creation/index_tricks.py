@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import ConcretizationTypeError, Tracer
 from lamina.numpy.base.arguments import canonicalize_axis, check_arraylike, promote_dtypes, to_array
+from lamina.numpy.base.static_values import concrete
 from lamina.numpy.creation.conversion import array
 from lamina.numpy.creation.ranges import arange, linspace
 
@@ -47,9 +47,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
 
 
 def _static_bound(value, what: str, grid: str):
-    if isinstance(value, Tracer):
-        return value._concrete(ConcretizationTypeError(value, f"slice {what} of jnp.{grid}"))
-    return value
+    return concrete(value, f"slice {what} of jnp.{grid}")
 
 
 def _slice_values(s: slice, grid: str):

@@ -7,29 +7,17 @@ traced ``start``/``stop`` and are differentiable in them, with static ``num``.
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import ConcretizationTypeError, Tracer, jit
+from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.lax import to_dtype
 from lamina.numpy.base.arguments import aval_of, check_arraylike, is_arraylike, to_array
+from lamina.numpy.base.static_values import concrete, concrete_index
 from lamina.numpy.creation.conversion import asarray
 
 __all__ = ["arange", "geomspace", "linspace", "logspace"]
-
-
-def _concrete(value, context: str):
-    """``value`` with tracers replaced by their known value; JAX's
-    ConcretizationTypeError (carrying ``context``) when it is not known."""
-    if isinstance(value, Tracer):
-        return value._concrete(ConcretizationTypeError(value, context))
-    return value
-
-
-def _static_int(value, context: str) -> int:
-    return operator.index(_concrete(value, context))
 
 
 def _python_number(x):
@@ -57,7 +45,7 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
             )
     start_name = "stop" if stop is None and step is None else "start"
     named = [(start_name, start), ("stop", stop), ("step", step)]
-    values = [_concrete(v, f"It arose in the jnp.arange argument '{n}'") for n, v in named]
+    values = [concrete(v, f"It arose in the jnp.arange argument '{n}'") for n, v in named]
     for name, value in zip(("start", "stop", "step"), values, strict=True):
         if value is not None and np.ndim(value) != 0:
             shown = np.asarray(value) if hasattr(value, "aval") else value
@@ -111,8 +99,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     """``num`` evenly spaced values from ``start`` to ``stop`` (included unless
     ``endpoint=False``) along a new axis ``axis``; with ``retstep``, also the spacing.
     Integer dtypes get the floor of the float values."""
-    num = _static_int(num, "'num' argument of jnp.linspace")
-    axis = _static_int(axis, "'axis' argument of jnp.linspace")
+    num = concrete_index(num, "'num' argument of jnp.linspace")
+    axis = concrete_index(axis, "'axis' argument of jnp.linspace")
     if num < 0:
         raise ValueError(f"Number of samples, {num}, must be non-negative.")
     check_arraylike("linspace", start, stop)
@@ -162,8 +150,8 @@ def _linspace(start, stop, num, endpoint, dtype, axis):
 
 def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """``base ** linspace(start, stop, num)``."""
-    num = _static_int(num, "'num' argument of jnp.logspace")
-    axis = _static_int(axis, "'axis' argument of jnp.logspace")
+    num = concrete_index(num, "'num' argument of jnp.logspace")
+    axis = concrete_index(axis, "'axis' argument of jnp.logspace")
     check_arraylike("logspace", start, stop, base)
     dtype = _output_dtype("logspace", start, stop, dtype)
     return _logspace(
@@ -187,8 +175,8 @@ def _log10(x):
 def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """``num`` values from ``start`` to ``stop`` in geometric progression (NaN when the
     two have different signs or one is zero)."""
-    num = _static_int(num, "'num' argument of jnp.geomspace")
-    axis = _static_int(axis, "'axis' argument of jnp.geomspace")
+    num = concrete_index(num, "'num' argument of jnp.geomspace")
+    axis = concrete_index(axis, "'axis' argument of jnp.geomspace")
     check_arraylike("geomspace", start, stop)
     dtype = _output_dtype("geomspace", start, stop, dtype)
     return _geomspace(to_array(start), to_array(stop), num, bool(endpoint), dtype, axis)

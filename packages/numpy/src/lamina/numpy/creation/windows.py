@@ -8,17 +8,16 @@ from functools import partial
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import ConcretizationTypeError, Tracer, custom_jvp, jit, jvp
+from lamina.interpreters import custom_jvp, jit, jvp
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import check_arraylike, to_array
+from lamina.numpy.base.static_values import concrete
 
 __all__ = ["bartlett", "blackman", "hamming", "hanning", "kaiser"]
 
 
 def _window_length(M, fun_name: str) -> int:
-    if isinstance(M, Tracer):
-        M = M._concrete(ConcretizationTypeError(M, f"M argument of jnp.{fun_name}"))
-    size = int(M)
+    size = int(concrete(M, f"M argument of jnp.{fun_name}"))
     if size < 0:
         raise TypeError(
             f"broadcast_in_dim shape must have every element be nonnegative, got ({size},)."

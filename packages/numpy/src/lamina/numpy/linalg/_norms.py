@@ -17,8 +17,9 @@ from lamina.numpy.base.arguments import (
     to_array,
 )
 from lamina.numpy.linalg._decomp import svd
-from lamina.numpy.linalg._operands import adjoint, as_matrix, is_complex, matmul, scalar
+from lamina.numpy.linalg._operands import adjoint, as_matrix, matmul, scalar
 from lamina.numpy.linalg._solve import inv
+from lamina.numpy.ufuncs.operands import is_complex
 
 __all__ = ["cond", "lstsq", "matrix_norm", "matrix_rank", "norm", "pinv", "vector_norm"]
 

@@ -6,6 +6,7 @@ import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import aval_of, check_arraylike, promote_dtypes_inexact, to_array
+from lamina.numpy.ufuncs.operands import is_complex
 
 
 def swap_last(x):
@@ -45,10 +46,6 @@ def as_matrix(name: str, a, *, square: bool = False, label: str | None = None):
         want = "[..., n, n]" if square else "[..., m, n]"
         raise ValueError(f"Argument to {label or name} must have shape {want}, got {shape}.")
     return a
-
-
-def is_complex(x) -> bool:
-    return dtypes.issubdtype(aval_of(x).dtype, np.complexfloating)
 
 
 def real_dtype(dtype) -> np.dtype:

@@ -9,18 +9,13 @@ from functools import partial
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import ConcretizationTypeError, Tracer, jit
+from lamina.interpreters import ConcretizationTypeError, jit
 from lamina.lax import to_dtype
 from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, to_array
+from lamina.numpy.base.static_values import concrete_value, is_unknown
 from lamina.numpy.manipulation.shapes import broadcast_to
 from lamina.numpy.manipulation.stacking import concatenate
-from lamina.numpy.manipulation.static import (
-    concrete_value,
-    gather_along,
-    scatter_1d,
-    shape_of,
-    take_static,
-)
+from lamina.numpy.manipulation.static import gather_along, scatter_1d, shape_of, take_static
 
 __all__ = ["append", "delete", "insert"]
 
@@ -36,10 +31,6 @@ def append(arr, values, axis=None):
     if axis is None:
         return concatenate([_flat(to_array(arr)), _flat(to_array(values))], 0)
     return concatenate([arr, values], axis)
-
-
-def _is_traced(x) -> bool:
-    return isinstance(x, Tracer) and x.to_concrete_value() is None
 
 
 def _iota(size: int):
@@ -110,7 +101,7 @@ def insert(arr, obj, values, axis=None):
     size = shape_of(x)[axis]
     if isinstance(obj, slice):
         obj = np.arange(*obj.indices(size))
-    traced = _is_traced(obj)
+    traced = is_unknown(obj)
     if traced:
         index, index_dtype, index_shape = obj, lax.dtype(obj), shape_of(obj)
     else:
@@ -173,7 +164,7 @@ def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     size = shape_of(x)[axis]
     if isinstance(obj, slice):
         return _take_compiled(x, tuple(np.delete(np.arange(size), obj).tolist()), axis)
-    if _is_traced(obj):
+    if is_unknown(obj):
         if not assume_unique_indices:
             raise ConcretizationTypeError(obj, _TRACED_DELETE)
         return _delete_unique_traced(x, obj, axis)

@@ -9,8 +9,9 @@ from functools import partial
 import numpy as np
 from lamina.interpreters import jit
 from lamina.numpy.base.arguments import is_arraylike
+from lamina.numpy.base.static_values import as_array, concrete_value
 from lamina.numpy.manipulation import padding_modes as modes
-from lamina.numpy.manipulation.static import as_array, concrete_value, shape_of
+from lamina.numpy.manipulation.static import shape_of
 
 __all__ = ["pad"]
 

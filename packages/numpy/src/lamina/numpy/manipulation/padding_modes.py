@@ -12,12 +12,7 @@ from lamina.ir import dtypes
 from lamina.lax import to_dtype
 from lamina.numpy.base.arguments import aval_of, is_arraylike, to_array
 from lamina.numpy.manipulation.shapes import broadcast_to
-from lamina.numpy.manipulation.static import (
-    broadcast_along,
-    shape_of,
-    slice_along,
-    take_static,
-)
+from lamina.numpy.manipulation.static import broadcast_along, shape_of, slice_along, take_static
 
 __all__ = [
     "pad_constant",

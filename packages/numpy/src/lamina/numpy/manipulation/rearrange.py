@@ -9,12 +9,11 @@ from functools import partial
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import Tracer, jit
+from lamina.interpreters import jit
 from lamina.numpy.base.arguments import canonicalize_axis
+from lamina.numpy.base.static_values import as_array, concrete_value, is_unknown
 from lamina.numpy.manipulation.static import (
-    as_array,
     axis_tuple,
-    concrete_value,
     shape_of,
     size_of,
     slice_along,
@@ -112,7 +111,7 @@ def roll(a, shift, axis=None):
     flatten = axis is None
     ndim = 1 if flatten else len(shape_of(x))
     axes = (0,) if flatten else tuple(canonicalize_axis(d, ndim) for d in axis_tuple(axis))
-    if isinstance(shift, Tracer) and shift.to_concrete_value() is None:
+    if is_unknown(shift):
         return _roll_traced_compiled(x, shift, _traced_steps(shift, axes), flatten)
     shifts = concrete_value(shift, "shift argument of jnp.roll").reshape(-1).tolist()
     if len(shifts) == 1:
@@ -200,7 +199,7 @@ def trim_zeros(filt, trim="fb", axis=None):
     along ``axis`` (every axis when None: the bounding box of the non-zeros). The
     result's shape depends on the values, so ``filt`` cannot be traced."""
     x = as_array("trim_zeros", filt)
-    if isinstance(x, Tracer) and x.to_concrete_value() is None:
+    if is_unknown(x):
         concrete_value(x, "Error arose in the `filt` argument of trim_zeros()")
     shape = shape_of(x)
     if not shape:

@@ -7,16 +7,10 @@ from functools import partial
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import ConcretizationTypeError, Tracer, jit
+from lamina.interpreters import ConcretizationTypeError, jit
 from lamina.numpy.base.arguments import canonicalize_axis, check_arraylike, to_array
-from lamina.numpy.manipulation.static import (
-    as_array,
-    concrete_value,
-    gather_along,
-    scatter_1d,
-    shape_of,
-    take_static,
-)
+from lamina.numpy.base.static_values import as_array, concrete_value, is_unknown
+from lamina.numpy.manipulation.static import gather_along, scatter_1d, shape_of, take_static
 
 __all__ = ["repeat", "tile"]
 
@@ -68,7 +62,7 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None
         axis = 0
     axis = canonicalize_axis(axis, len(shape_of(x)))
     size = shape_of(x)[axis]
-    if isinstance(repeats, Tracer) and repeats.to_concrete_value() is None:
+    if is_unknown(repeats):
         if total_repeat_length is None:
             raise ConcretizationTypeError(repeats, _TRACED_REPEATS)
         return _repeat_traced(x, repeats, axis, size, int(total_repeat_length))

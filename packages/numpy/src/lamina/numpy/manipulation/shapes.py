@@ -9,10 +9,11 @@ import operator
 
 from lamina import lax
 from lamina.numpy.base.arguments import canonicalize_axis, check_arraylike, to_array
+from lamina.numpy.base.static_values import as_array
 from lamina.numpy.manipulation.static import (
-    as_array,
     axis_error,
     axis_tuple,
+    shape_3d,
     shape_of,
     size_of,
     static_shape,
@@ -299,13 +300,7 @@ def atleast_2d(*arys):
     return _atleast("atleast_2d", arys, lambda s: s if len(s) >= 2 else (1,) * (2 - len(s)) + s)
 
 
-def _as_3d(shape):
-    if len(shape) >= 3:
-        return shape
-    return {0: (1, 1, 1), 1: (1, *shape, 1), 2: (*shape, 1)}[len(shape)]
-
-
 def atleast_3d(*arys):
     """Each argument with at least three axes: ``(n,)`` becomes ``(1, n, 1)`` and
     ``(m, n)`` becomes ``(m, n, 1)``."""
-    return _atleast("atleast_3d", arys, _as_3d)
+    return _atleast("atleast_3d", arys, shape_3d)

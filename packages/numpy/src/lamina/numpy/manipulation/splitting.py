@@ -7,7 +7,8 @@ import itertools
 
 from lamina import lax
 from lamina.numpy.base.arguments import canonicalize_axis
-from lamina.numpy.manipulation.static import as_array, axis_error, concrete_value, shape_of
+from lamina.numpy.base.static_values import as_array, concrete_value
+from lamina.numpy.manipulation.static import axis_error, shape_of
 
 __all__ = ["array_split", "dsplit", "hsplit", "split", "unstack", "vsplit"]
 

@@ -20,7 +20,7 @@ from lamina.numpy.base.arguments import (
     promote_dtypes,
     to_array,
 )
-from lamina.numpy.manipulation.static import shape_of
+from lamina.numpy.manipulation.static import shape_3d, shape_of
 
 __all__ = [
     "block",
@@ -174,15 +174,9 @@ def vstack(tup, dtype=None):
     return _stack_reshaped("vstack", tup, _at_least(2), lambda r: 0, dtype)
 
 
-def _as_3d(shape):
-    if len(shape) >= 3:
-        return shape
-    return {0: (1, 1, 1), 1: (1, *shape, 1), 2: (*shape, 1)}[len(shape)]
-
-
 def dstack(tup, dtype=None):
     """The arrays joined depth-wise (along axis 2, after ``atleast_3d``)."""
-    return _stack_reshaped("dstack", tup, _as_3d, lambda r: 2, dtype)
+    return _stack_reshaped("dstack", tup, shape_3d, lambda r: 2, dtype)
 
 
 def _as_column(shape):

@@ -1,7 +1,7 @@
-"""Helpers shared by the shape-manipulation, stacking and padding modules: turning
-arguments into arrays, reading values that must be known while tracing (shapes,
-split points, pad widths), and taking elements along an axis at indices known in
-advance (as slices where they form runs, as one gather otherwise)."""
+"""Helpers shared by the shape-manipulation, stacking and padding modules: reading
+shapes that must be known while tracing, and taking elements along an axis at indices
+known in advance (as slices where they form runs, as one gather otherwise). Arrays
+from arguments and other static values come from :mod:`lamina.numpy.base.static_values`."""
 
 from __future__ import annotations
 
@@ -10,19 +10,13 @@ import operator
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import ConcretizationTypeError, Tracer
+from lamina.interpreters import Tracer
 from lamina.lax import GatherDimensionNumbers
-from lamina.numpy.base.arguments import aval_of, check_arraylike, to_array
+from lamina.numpy.base.arguments import aval_of, to_array
 
 # Above this many pieces, one gather is cheaper to trace and compile than the
 # slices and the concatenation.
 _MAX_SLICE_PIECES = 16
-
-
-def as_array(fun_name: str, x):
-    """``x`` checked (lists and strings are refused, as in JAX) and made an array."""
-    check_arraylike(fun_name, x)
-    return to_array(x)
 
 
 def shape_of(x) -> tuple[int, ...]:
@@ -44,21 +38,16 @@ def axis_tuple(axis) -> tuple:
     return (axis,)
 
 
+def shape_3d(shape) -> tuple[int, ...]:
+    """``shape`` with at least three axes, as ``atleast_3d`` and ``dstack`` make it:
+    ``()`` becomes ``(1, 1, 1)``, ``(n,)`` ``(1, n, 1)``, ``(m, n)`` ``(m, n, 1)``."""
+    if len(shape) >= 3:
+        return shape
+    return {0: (1, 1, 1), 1: (1, *shape, 1), 2: (*shape, 1)}[len(shape)]
+
+
 def size_of(x) -> int:
     return math.prod(shape_of(x))
-
-
-def concrete_value(x, context: str) -> np.ndarray:
-    """The value of ``x`` on the host; a traced ``x`` whose value is unknown raises
-    ConcretizationTypeError naming ``context``."""
-    if isinstance(x, Tracer):
-        value = x.to_concrete_value()
-        if value is None:
-            raise ConcretizationTypeError(x, context)
-        return np.asarray(value)
-    if isinstance(x, (list, tuple)):
-        return np.asarray([concrete_value(v, context) for v in x])
-    return np.asarray(x)
 
 
 def static_shape(shape, what: str = "Shapes") -> tuple[int, ...]:

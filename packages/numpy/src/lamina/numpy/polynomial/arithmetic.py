@@ -19,7 +19,8 @@ from lamina.numpy.base.arguments import (
     promote_dtypes_inexact,
     to_array,
 )
-from lamina.numpy.polynomial.fitting import concrete_value, eigvals
+from lamina.numpy.base.static_values import concrete_value
+from lamina.numpy.polynomial.fitting import eigvals
 
 __all__ = [
     "poly",

@@ -8,23 +8,13 @@ import operator
 
 import lamina.lax as lax
 import numpy as np
-from lamina.interpreters import ConcretizationTypeError, Tracer, jit
+from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.lax.linalg import eig, lu, svd, triangular_solve
 from lamina.numpy.base.arguments import aval_of, check_arraylike, promote_dtypes_inexact, to_array
+from lamina.numpy.base.static_values import concrete_value
 
 __all__ = ["polyfit", "roots"]
-
-
-def concrete_value(x, context: str) -> np.ndarray:
-    """The value of ``x`` on the host; ConcretizationTypeError (with ``context``) where
-    it is only known while tracing."""
-    if isinstance(x, Tracer):
-        value = x.to_concrete_value()
-        if value is None:
-            raise ConcretizationTypeError(x, context)
-        return np.asarray(value)
-    return np.asarray(x)
 
 
 def _first(x):

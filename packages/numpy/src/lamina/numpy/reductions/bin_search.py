@@ -43,7 +43,9 @@ def search_sorted(edges, values, side: str):
         edge = take_at(edges, lax.min(middle, np.array(n - 1, np.int32)))
         right = lax.bitwise_and(active, belongs_right(edge, values))
         left = lax.bitwise_and(active, lax.bitwise_not(right))
-        return rc.select(right, lax.add(middle, one), low), rc.select(left, middle, high)
+        return rc.promoting_select(right, lax.add(middle, one), low), rc.promoting_select(
+            left, middle, high
+        )
 
     steps = int(n).bit_length() + 1
     low, _ = lax.fori_loop(0, steps, halve, (low, high))

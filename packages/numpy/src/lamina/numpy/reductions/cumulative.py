@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
+from lamina.numpy.base.shaping import ravel
+from lamina.numpy.base.static_values import as_array, concrete
 from lamina.numpy.reductions import rules as rc
 
 __all__ = [
@@ -21,10 +23,10 @@ __all__ = [
 
 
 def _cumulative(name, lax_fn, a, axis, dtype, out, *, nan_fill=None, promote_integers=False):
-    a = rc.as_array(name, a)
+    a = as_array(name, a)
     if out is not None:
         raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported")
-    axis = rc.concrete(axis, f"The axis argument to jnp.{name} must be known statically.")
+    axis = concrete(axis, f"The axis argument to jnp.{name} must be known statically.")
     dtype = None if dtype is None else np.dtype(dtype)
     return _staged_cumulative(a, name, lax_fn, axis, dtype, nan_fill, promote_integers)
 
@@ -32,10 +34,10 @@ def _cumulative(name, lax_fn, a, axis, dtype, out, *, nan_fill=None, promote_int
 @rc.staged(1, 2, 3, 4, 5, 6)
 def _staged_cumulative(a, name, lax_fn, axis, dtype, nan_fill, promote_integers):
     if axis is None or a.ndim == 0:
-        a = rc.ravel(a)
+        a = ravel(a)
     axis = rc.canonicalize_axis(0 if axis is None else axis, a.ndim)
     if nan_fill is not None and dtypes.issubdtype(a.dtype, np.inexact):
-        a = rc.select(rc.isnan(a), rc.init_value(a.dtype, nan_fill), a)
+        a = rc.promoting_select(rc.isnan(a), rc.init_value(a.dtype, nan_fill), a)
     if dtype is None:
         promote = promote_integers or a.dtype == np.bool_
         result_dtype = rc.promote_integer_dtype(a.dtype) if promote else a.dtype
@@ -77,7 +79,7 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 def _array_api_cumulative(
     name, what, lax_fn, identity, x, axis, dtype, include_initial, promote_integers
 ):
-    x = rc.as_array(name, x)
+    x = as_array(name, x)
     if x.ndim == 0:
         raise ValueError(
             f"The input must be non-scalar to take a cumulative {what}, however a scalar "

@@ -17,6 +17,9 @@ from typing import NamedTuple
 import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
+from lamina.numpy.base.arguments import check_arraylike
+from lamina.numpy.base.shaping import broadcast_to, ravel
+from lamina.numpy.base.static_values import as_array
 from lamina.numpy.reductions import rules as rc
 
 __all__ = [
@@ -87,11 +90,11 @@ def _reduce(
     upcast_f16=False,
 ):
     rc.check_out(name, out)
-    a = rc.as_array(name, a)
+    a = as_array(name, a)
     where = rc.check_where(name, where)
     axis = rc.static_axis(axis, name)
     if initial is not None:
-        rc.check_arraylike(name, initial)
+        check_arraylike(name, initial)
     return _staged_reduce(
         a,
         initial,
@@ -134,10 +137,10 @@ def _staged_reduce(
     fold = monoid.bool_fold if is_bool else monoid.fold
     combine = monoid.bool_combine if is_bool else monoid.combine
     if where is not None:
-        a = rc.select(where, a, rc.init_value(compute_dtype, monoid.mask_value))
+        a = rc.promoting_select(where, a, rc.init_value(compute_dtype, monoid.mask_value))
     result = fold(a, tuple(sorted(axes)))
     if initial is not None:
-        initial = rc.convert(rc.as_array(name, initial), compute_dtype)
+        initial = rc.convert(as_array(name, initial), compute_dtype)
         if initial.shape != ():
             raise ValueError(f"initial value must be a scalar. Got array of shape {initial.shape}")
         result = combine(initial, result)
@@ -237,7 +240,7 @@ def _axes_size(shape, axes) -> int:
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     """Arithmetic mean over ``axis`` (ints and bools give the default float)."""
     rc.check_out("mean", out)
-    a = rc.as_array("mean", a)
+    a = as_array("mean", a)
     where = rc.check_where("mean", where)
     axis = rc.static_axis(axis, "mean")
     if dtype is None:
@@ -260,25 +263,25 @@ def count(a, axis, keepdims, where, dtype):
     if where is None:
         n = _axes_size(a.shape, rc.reduction_axes(axis, a.ndim))
         return lax.convert_element_type(n, dtype)
-    return sum(rc.broadcast_to(where, a.shape), axis, dtype=dtype, keepdims=keepdims)
+    return sum(broadcast_to(where, a.shape), axis, dtype=dtype, keepdims=keepdims)
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
     """Range (maximum minus minimum) of ``a`` over ``axis``."""
     rc.check_out("ptp", out)
-    a = rc.as_array("ptp", a)
+    a = as_array("ptp", a)
     return lax.sub(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
 
 
 def count_nonzero(a, axis=None, keepdims=False):
     """Number of non-zero elements of ``a`` over ``axis`` (default integer dtype)."""
-    a = rc.as_array("count_nonzero", a)
+    a = as_array("count_nonzero", a)
     nonzero = lax.ne(a, rc.init_value(a.dtype, 0))
     return sum(nonzero, axis, dtype=dtypes.default_int_dtype(), keepdims=keepdims)
 
 
 def _arg_reduce(name, lax_fn, a, axis, out, keepdims):
-    a = rc.as_array(name, a)
+    a = as_array(name, a)
     rc.check_out(name, out)
     axis = None if axis is None else operator.index(axis)
     return _staged_arg_reduce(a, name, lax_fn, axis, bool(keepdims))
@@ -288,7 +291,7 @@ def _arg_reduce(name, lax_fn, a, axis, out, keepdims):
 def _staged_arg_reduce(a, name, lax_fn, axis, keepdims):
     if axis is None:
         kept_axes = tuple(range(a.ndim))
-        a, axis = rc.ravel(a), 0
+        a, axis = ravel(a), 0
     else:
         axis = rc.canonicalize_axis(axis, a.ndim)
         kept_axes = (axis,)
@@ -311,15 +314,17 @@ def argmin(a, axis=None, out=None, keepdims=None):
 
 def _nan_arg_reduce(name, arg_fn, replacement, a, axis, out, keepdims):
     rc.check_out(name, out)
-    a = rc.as_array(name, a)
+    a = as_array(name, a)
     if not dtypes.issubdtype(a.dtype, np.inexact):
         return arg_fn(a, axis=axis, keepdims=keepdims)
     nan_mask = rc.isnan(a)
     result = arg_fn(
-        rc.select(nan_mask, rc.init_value(a.dtype, replacement), a), axis=axis, keepdims=keepdims
+        rc.promoting_select(nan_mask, rc.init_value(a.dtype, replacement), a),
+        axis=axis,
+        keepdims=keepdims,
     )
     all_nan = all(nan_mask, axis=axis, keepdims=bool(keepdims))
-    return rc.select(all_nan, np.array(-1, result.dtype), result)
+    return rc.promoting_select(all_nan, np.array(-1, result.dtype), result)
 
 
 def nanargmax(a, axis=None, out=None, keepdims=None):

@@ -15,7 +15,9 @@ import operator
 import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
-from lamina.numpy.base.arguments import promote_dtypes, promote_dtypes_inexact
+from lamina.numpy.base.arguments import check_arraylike, promote_dtypes, promote_dtypes_inexact
+from lamina.numpy.base.shaping import broadcast_to, ravel
+from lamina.numpy.base.static_values import as_array, concrete
 from lamina.numpy.reductions import folding
 from lamina.numpy.reductions import rules as rc
 from lamina.numpy.reductions.bin_search import search_sorted
@@ -35,9 +37,9 @@ _SEARCH_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
 def digitize(x, bins, right=False, *, method=None):
     """Index of the bin of ``bins`` (monotonic, increasing or decreasing) each element of
     ``x`` falls in, as ``numpy.digitize``."""
-    rc.check_arraylike("digitize", x, bins)
+    check_arraylike("digitize", x, bins)
     x, bins_array = rc.to_array(x), rc.to_array(bins)
-    right = bool(rc.concrete(right, "right argument of jnp.digitize()"))
+    right = bool(concrete(right, "right argument of jnp.digitize()"))
     if bins_array.ndim != 1:
         raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins!r}")
     if method is not None and method not in _SEARCH_METHODS:
@@ -55,14 +57,14 @@ def _staged_digitize(x, bins_array, right):
     increasing = search_sorted(bins_array, x, side)
     decreasing = lax.sub(np.array(n, np.int32), search_sorted(lax.rev(bins_array, (0,)), x, side))
     is_increasing = lax.ge(rc.take_index(bins_array, -1), rc.take_index(bins_array, 0))
-    return rc.select(is_increasing, increasing, decreasing)
+    return rc.promoting_select(is_increasing, increasing, decreasing)
 
 
 def bincount(x, weights=None, minlength=0, *, length=None, out_sharding=None):
     """Number of occurrences (or summed ``weights``) of each non-negative integer in
     ``x``; ``length`` fixes the output size and is needed under ``jit``."""
     del out_sharding  # one device: the result is replicated
-    x = rc.as_array("bincount", x)
+    x = as_array("bincount", x)
     if x.dtype == np.bool_:
         x = lax.convert_element_type(x, np.int32)
     if not dtypes.issubdtype(x.dtype, np.integer):
@@ -70,12 +72,10 @@ def bincount(x, weights=None, minlength=0, *, length=None, out_sharding=None):
     if x.ndim != 1:
         raise ValueError("only 1-dimensional input supported.")
     minlength = operator.index(
-        rc.concrete(
-            minlength, "The error occurred because of argument 'minlength' of jnp.bincount."
-        )
+        concrete(minlength, "The error occurred because of argument 'minlength' of jnp.bincount.")
     )
     if length is None:
-        known = rc.concrete(
+        known = concrete(
             x,
             "The error occurred because of argument 'x' of jnp.bincount. "
             "To avoid this error, pass a static `length` argument.",
@@ -84,12 +84,12 @@ def bincount(x, weights=None, minlength=0, *, length=None, out_sharding=None):
         length = builtins.max(minlength, int(values.max(initial=-1)) + 1 if values.size else 0)
     else:
         length = operator.index(
-            rc.concrete(length, "The error occurred because of argument 'length' of jnp.bincount.")
+            concrete(length, "The error occurred because of argument 'length' of jnp.bincount.")
         )
     if weights is None:
         weights = np.array(1, dtypes.default_int_dtype())
     else:
-        weights = rc.as_array("bincount", weights)
+        weights = as_array("bincount", weights)
         if weights.shape != x.shape:
             raise ValueError(
                 f"type of weights must match type of x. Got typeof(x)={x.dtype}{list(x.shape)} "
@@ -101,7 +101,7 @@ def bincount(x, weights=None, minlength=0, *, length=None, out_sharding=None):
 
 def _scatter_add(target, index, updates):
     """``target.at[index].add(updates)`` for a 1-D target, dropping indices out of range."""
-    updates = rc.broadcast_to(rc.convert(updates, target.dtype), index.shape)
+    updates = broadcast_to(rc.convert(updates, target.dtype), index.shape)
     numbers = lax.ScatterDimensionNumbers(
         update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
     )
@@ -116,12 +116,12 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     del weights
     if isinstance(bins, str):
         raise NotImplementedError("string values for `bins` not implemented.")
-    rc.check_arraylike("histogram_bin_edges", a, bins)
+    check_arraylike("histogram_bin_edges", a, bins)
     a = rc.to_array(a)
     dtype = dtypes.to_inexact_dtype(a.dtype)
     if np.ndim(bins) == 1:
         return rc.convert(rc.to_array(bins), dtype)
-    count = operator.index(rc.concrete(bins, "bins argument of histogram_bin_edges"))
+    count = operator.index(concrete(bins, "bins argument of histogram_bin_edges"))
     if range is None:
         low, high = folding.min(a), folding.max(a)
     else:
@@ -131,8 +131,8 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):
     low, high = rc.convert(rc.to_array(low), dtype), rc.convert(rc.to_array(high), dtype)
     degenerate = lax.eq(low, high)
     half = np.array(0.5, dtype)
-    low = rc.select(degenerate, lax.sub(low, half), low)
-    high = rc.select(degenerate, lax.add(high, half), high)
+    low = rc.promoting_select(degenerate, lax.sub(low, half), low)
+    high = rc.promoting_select(degenerate, lax.add(high, half), high)
     return _linspace(low, high, count + 1, dtype)
 
 
@@ -147,18 +147,18 @@ def _linspace(start, stop, num, dtype):
     values = lax.add(lax.mul(start, lax.sub(np.array(1, dtype), fraction)), lax.mul(stop, fraction))
     # The last edge is exactly ``stop``, whatever the rounding of the steps.
     last = lax.eq(lax.iota(np.int32, num), np.array(num - 1, np.int32))
-    return rc.select(last, stop, values)
+    return rc.promoting_select(last, stop, values)
 
 
 def histogram(a, bins=10, range=None, weights=None, density=None):
     """Counts (or summed ``weights``) of ``a`` in each bin, and the bin edges; the last
     bin includes its right edge. ``density`` normalizes to a probability density."""
     if weights is None:
-        rc.check_arraylike("histogram", a, bins)
+        check_arraylike("histogram", a, bins)
         (a,) = promote_dtypes_inexact(rc.to_array(a))
         weights = rc.full(a.shape, 1, a.dtype)
     else:
-        rc.check_arraylike("histogram", a, bins, weights)
+        check_arraylike("histogram", a, bins, weights)
         if np.shape(a) != np.shape(weights):
             raise ValueError("weights should have the same shape as a.")
         a, weights = promote_dtypes_inexact(rc.to_array(a), rc.to_array(weights))
@@ -169,11 +169,11 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
 @rc.staged(3)
 def _staged_histogram(a, weights, edges, density):
     n_edges = edges.shape[0]
-    flat = rc.ravel(a)
+    flat = ravel(a)
     index = search_sorted(edges, flat, "right")
     on_last_edge = lax.eq(flat, rc.take_index(edges, -1))
-    index = rc.select(on_last_edge, np.array(n_edges - 1, np.int32), index)
-    counts = _scatter_add(rc.full((n_edges,), 0, weights.dtype), index, rc.ravel(weights))
+    index = rc.promoting_select(on_last_edge, np.array(n_edges - 1, np.int32), index)
+    counts = _scatter_add(rc.full((n_edges,), 0, weights.dtype), index, ravel(weights))
     counts = lax.slice_in_dim(counts, 1, n_edges)
     if density:
         widths = lax.sub(
@@ -186,7 +186,7 @@ def _staged_histogram(a, weights, edges, density):
 def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
     """Two-dimensional histogram of the points ``(x, y)``: counts and the edges along
     each coordinate."""
-    rc.check_arraylike("histogram2d", x, y)
+    check_arraylike("histogram2d", x, y)
     x, y = promote_dtypes(rc.to_array(x), rc.to_array(y))
     try:
         n_bins = len(bins)
@@ -194,9 +194,7 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
         n_bins = 1
     if n_bins not in (1, 2):
         bins = [rc.to_array(bins), rc.to_array(bins)]
-    sample = lax.concatenate(
-        [lax.expand_dims(rc.ravel(x), (1,)), lax.expand_dims(rc.ravel(y), (1,))], 1
-    )
+    sample = lax.concatenate([lax.expand_dims(ravel(x), (1,)), lax.expand_dims(ravel(y), (1,))], 1)
     hist, edges = histogramdd(sample, bins, range, weights, density)
     return hist, edges[0], edges[1]
 
@@ -205,9 +203,9 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     """Histogram of ``sample`` (N points of D coordinates): counts of shape of the bins
     per dimension, and the list of edges per dimension."""
     if weights is None:
-        (sample,) = promote_dtypes_inexact(rc.as_array("histogramdd", sample))
+        (sample,) = promote_dtypes_inexact(as_array("histogramdd", sample))
     else:
-        rc.check_arraylike("histogramdd", sample, weights)
+        check_arraylike("histogramdd", sample, weights)
         sample, weights = rc.to_array(sample), rc.to_array(weights)
         if weights.shape != sample.shape[:1]:
             raise ValueError("should have one weight for each sample.")
@@ -234,7 +232,7 @@ def histogramdd(sample, bins=10, range=None, weights=None, density=None):
         edges = histogram_bin_edges(column, bins_per_dim[d], None if range is None else range[d])
         index = search_sorted(edges, column, "right")
         on_last_edge = lax.eq(column, rc.take_index(edges, -1))
-        index = rc.select(on_last_edge, lax.sub(index, np.array(1, np.int32)), index)
+        index = rc.promoting_select(on_last_edge, lax.sub(index, np.array(1, np.int32)), index)
         size = edges.shape[0] + 1  # bins plus an underflow and an overflow slot
         flat_index = (
             index

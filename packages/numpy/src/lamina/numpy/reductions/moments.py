@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
+from lamina.numpy.base.arguments import check_arraylike
+from lamina.numpy.base.static_values import as_array
 from lamina.numpy.reductions import folding
 from lamina.numpy.reductions import rules as rc
 
@@ -79,7 +81,7 @@ def var(
     """Variance of ``a`` over ``axis`` with ``N - correction`` (or ``ddof``) degrees of
     freedom; ``mean`` may supply a precomputed mean (with kept dimensions)."""
     correction = _correction(ddof, correction)
-    a = rc.as_array("var", a)
+    a = as_array("var", a)
     return _var("var", a, axis, dtype, out, correction, keepdims, where, mean)
 
 
@@ -89,7 +91,7 @@ def _var(name, a, axis, dtype, out, correction, keepdims, where, a_mean):
     dtype = rc.user_dtype(dtype, name)
     rc.check_out(name, out)
     if a_mean is not None:
-        rc.check_arraylike(name, a_mean)
+        check_arraylike(name, a_mean)
     return _staged_var(a, where, a_mean, name, axis, dtype, correction, bool(keepdims))
 
 
@@ -100,7 +102,7 @@ def _staged_var(a, where, a_mean, name, axis, dtype, correction, keepdims):
     if a_mean is None:
         a_mean = folding.mean(a, axis, dtype=compute_dtype, keepdims=True, where=where)
     else:
-        a_mean = rc.convert(rc.as_array(name, a_mean), compute_dtype)
+        a_mean = rc.convert(as_array(name, a_mean), compute_dtype)
     squares = _squared_magnitude(lax.sub(a, a_mean))
     compute_dtype = squares.dtype
     normalizer = lax.sub(
@@ -109,7 +111,7 @@ def _staged_var(a, where, a_mean, name, axis, dtype, correction, keepdims):
     )
     total = folding.sum(squares, axis, dtype=compute_dtype, keepdims=keepdims, where=where)
     result = rc.convert(lax.div(total, normalizer), result_dtype)
-    return rc.select(lax.gt(normalizer, rc.init_value(compute_dtype, 0)), result, np.nan)
+    return rc.promoting_select(lax.gt(normalizer, rc.init_value(compute_dtype, 0)), result, np.nan)
 
 
 def std(
@@ -126,7 +128,7 @@ def std(
 ):
     """Standard deviation: the square root of :func:`var`."""
     correction = _correction(ddof, correction)
-    a = rc.as_array("std", a)
+    a = as_array("std", a)
     if dtype is not None:
         dtype = rc.user_dtype(dtype, "std")
         if not dtypes.issubdtype(dtype, np.inexact):
@@ -153,10 +155,10 @@ def _nan_reduce(
     """``reduction`` of ``a`` with its NaNs replaced by ``fill`` (the reduction's
     identity); NaN where every element is NaN when ``nan_if_all_nan``."""
     rc.check_out(name, out)
-    a = rc.as_array(name, a)
+    a = as_array(name, a)
     where = rc.check_where(name, where)
     if initial is not None:
-        rc.check_arraylike(name, initial)
+        check_arraylike(name, initial)
     axis = rc.static_axis(axis, name)
     options = (reduction, fill, axis, bool(keepdims), nan_if_all_nan, dtype, takes_dtype)
     return _staged_nan_reduce(a, where, initial, *options)
@@ -172,11 +174,11 @@ def _staged_nan_reduce(
     if not dtypes.issubdtype(a.dtype, np.inexact):
         return reduction(a, **kwargs)
     nan_mask = rc.isnan(a)
-    result = reduction(rc.select(nan_mask, rc.init_value(a.dtype, fill), a), **kwargs)
+    result = reduction(rc.promoting_select(nan_mask, rc.init_value(a.dtype, fill), a), **kwargs)
     if not nan_if_all_nan:
         return result
     all_nan = folding.all(nan_mask, axis=axis, keepdims=keepdims)
-    return rc.select(all_nan, rc.init_value(result.dtype, np.nan), result)
+    return rc.promoting_select(all_nan, rc.init_value(result.dtype, np.nan), result)
 
 
 def nanmin(a, axis=None, out=None, keepdims=False, initial=None, where=None):
@@ -251,7 +253,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, wh
 
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
     """:func:`mean` of the non-NaN elements (NaN where there are none)."""
-    a = rc.as_array("nanmean", a)
+    a = as_array("nanmean", a)
     where = rc.check_where("nanmean", where)
     rc.check_out("nanmean", out)
     if not dtypes.issubdtype(a.dtype, np.inexact):
@@ -265,7 +267,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, where=None):
 
 def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
     """:func:`var` of the non-NaN elements."""
-    a = rc.as_array("nanvar", a)
+    a = as_array("nanvar", a)
     where = rc.check_where("nanvar", where)
     dtype = rc.user_dtype(dtype, "nanvar")
     rc.check_out("nanvar", out)
@@ -274,7 +276,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
 
 def _nanvar(a, axis, dtype, ddof, keepdims, where, a_mean):
     if a_mean is not None:
-        rc.check_arraylike("nanvar", a_mean)
+        check_arraylike("nanvar", a_mean)
     return _staged_nanvar(
         a, where, a_mean, rc.static_axis(axis, "nanvar"), dtype, ddof, bool(keepdims)
     )
@@ -287,22 +289,24 @@ def _staged_nanvar(a, where, a_mean, axis, dtype, ddof, keepdims):
     if a_mean is None:
         a_mean = nanmean(a, axis, dtype=compute_dtype, keepdims=True, where=where)
     else:
-        a_mean = rc.convert(rc.as_array("nanvar", a_mean), compute_dtype)
+        a_mean = rc.convert(as_array("nanvar", a_mean), compute_dtype)
     nan_mask = rc.isnan(a)
-    centered = rc.select(nan_mask, rc.init_value(compute_dtype, 0), lax.sub(a, a_mean))
+    centered = rc.promoting_select(nan_mask, rc.init_value(compute_dtype, 0), lax.sub(a, a_mean))
     squares = _squared_magnitude(centered)
     normalizer = folding.sum(lax.bitwise_not(nan_mask), axis, keepdims=keepdims, where=where)
     normalizer = lax.sub(normalizer, lax.convert_element_type(ddof, normalizer.dtype))
     empty = lax.le(normalizer, rc.init_value(normalizer.dtype, 0))
     total = folding.sum(squares, axis, keepdims=keepdims, where=where)
-    divisor = rc.convert(rc.select(empty, np.array(1, normalizer.dtype), normalizer), total.dtype)
-    result = rc.select(empty, rc.init_value(total.dtype, np.nan), lax.div(total, divisor))
+    divisor = rc.convert(
+        rc.promoting_select(empty, np.array(1, normalizer.dtype), normalizer), total.dtype
+    )
+    result = rc.promoting_select(empty, rc.init_value(total.dtype, np.nan), lax.div(total, divisor))
     return rc.convert(result, result_dtype)
 
 
 def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=None, mean=None):
     """:func:`std` of the non-NaN elements."""
-    a = rc.as_array("nanstd", a)
+    a = as_array("nanstd", a)
     where = rc.check_where("nanstd", where)
     dtype = rc.user_dtype(dtype, "nanstd")
     rc.check_out("nanstd", out)

@@ -15,7 +15,8 @@ import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
 from lamina.lax import take_along
-from lamina.numpy.base.arguments import promote_dtypes_inexact
+from lamina.numpy.base.arguments import check_arraylike, promote_dtypes_inexact
+from lamina.numpy.base.shaping import broadcast_to, moveaxis
 from lamina.numpy.reductions import rules as rc
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
@@ -60,7 +61,7 @@ def quantile_impl(name, a, q, axis, out, overwrite_input, method, keepdims, weig
         raise ValueError(f"jax.numpy.{name} does not support overwrite_input=True or out != None")
     check = [a, q] if weights is None else [a, q, weights]
     for value in check:
-        rc.check_arraylike(name, value)
+        check_arraylike(name, value)
     axis = rc.static_axis(axis, name)
     return _staged_quantile(a, q, weights, name, axis, method, bool(keepdims), skip_nans)
 
@@ -116,7 +117,7 @@ def _staged_quantile(a, q, weights, name, axis, method, keepdims, skip_nans):
         values = _inverted_cdf(data, q_flat, weights, skip_nans)
     else:
         values = _interpolated(data, q_flat, method, skip_nans)
-    values = rc.moveaxis(values, -1, 0)
+    values = moveaxis(values, -1, 0)
     return rc.convert(lax.reshape(values, (*q.shape, *out_shape)), a.dtype)
 
 
@@ -125,7 +126,7 @@ def _sorted(data, weights, skip_nans):
     holding a NaN becomes all NaN."""
     if not skip_nans:
         has_nan = lax.reduce_or(rc.isnan(data), (data.ndim - 1,))
-        data = rc.select(lax.expand_dims(has_nan, (data.ndim - 1,)), np.nan, data)
+        data = rc.promoting_select(lax.expand_dims(has_nan, (data.ndim - 1,)), np.nan, data)
     if weights is None:
         return lax.sort(data, dimension=data.ndim - 1), None
     return lax.sort_key_val(data, weights, dimension=data.ndim - 1)
@@ -143,7 +144,7 @@ def _interpolated(data, q, method, skip_nans):
     data, _ = _sorted(data, None, skip_nans)
     batch_shape = data.shape[:-1]
     positions_shape = (*batch_shape, q.shape[0])
-    q = rc.broadcast_to(q, positions_shape)
+    q = broadcast_to(q, positions_shape)
     if skip_nans:
         counts = lax.reduce_sum(
             lax.convert_element_type(lax.bitwise_not(rc.isnan(data)), q.dtype), (data.ndim - 1,)
@@ -157,8 +158,8 @@ def _interpolated(data, q, method, skip_nans):
     zero = np.array(0, q.dtype)
     low = lax.max(zero, lax.min(low, last))
     high = lax.max(zero, lax.min(high, last))
-    low_value = _gather_rows(data, rc.broadcast_to(low, positions_shape))
-    high_value = _gather_rows(data, rc.broadcast_to(high, positions_shape))
+    low_value = _gather_rows(data, broadcast_to(low, positions_shape))
+    high_value = _gather_rows(data, broadcast_to(high, positions_shape))
     if method == "linear":
         low_weight = lax.sub(np.array(1, q.dtype), high_weight)
         return lax.add(
@@ -170,7 +171,9 @@ def _interpolated(data, q, method, skip_nans):
     if method == "higher":
         return high_value
     if method == "nearest":
-        return rc.select(lax.le(high_weight, np.array(0.5, q.dtype)), low_value, high_value)
+        return rc.promoting_select(
+            lax.le(high_weight, np.array(0.5, q.dtype)), low_value, high_value
+        )
     half = np.array(0.5, data.dtype)
     return lax.mul(lax.add(low_value, high_value), half)
 
@@ -185,7 +188,7 @@ def _inverted_cdf(data, q, weights, skip_nans):
     zero = np.array(0, weights.dtype)
     bad_weights = lax.bitwise_or(lax.lt(weights, zero), rc.isnan(weights))
     any_bad_weight = lax.reduce_or(bad_weights, (last_axis,))
-    weights = rc.select(lax.bitwise_or(bad_weights, nan_data), zero, weights)
+    weights = rc.promoting_select(lax.bitwise_or(bad_weights, nan_data), zero, weights)
     data, weights = _sorted(data, weights, True)
     cumulative = lax.cumsum(weights, last_axis)
     total = rc.take_index(cumulative, -1, last_axis)
@@ -205,10 +208,10 @@ def _inverted_cdf(data, q, weights, skip_nans):
     if skip_nans:
         limit = lax.expand_dims(limit, (last_axis,))
     index = lax.max(np.array(0, np.int32), lax.min(index, limit))
-    result = _gather_rows(data, rc.broadcast_to(index, (*data.shape[:-1], q.shape[0])))
+    result = _gather_rows(data, broadcast_to(index, (*data.shape[:-1], q.shape[0])))
     if skip_nans:
         all_nan = lax.eq(valid, np.array(0, np.int32))
         force_nan = lax.bitwise_or(any_bad_weight, all_nan)
     else:
         force_nan = lax.bitwise_or(any_bad_weight, any_nan)
-    return rc.select(lax.expand_dims(force_nan, (last_axis,)), np.nan, result)
+    return rc.promoting_select(lax.expand_dims(force_nan, (last_axis,)), np.nan, result)

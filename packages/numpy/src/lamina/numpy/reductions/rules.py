@@ -1,8 +1,9 @@
 """Helpers shared by the reduction, statistics, histogram and signal modules: argument
-checks (``out``, ``where``, ``axis``, user dtypes, concrete values), the dtype rules of
-reductions (integer promotion, float16 upcasting, init values) and small array
-utilities written on lax (``select``, ``broadcast_to``, ``moveaxis``, ``ravel``, ...)
-that these modules use without depending on other lamina.numpy modules."""
+checks (``out``, ``where``, ``axis``, user dtypes), the dtype rules of reductions
+(integer promotion, float16 upcasting, init values) and small array utilities written
+on lax (``promoting_select``, slicing, ...) that these modules use without
+depending on other lamina.numpy modules (shape plumbing and static values come from
+:mod:`lamina.numpy.base`)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,12 @@ import operator
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import ConcretizationTypeError, Tracer, jit
+from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.lax import to_dtype
-from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, to_array
-
-
-def as_array(fun_name: str, x):
-    check_arraylike(fun_name, x)
-    return to_array(x)
+from lamina.numpy.base.arguments import aval_of, canonicalize_axis, to_array
+from lamina.numpy.base.shaping import broadcast_to
+from lamina.numpy.base.static_values import as_array, concrete
 
 
 def check_out(fun_name: str, out) -> None:
@@ -37,17 +35,6 @@ def check_where(fun_name: str, where):
             f"dtype('{where.dtype}')."
         )
     return where
-
-
-def concrete(value, context: str):
-    """``value`` as a concrete (host) value; a tracer whose value is unknown while
-    tracing raises ConcretizationTypeError carrying ``context``."""
-    if isinstance(value, Tracer):
-        known = value.to_concrete_value()
-        if known is None:
-            raise ConcretizationTypeError(value, context)
-        return known
-    return value
 
 
 def static_axis(axis, fun_name: str):
@@ -127,23 +114,11 @@ def isnan(x):
     return lax.ne(x, x)
 
 
-def broadcast_to(x, shape):
-    """``x`` broadcast (NumPy rules) to ``shape``."""
-    x = to_array(x)
-    shape = tuple(shape)
-    if x.shape == shape:
-        return x
-    lead = len(shape) - x.ndim
-    kept = tuple(d for d in range(x.ndim) if x.shape[d] == shape[lead + d])
-    squeezed = lax.reshape(x, tuple(x.shape[d] for d in kept)) if len(kept) < x.ndim else x
-    return lax.broadcast_in_dim(squeezed, shape, tuple(lead + d for d in kept))
-
-
 def broadcast_shapes(*shapes):
     return np.broadcast_shapes(*shapes)
 
 
-def select(pred, on_true, on_false):
+def promoting_select(pred, on_true, on_false):
     """Elementwise ``on_true if pred else on_false`` with NumPy broadcasting; the values
     take their common dtype with JAX's promotion (weak scalars included)."""
     on_true, on_false = to_array(on_true), to_array(on_false)
@@ -158,22 +133,6 @@ def select(pred, on_true, on_false):
             value = to_dtype(value, dtype, weak_type=weak)
         values.append(broadcast_to(value, shape))
     return lax.select_n(broadcast_to(pred, shape), *values)
-
-
-def ravel(x):
-    x = to_array(x)
-    return x if x.ndim == 1 else lax.reshape(x, (x.size,))
-
-
-def moveaxis(x, source: int, destination: int):
-    x = to_array(x)
-    source = canonicalize_axis(source, x.ndim)
-    destination = canonicalize_axis(destination, x.ndim)
-    if source == destination:
-        return x
-    perm = [d for d in range(x.ndim) if d != source]
-    perm.insert(destination, source)
-    return lax.transpose(x, tuple(perm))
 
 
 def full(shape, value, dtype):

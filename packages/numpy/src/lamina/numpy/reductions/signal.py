@@ -9,7 +9,9 @@ import operator
 import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
-from lamina.numpy.base.arguments import promote_dtypes, promote_dtypes_inexact
+from lamina.numpy.base.arguments import check_arraylike, promote_dtypes, promote_dtypes_inexact
+from lamina.numpy.base.shaping import broadcast_to, moveaxis, ravel
+from lamina.numpy.base.static_values import as_array, concrete
 from lamina.numpy.reductions import folding
 from lamina.numpy.reductions import rules as rc
 from lamina.numpy.reductions.bin_search import search_sorted, take_at
@@ -18,7 +20,7 @@ __all__ = ["convolve", "correlate", "diff", "ediff1d", "gradient", "interp", "tr
 
 
 def _conv1d(name, a, v, mode, precision, preferred_element_type):
-    rc.check_arraylike(name, a, v)
+    check_arraylike(name, a, v)
     return _staged_conv1d(a, v, name, mode, precision, preferred_element_type)
 
 
@@ -76,19 +78,19 @@ def correlate(a, v, mode="valid", *, precision=None, preferred_element_type=None
 def _edge_piece(fun_name, value, like, axis):
     """``prepend``/``append`` of :func:`diff`: a scalar becomes a slab of ``like``'s shape
     one element thick along ``axis``."""
-    value = rc.as_array(fun_name, value)
+    value = as_array(fun_name, value)
     if value.ndim == 0:
         shape = list(like.shape)
         shape[axis] = 1
-        value = rc.broadcast_to(value, shape)
+        value = broadcast_to(value, shape)
     return value
 
 
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     """The ``n``-th discrete difference along ``axis`` (``!=`` for booleans)."""
-    arr = rc.as_array("diff", a)
-    n = operator.index(rc.concrete(n, "'n' argument of jnp.diff"))
-    axis = operator.index(rc.concrete(axis, "'axis' argument of jnp.diff"))
+    arr = as_array("diff", a)
+    n = operator.index(concrete(n, "'n' argument of jnp.diff"))
+    axis = operator.index(concrete(axis, "'axis' argument of jnp.diff"))
     if n == 0:
         return arr
     if n < 0:
@@ -114,12 +116,12 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
 def ediff1d(ary, to_end=None, to_begin=None):
     """Differences between consecutive elements of the flattened ``ary``, with
     ``to_begin`` and ``to_end`` (cast to its dtype) attached."""
-    arr = rc.ravel(rc.as_array("ediff1d", ary))
+    arr = ravel(as_array("ediff1d", ary))
     pieces = [lax.sub(rc.slice_axis(arr, 1, None, 0), rc.slice_axis(arr, None, -1, 0))]
     if to_begin is not None:
-        pieces.insert(0, rc.ravel(rc.convert(rc.as_array("ediff1d", to_begin), arr.dtype)))
+        pieces.insert(0, ravel(rc.convert(as_array("ediff1d", to_begin), arr.dtype)))
     if to_end is not None:
-        pieces.append(rc.ravel(rc.convert(rc.as_array("ediff1d", to_end), arr.dtype)))
+        pieces.append(ravel(rc.convert(as_array("ediff1d", to_end), arr.dtype)))
     return pieces[0] if len(pieces) == 1 else lax.concatenate(pieces, 0)
 
 
@@ -165,7 +167,7 @@ def gradient(f, *varargs, axis=None, edge_order=None):
     unit spacing, one spacing for all axes, or one (scalar or coordinates) per axis."""
     if edge_order is not None:
         raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not supported.")
-    rc.check_arraylike("gradient", f, *varargs)
+    check_arraylike("gradient", f, *varargs)
     f, *spacing = promote_dtypes_inexact(rc.to_array(f), *(rc.to_array(h) for h in varargs))
     if axis is None:
         axes = tuple(range(f.ndim))
@@ -192,16 +194,16 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     """Integral of ``y`` along ``axis`` by the trapezoidal rule, over the sample points
     ``x`` or with uniform spacing ``dx``."""
     if x is None:
-        (y,) = promote_dtypes_inexact(rc.as_array("trapezoid", y))
+        (y,) = promote_dtypes_inexact(as_array("trapezoid", y))
         spacing = rc.to_array(dx)
         if spacing.ndim > 0:
             spacing = lax.reshape(spacing, (1,) * (y.ndim - spacing.ndim) + spacing.shape)
-            spacing = rc.moveaxis(spacing, axis, -1)
+            spacing = moveaxis(spacing, axis, -1)
     else:
-        rc.check_arraylike("trapezoid", y, x)
+        check_arraylike("trapezoid", y, x)
         y, x = promote_dtypes_inexact(rc.to_array(y), rc.to_array(x))
-        spacing = diff(x) if x.ndim == 1 else rc.moveaxis(diff(x, axis=axis), axis, -1)
-    y = rc.moveaxis(y, axis, -1)
+        spacing = diff(x) if x.ndim == 1 else moveaxis(diff(x, axis=axis), axis, -1)
+    y = moveaxis(y, axis, -1)
     if spacing.ndim == 0 or spacing.shape[-1] == 1:
         step = spacing if spacing.ndim == 0 else rc.take_index(spacing, 0, spacing.ndim - 1)
         ends = lax.add(rc.take_index(y, 0, y.ndim - 1), rc.take_index(y, -1, y.ndim - 1))
@@ -224,7 +226,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     """Piecewise-linear interpolation of the points ``(xp, fp)`` (``xp`` increasing) at
     ``x``; ``left``/``right`` give the values outside (or 'extrapolate'), ``period``
     makes the coordinates periodic. ``fp`` may be complex."""
-    rc.check_arraylike("interp", x, xp, fp)
+    check_arraylike("interp", x, xp, fp)
     extrapolate_left = _extrapolates("left", left)
     extrapolate_right = _extrapolates("right", right)
     if period is not None and np.ndim(period) != 0:
@@ -261,12 +263,12 @@ def _staged_interp(x, xp, fp, left, right, period, extrapolate_left, extrapolate
     # A zero-width interval takes its left value (and keeps gradients finite).
     epsilon = np.spacing(dtypes.finfo(xp.dtype).eps)
     flat = lax.le(lax.abs(dx), np.array(epsilon, dx.dtype))
-    slope = rc.select(flat, np.array(1, dx.dtype), dx)
-    f = rc.select(flat, fp_low, fp_low + (delta / slope) * df)
+    slope = rc.promoting_select(flat, np.array(1, dx.dtype), dx)
+    f = rc.promoting_select(flat, fp_low, fp_low + (delta / slope) * df)
     if period is None and not extrapolate_left:
         fill = rc.take_index(fp, 0) if left is None else left
-        f = rc.select(lax.lt(x, rc.take_index(xp, 0)), fill, f)
+        f = rc.promoting_select(lax.lt(x, rc.take_index(xp, 0)), fill, f)
     if period is None and not extrapolate_right:
         fill = rc.take_index(fp, -1) if right is None else right
-        f = rc.select(lax.gt(x, rc.take_index(xp, -1)), fill, f)
+        f = rc.promoting_select(lax.gt(x, rc.take_index(xp, -1)), fill, f)
     return f

@@ -9,7 +9,13 @@ import builtins
 import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
-from lamina.numpy.base.arguments import promote_args_inexact, promote_dtypes_inexact
+from lamina.numpy.base.arguments import (
+    check_arraylike,
+    promote_args_inexact,
+    promote_dtypes_inexact,
+)
+from lamina.numpy.base.shaping import broadcast_to
+from lamina.numpy.base.static_values import as_array
 from lamina.numpy.reductions import folding
 from lamina.numpy.reductions import rules as rc
 from lamina.numpy.reductions.quantiles import quantile_impl
@@ -62,7 +68,7 @@ def nanquantile(
 
 
 def _percent(name, q):
-    (q,) = promote_dtypes_inexact(rc.as_array(name, q))
+    (q,) = promote_dtypes_inexact(as_array(name, q))
     return lax.div(q, np.array(100, q.dtype))
 
 
@@ -79,7 +85,7 @@ def percentile(
     out_sharding=None,
 ):
     """The ``q``-th percentiles (``0 <= q <= 100``) of ``a`` over ``axis``."""
-    rc.check_arraylike("percentile", a)
+    check_arraylike("percentile", a)
     del out_sharding  # one device: every result is replicated
     return quantile_impl(
         "quantile",
@@ -107,7 +113,7 @@ def nanpercentile(
     weights=None,
 ):
     """:func:`percentile` of the non-NaN elements."""
-    rc.check_arraylike("nanpercentile", a)
+    check_arraylike("nanpercentile", a)
     return quantile_impl(
         "nanquantile",
         a,
@@ -125,7 +131,7 @@ def nanpercentile(
 def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """The median of ``a`` over ``axis`` (the mean of the two middle values for even
     counts)."""
-    rc.check_arraylike("median", a)
+    check_arraylike("median", a)
     return quantile_impl(
         "quantile", a, 0.5, axis, out, overwrite_input, "midpoint", keepdims, None, skip_nans=False
     )
@@ -133,7 +139,7 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """:func:`median` of the non-NaN elements."""
-    rc.check_arraylike("nanmedian", a)
+    check_arraylike("nanmedian", a)
     return quantile_impl(
         "nanquantile",
         a,
@@ -153,12 +159,12 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     the weights, broadcast to the average's shape."""
     axis = rc.static_axis(axis, "average")
     if weights is None:
-        (a,) = promote_dtypes_inexact(rc.as_array("average", a))
+        (a,) = promote_dtypes_inexact(as_array("average", a))
         avg = folding.mean(a, axis, keepdims=keepdims)
         axes = rc.reduction_axes(axis, a.ndim)
         weights_sum = rc.full((), int(np.prod([a.shape[d] for d in axes])), avg.dtype)
     else:
-        rc.check_arraylike("average", a, weights)
+        check_arraylike("average", a, weights)
         a, weights = promote_dtypes_inexact(rc.to_array(a), rc.to_array(weights))
         if a.shape != weights.shape:
             if axis is None:
@@ -175,7 +181,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
         avg = lax.div(folding.sum(lax.mul(a, weights), axis, keepdims=keepdims), weights_sum)
     if not returned:
         return avg
-    return avg, rc.broadcast_to(weights_sum, avg.shape)
+    return avg, broadcast_to(weights_sum, avg.shape)
 
 
 def _atleast_2d(x):
@@ -183,7 +189,7 @@ def _atleast_2d(x):
 
 
 def _sample_weights(name, weights, n):
-    weights = rc.as_array("cov", weights)
+    weights = as_array("cov", weights)
     if weights.ndim > 1:
         raise RuntimeError(f"cannot handle multidimensional {name}")
     if weights.shape[0] != n:
@@ -195,7 +201,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``
     (and ``y``), with frequency (``fweights``) and reliability (``aweights``) weights."""
     given = [v for v in (m, y, fweights, aweights) if v is not None]
-    rc.check_arraylike("cov", *given)
+    check_arraylike("cov", *given)
     if dtype is not None and not dtypes.issubdtype(dtype, np.inexact):
         raise ValueError(f"cov: dtype must be a subclass of float or complex; got dtype={dtype!r}")
     dtype = None if dtype is None else np.dtype(dtype)
@@ -205,7 +211,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
 @rc.staged(4, 5, 6, 7)
 def _staged_cov(m, y, fweights, aweights, rowvar, bias, ddof, dtype):
     if y is not None:
-        rc.check_arraylike("cov", m, y)
+        check_arraylike("cov", m, y)
         m, y = promote_dtypes_inexact(rc.to_array(m), rc.to_array(y))
         # Ranks are matched as jnp's argument promotion does (leading unit axes).
         rank = builtins.max(m.ndim, y.ndim)
@@ -274,19 +280,19 @@ def _diagonal(c):
     eye = lax.eq(
         lax.broadcasted_iota(np.int32, (n, n), 0), lax.broadcasted_iota(np.int32, (n, n), 1)
     )
-    return lax.reduce_sum(rc.select(eye, c, rc.init_value(c.dtype, 0)), (1,))
+    return lax.reduce_sum(rc.promoting_select(eye, c, rc.init_value(c.dtype, 0)), (1,))
 
 
 def corrcoef(x, y=None, rowvar=True, dtype=None):
     """Pearson correlation coefficients: :func:`cov` normalized by the standard
     deviations, clipped to [-1, 1]."""
-    rc.check_arraylike("corrcoef", x)
+    check_arraylike("corrcoef", x)
     if dtype is not None and not dtypes.issubdtype(dtype, np.inexact):
         raise ValueError(
             f"corrcoef: dtype must be a subclass of float or complex; got dtype={dtype!r}"
         )
     if y is not None:
-        rc.check_arraylike("corrcoef", y)
+        check_arraylike("corrcoef", y)
     return _staged_corrcoef(x, y, bool(rowvar), None if dtype is None else np.dtype(dtype))
 
 

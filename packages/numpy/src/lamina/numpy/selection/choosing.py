@@ -23,19 +23,14 @@ from lamina.numpy.base.arguments import (
     promote_dtypes,
     to_array,
 )
+from lamina.numpy.base.shaping import broadcast_arrays, broadcast_to, moveaxis, ravel
+from lamina.numpy.base.static_values import concrete_int, concrete_value, static_int
 from lamina.numpy.selection.plumbing import (
-    broadcast_arrays,
-    broadcast_to,
-    concrete_int,
-    concrete_value,
     count_true,
     flat_true_positions,
     gather_rows,
     keep_weak_type,
-    moveaxis,
-    ravel,
     scalar_like,
-    static_int,
     where3,
 )
 

@@ -18,15 +18,10 @@ import numpy as np
 from lamina.interpreters import device_put_value, jit
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import aval_of, check_arraylike, to_array
+from lamina.numpy.base.shaping import moveaxis, ravel
+from lamina.numpy.base.static_values import concrete_value, static_int
 from lamina.numpy.selection.choosing import nonzero
-from lamina.numpy.selection.plumbing import (
-    concrete_value,
-    default_index_dtype,
-    moveaxis,
-    ravel,
-    static_int,
-    where3,
-)
+from lamina.numpy.selection.plumbing import default_index_dtype, where3
 
 __all__ = [
     "diag_indices",

@@ -1,7 +1,8 @@
 """Array plumbing shared by the sorting, set, selection and index-helper modules:
-flattening, moving and broadcasting axes, elementwise choice with promotion, positions
-of true entries padded to a static size, and turning traced values into the concrete
-sizes that data-dependent output shapes need.
+elementwise choice with promotion, positions of true entries padded to a static size,
+gathers of rows, weak types kept. Flattening, moving and broadcasting axes, and the
+concrete sizes that data-dependent output shapes need, come from
+:mod:`lamina.numpy.base`.
 
 Written on lax alone, so that these modules need none of the other lamina.numpy
 modules at import time.
@@ -9,72 +10,23 @@ modules at import time.
 
 from __future__ import annotations
 
-import math
-import operator
-
 import lamina.lax as lax
 import numpy as np
-from lamina.interpreters import ConcretizationTypeError, Tracer, jit
+from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.lax import to_dtype
-from lamina.numpy.base.arguments import aval_of, canonicalize_axis, promote_dtypes, to_array
+from lamina.numpy.base.arguments import aval_of, promote_dtypes, to_array
+from lamina.numpy.base.shaping import broadcast_arrays, ravel
 
 __all__ = [
-    "broadcast_arrays",
-    "broadcast_to",
-    "concrete_int",
-    "concrete_value",
     "count_true",
     "default_index_dtype",
     "flat_true_positions",
     "gather_rows",
     "keep_weak_type",
-    "moveaxis",
-    "ravel",
     "scalar_like",
-    "static_int",
     "where3",
 ]
-
-
-def ravel(x):
-    x = to_array(x)
-    shape = aval_of(x).shape
-    return x if len(shape) == 1 else lax.reshape(x, (math.prod(shape),))
-
-
-def moveaxis(x, source: int, destination: int):
-    ndim = len(aval_of(x).shape)
-    source, destination = canonicalize_axis(source, ndim), canonicalize_axis(destination, ndim)
-    if source == destination:
-        return x
-    order = [d for d in range(ndim) if d != source]
-    order.insert(destination, source)
-    return lax.transpose(x, tuple(order))
-
-
-def broadcast_to(x, shape):
-    """``x`` broadcast to ``shape`` by NumPy's rules (ValueError when it can't be)."""
-    x = to_array(x)
-    shape = tuple(int(d) for d in shape)
-    old = aval_of(x).shape
-    if old == shape:
-        return x
-    lead = len(shape) - len(old)
-    if lead < 0 or any(o not in (1, n) for o, n in zip(old, shape[lead:], strict=True)):
-        raise ValueError(f"Incompatible shapes for broadcasting: {old} and requested shape {shape}")
-    kept = [i for i, (o, n) in enumerate(zip(old, shape[lead:], strict=True)) if o == n]
-    squeezed = lax.reshape(x, tuple(old[i] for i in kept)) if len(kept) != len(old) else x
-    return lax.broadcast_in_dim(squeezed, shape, tuple(lead + i for i in kept))
-
-
-def broadcast_arrays(*xs):
-    xs = [to_array(x) for x in xs]
-    shapes = {aval_of(x).shape for x in xs}
-    if len(shapes) == 1:  # the common case: nothing to broadcast
-        return xs
-    shape = lax.broadcast_shapes(*shapes)
-    return [broadcast_to(x, shape) for x in xs]
 
 
 def _where(condition, x, y):
@@ -160,28 +112,6 @@ def gather_rows(x, rows, *, mode="fill", fill_value=None):
         mode=mode,
         fill_value=fill_value,
     )
-
-
-def concrete_value(x, context: str):
-    """The value of ``x`` as a NumPy array; a ConcretizationTypeError carrying
-    ``context`` when ``x`` is only known abstractly (inside jit, say)."""
-    if isinstance(x, Tracer):
-        return np.asarray(x._concrete(ConcretizationTypeError(x, context)))
-    return np.asarray(x)
-
-
-def concrete_int(x, context: str) -> int:
-    return int(concrete_value(x, context))
-
-
-def static_int(value, what: str) -> int:
-    """A Python int for a static argument such as ``size`` (the error for traced ones
-    says the argument must be static)."""
-    if isinstance(value, Tracer):
-        return operator.index(
-            value._concrete(ConcretizationTypeError(value, f"The {what} must be static."))
-        )
-    return operator.index(value)
 
 
 def keep_weak_type(result, like):

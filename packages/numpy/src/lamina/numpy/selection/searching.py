@@ -10,7 +10,8 @@ import numpy as np
 from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import aval_of, check_arraylike, promote_dtypes, to_array
-from lamina.numpy.selection.plumbing import broadcast_to, gather_rows, ravel
+from lamina.numpy.base.shaping import broadcast_to, ravel
+from lamina.numpy.selection.plumbing import gather_rows
 
 __all__ = ["searchsorted"]
 

@@ -14,15 +14,13 @@ import numpy as np
 from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import aval_of, check_arraylike, promote_dtypes, to_array
+from lamina.numpy.base.shaping import broadcast_to, ravel
+from lamina.numpy.base.static_values import concrete_int, static_int
 from lamina.numpy.selection.plumbing import (
-    broadcast_to,
-    concrete_int,
     count_true,
     flat_true_positions,
     gather_rows,
-    ravel,
     scalar_like,
-    static_int,
 )
 from lamina.numpy.selection.searching import searchsorted
 from lamina.numpy.selection.unique_values import (

@@ -19,7 +19,8 @@ from lamina.numpy.base.arguments import (
     is_arraylike,
     to_array,
 )
-from lamina.numpy.selection.plumbing import default_index_dtype, keep_weak_type, moveaxis, ravel
+from lamina.numpy.base.shaping import moveaxis, ravel
+from lamina.numpy.selection.plumbing import default_index_dtype, keep_weak_type
 
 __all__ = [
     "argpartition",

@@ -15,7 +15,8 @@ import numpy as np
 from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, to_array
-from lamina.numpy.selection.plumbing import broadcast_to, flat_true_positions, gather_rows, ravel
+from lamina.numpy.base.shaping import broadcast_to, ravel
+from lamina.numpy.selection.plumbing import flat_true_positions, gather_rows
 
 __all__ = ["fill_diagonal", "place", "put", "put_along_axis", "take", "take_along_axis"]
 

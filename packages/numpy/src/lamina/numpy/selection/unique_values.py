@@ -19,16 +19,13 @@ import numpy as np
 from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, to_array
+from lamina.numpy.base.shaping import broadcast_to, moveaxis, ravel
+from lamina.numpy.base.static_values import concrete_int, static_int
 from lamina.numpy.selection.plumbing import (
-    broadcast_to,
-    concrete_int,
     count_true,
     flat_true_positions,
     gather_rows,
-    moveaxis,
-    ravel,
     scalar_like,
-    static_int,
 )
 
 __all__ = [

@@ -14,7 +14,6 @@ from lamina.ir import dtypes
 from lamina.numpy.base.arguments import (
     aval_of,
     check_arraylike,
-    promote_args,
     promote_args_inexact,
     promote_args_numeric,
     promote_dtypes_inexact,
@@ -23,6 +22,7 @@ from lamina.numpy.base.arguments import (
 )
 from lamina.numpy.ufuncs.comparisons import greater, isnan, less, signbit
 from lamina.numpy.ufuncs.operands import (
+    checked_promote,
     const_like,
     dtype_of,
     full_like,
@@ -40,12 +40,6 @@ __all__ = [
     "fmax", "fmin", "fmod", "heaviside", "hypot", "mod", "nextafter", "pow", "power",
     "remainder", "true_divide",
 ]  # fmt: skip
-
-
-def checked_promote(name, *args):
-    """Arguments checked, promoted to their common dtype and rank (``promote_args``)."""
-    check_arraylike(name, *args)
-    return [to_array(a) for a in promote_args(name, *args)]
 
 
 # ---------------------------------------------------------------- ufunc bodies

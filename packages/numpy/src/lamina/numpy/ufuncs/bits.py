@@ -9,13 +9,12 @@ from lamina import lax
 from lamina.numpy.base.arguments import (
     aval_of,
     check_arraylike,
-    promote_args,
     promote_args_numeric,
     promote_dtypes,
-    to_array,
 )
+from lamina.numpy.base.shaping import broadcast_to
 from lamina.numpy.ufuncs.operands import (
-    broadcast_to,
+    checked_promote,
     compare,
     const_like,
     full_like,
@@ -33,27 +32,22 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _promoted(name, *args):
-    check_arraylike(name, *args)
-    return [to_array(a) for a in promote_args(name, *args)]
-
-
 @jitted
 def bitwise_and(x, y, /):
     """Elementwise bitwise and (logical and for bools)."""
-    return lax.bitwise_and(*_promoted("bitwise_and", x, y))
+    return lax.bitwise_and(*checked_promote("bitwise_and", x, y))
 
 
 @jitted
 def bitwise_or(x, y, /):
     """Elementwise bitwise or (logical or for bools)."""
-    return lax.bitwise_or(*_promoted("bitwise_or", x, y))
+    return lax.bitwise_or(*checked_promote("bitwise_or", x, y))
 
 
 @jitted
 def bitwise_xor(x, y, /):
     """Elementwise bitwise exclusive or."""
-    return lax.bitwise_xor(*_promoted("bitwise_xor", x, y))
+    return lax.bitwise_xor(*checked_promote("bitwise_xor", x, y))
 
 
 def to_bool(x):
@@ -64,30 +58,30 @@ def to_bool(x):
 @jitted
 def logical_and(x, y, /):
     """Elementwise truth of ``x and y`` (non-zero is true)."""
-    return lax.bitwise_and(*map(to_bool, _promoted("logical_and", x, y)))
+    return lax.bitwise_and(*map(to_bool, checked_promote("logical_and", x, y)))
 
 
 @jitted
 def logical_or(x, y, /):
     """Elementwise truth of ``x or y`` (non-zero is true)."""
-    return lax.bitwise_or(*map(to_bool, _promoted("logical_or", x, y)))
+    return lax.bitwise_or(*map(to_bool, checked_promote("logical_or", x, y)))
 
 
 @jitted
 def logical_xor(x, y, /):
     """Elementwise truth of ``bool(x) != bool(y)``."""
-    return lax.bitwise_xor(*map(to_bool, _promoted("logical_xor", x, y)))
+    return lax.bitwise_xor(*map(to_bool, checked_promote("logical_xor", x, y)))
 
 
 @jitted
 def logical_not(x, /):
     """Elementwise truth of ``not x``."""
-    return lax.bitwise_not(to_bool(_promoted("logical_not", x)[0]))
+    return lax.bitwise_not(to_bool(checked_promote("logical_not", x)[0]))
 
 
 def _inverter(name):
     def fun(x, /):
-        return lax.bitwise_not(_promoted(name, x)[0])
+        return lax.bitwise_not(checked_promote(name, x)[0])
 
     fun.__name__ = fun.__qualname__ = name
     fun.__doc__ = "Elementwise bitwise not (``~x``; logical not for bools)."

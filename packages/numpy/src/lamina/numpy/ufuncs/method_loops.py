@@ -11,7 +11,8 @@ import numpy as np
 from lamina import lax
 from lamina.interpreters import Tracer, eval_shape
 from lamina.numpy.base.arguments import aval_of, to_array
-from lamina.numpy.ufuncs.operands import broadcast_to, dtype_of, select
+from lamina.numpy.base.shaping import broadcast_to
+from lamina.numpy.ufuncs.operands import dtype_of, select
 
 __all__ = [
     "accumulate_by_scan",

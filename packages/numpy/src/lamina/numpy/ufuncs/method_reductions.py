@@ -11,17 +11,11 @@ from lamina import lax
 from lamina.interpreters import stop_gradient
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import aval_of, promote_dtypes_inexact, to_array
+from lamina.numpy.base.shaping import broadcast_to
 from lamina.numpy.ufuncs.binary import lexicographic_less, maximum, minimum
 from lamina.numpy.ufuncs.bits import to_bool
 from lamina.numpy.ufuncs.log_sum_exp import logaddexp, logaddexp2
-from lamina.numpy.ufuncs.operands import (
-    broadcast_to,
-    dtype_of,
-    full_like,
-    is_bool,
-    is_complex,
-    select,
-)
+from lamina.numpy.ufuncs.operands import dtype_of, full_like, is_bool, is_complex, select
 
 __all__ = ["FAST_ACCUMULATE", "FAST_REDUCE"]
 

@@ -9,11 +9,13 @@ import functools
 import numpy as np
 from lamina.interpreters import jit
 from lamina.ir import dtypes
-from lamina.lax import aval_of, broadcast_in_dim, reshape, select_n, to_dtype
+from lamina.lax import aval_of, broadcast_in_dim, promote_args, select_n, to_dtype
+from lamina.numpy.base.arguments import check_arraylike, to_array
+from lamina.numpy.base.shaping import broadcast_to
 
 __all__ = [
     "INT_OF_BITS",
-    "broadcast_to",
+    "checked_promote",
     "compare",
     "const_like",
     "dtype_of",
@@ -68,6 +70,13 @@ def is_complex(x) -> bool:
     return dtypes.issubdtype(dtype_of(x), np.complexfloating)
 
 
+def checked_promote(name, *args):
+    """Arguments checked, promoted to their common dtype and rank (``promote_args``),
+    as arrays."""
+    check_arraylike(name, *args)
+    return [to_array(a) for a in promote_args(name, *args)]
+
+
 def const_like(x, value, dtype=None):
     """``value`` as a scalar of ``x``'s dtype (or ``dtype``): weakly typed when ``x`` is
     a weakly typed scalar, else strongly typed, as JAX's constants are (so ``jnp.sinc``
@@ -115,20 +124,6 @@ def full_like(x, value):
     aval = aval_of(x)
     fill = _weak_scalar(value, aval.dtype) if aval.weak_type else np.asarray(value, aval.dtype)
     return broadcast_in_dim(fill, aval.shape, ())
-
-
-def broadcast_to(x, shape):
-    """``x`` broadcast to ``shape`` by NumPy's rules (leading axes added, size-1 axes
-    stretched)."""
-    aval = aval_of(x)
-    shape = tuple(shape)
-    if aval.shape == shape:
-        return x
-    lead = len(shape) - aval.ndim
-    kept = [i for i, d in enumerate(aval.shape) if d == shape[lead + i]]
-    if len(kept) != aval.ndim:
-        x = reshape(x, tuple(aval.shape[i] for i in kept))
-    return broadcast_in_dim(x, shape, tuple(lead + i for i in kept))
 
 
 def select(condition, on_true, on_false):
