@@ -70,7 +70,11 @@ def _check_case(case, out):
     assert out.dtype == want.dtype, name
     assert out.shape == want.shape, name
     got = np.asarray(out)
-    if np.issubdtype(want.dtype, np.complexfloating):
+    if "orthogonal" in name:
+        # LAPACK's QR: its last bits depend on the CPU's kernels (JAX 0.10.2 itself
+        # differs from the recorded values on an AVX-512 machine, as lamina does there).
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
+    elif np.issubdtype(want.dtype, np.complexfloating):
         np.testing.assert_array_max_ulp(got.real, want.real, maxulp=1)
         np.testing.assert_array_max_ulp(got.imag, want.imag, maxulp=1)
     elif want.dtype in (np.float32, np.float64, np.float16):

@@ -146,7 +146,22 @@ def _check(name, table, x64):
         want = RECORDED[f"{prefix}{name}/{seed}"]
         if name.endswith("_c64") or name == "normal_c64":
             assert np.asarray(got).dtype == np.complex64
-        assert encode(got) == want, (name, seed)
+        if name.startswith("orthogonal"):
+            _check_lapack_result(got, want, (name, seed))
+        else:
+            assert encode(got) == want, (name, seed)
+
+
+def _check_lapack_result(got, want, where):
+    """``orthogonal`` ends in LAPACK's QR, whose last bits depend on the CPU's kernels:
+    JAX 0.10.2 itself gives other bits on an AVX-512 machine than the ones recorded
+    (which lamina matches there bit for bit). Equal within a few float32 roundings."""
+    got = np.asarray(got)
+    assert {k: v for k, v in encode(got).items() if k != "bits"} == {
+        k: v for k, v in want.items() if k != "bits"
+    }, where
+    recorded = np.array(want["bits"], np.uint32).view(np.float32).reshape(want["shape"])
+    np.testing.assert_allclose(got, recorded, rtol=1e-5, atol=1e-6, err_msg=str(where))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
