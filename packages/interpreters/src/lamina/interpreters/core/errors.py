@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import sys
 
+from jaxlib._jax import JaxRuntimeError  # the class XLA's runtime failures raise
+
 __all__ = [
     "ConcretizationTypeError",
     "Frame",
+    "InconclusiveDimensionOperation",
     "JAXIndexError",
     "JAXTypeError",
+    "JaxRuntimeError",
+    "KeyReuseError",
     "NonConcreteBooleanIndexError",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
@@ -159,3 +164,15 @@ class NonConcreteBooleanIndexError(JAXIndexError):
             "to get a fixed number of indices."
         )
         super().__init__(self._with_link(message))
+
+
+class KeyReuseError(JAXTypeError):
+    """A PRNG key was used twice where key-reuse checking is on."""
+
+    def __init__(self, message: str):
+        super().__init__(self._with_link(message))
+
+
+class InconclusiveDimensionOperation(Exception):
+    """A comparison or operation on symbolic dimensions whose result depends on the
+    values the dimensions take."""
