@@ -27,6 +27,7 @@ _SUBMODULES = (
     "test_util",
     "tree",
     "tree_util",
+    "typing",
 )
 # Public names and the module that defines each. Runtime names load lamina.numpy as
 # well, which installs the array operators and methods (x * 2 and x.sum() must work on
