@@ -35,6 +35,7 @@ _SUBMODULES = (
 _RUNTIME = "lamina.interpreters"
 _NAMES = {
     "Partial": "lamina.tree_util",
+    "float0": "lamina.dtypes",
     **{
         name: _RUNTIME
         for name in (
@@ -49,6 +50,7 @@ _NAMES = {
             "custom_gradient",
             "custom_jvp",
             "custom_vjp",
+            "Device",
             "default_backend",
             "device_count",
             "device_get",
@@ -56,6 +58,7 @@ _NAMES = {
             "devices",
             "disable_jit",
             "enable_x64",
+            "ensure_compile_time_eval",
             "eval_shape",
             "grad",
             "hessian",
@@ -70,10 +73,13 @@ _NAMES = {
             "local_device_count",
             "local_devices",
             "make_jaxpr",
+            "named_call",
+            "named_scope",
             "process_count",
             "process_index",
             "remat",
             "softmax_custom_jvp",
+            "typeof",
             "value_and_grad",
             "vjp",
             "vmap",

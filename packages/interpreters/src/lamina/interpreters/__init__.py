@@ -39,17 +39,20 @@ from lamina.interpreters.core.errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
+from lamina.interpreters.core.naming import named_call, named_scope
 from lamina.interpreters.core.tangents import Zero
 from lamina.interpreters.core.tracing import (
     EvalTrace,
     Trace,
     Tracer,
     array_methods,
+    ensure_compile_time_eval,
     eval_trace,
     find_current_trace,
     set_current_trace,
     shaped_abstractify,
     take_current_trace,
+    typeof,
 )
 from lamina.interpreters.jaxprs import calls as calls
 from lamina.interpreters.jaxprs import jaxpr_cache as jaxpr_cache
@@ -264,6 +267,7 @@ __all__ = [
     "devices",
     "disable_jit",
     "enable_x64",
+    "ensure_compile_time_eval",
     "eval_jaxpr",
     "eval_shape",
     "eval_trace",
@@ -292,6 +296,8 @@ __all__ = [
     "lower_on_physical",
     "make_jaxpr",
     "moveaxis",
+    "named_call",
+    "named_scope",
     "not_mapped",
     "partial_eval_jaxpr",
     "physical_value",
@@ -311,6 +317,7 @@ __all__ = [
     "stop_gradient_p",
     "take_current_trace",
     "trace_to_jaxpr",
+    "typeof",
     "value_and_grad",
     "vjp",
     "vmap",

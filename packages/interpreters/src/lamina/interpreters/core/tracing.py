@@ -45,11 +45,14 @@ __all__ = [
     "Tracer",
     "array_methods",
     "bind",
+    "ensure_compile_time_eval",
     "eval_trace",
     "find_current_trace",
+    "runs_eagerly",
     "set_current_trace",
     "shaped_abstractify",
     "take_current_trace",
+    "typeof",
 ]
 
 
@@ -95,7 +98,7 @@ class EvalTrace(Trace):
     def process_primitive(self, primitive, args, params):
         for x in args:
             if isinstance(x, Tracer):
-                raise leaked_tracer_error(x)
+                return _bind_traced(primitive, args, params, x)
         rule = impl_rules[primitive]
         # Impl rules may bind primitives themselves; those run eagerly too. Entering the
         # context costs microseconds, so the common case (already current) skips it.
@@ -120,6 +123,46 @@ _no_trace = _NoTrace()
 _current_trace: contextvars.ContextVar[Trace] = contextvars.ContextVar(
     "lamina_current_trace", default=eval_trace
 )
+
+
+# Inside ensure_compile_time_eval: the trace that was current on entry, which takes the
+# primitives whose operands include its tracers (the others run eagerly).
+_compile_time_parent: contextvars.ContextVar[Trace | None] = contextvars.ContextVar(
+    "lamina_compile_time_parent", default=None
+)
+
+
+def _bind_traced(primitive, args, params, tracer: Tracer):
+    """The eval trace met a tracer: under ensure_compile_time_eval the trace of entry
+    takes the primitive; otherwise the tracer has leaked."""
+    parent = _compile_time_parent.get()
+    if parent is None or not parent.is_valid():
+        raise leaked_tracer_error(tracer)
+    with set_current_trace(parent):
+        return parent.process_primitive(primitive, args, params)
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval() -> Iterator[None]:
+    """Within the block, operations on concrete values run eagerly even while tracing
+    (under jit their results are concrete Arrays); operations on traced values are
+    still traced."""
+    parent = _current_trace.get()
+    if parent is eval_trace:  # at top level, or nested: keep the outer block's parent
+        parent = _compile_time_parent.get()
+    parent_token = _compile_time_parent.set(parent)
+    token = _current_trace.set(eval_trace)
+    try:
+        yield
+    finally:
+        _current_trace.reset(token)
+        _compile_time_parent.reset(parent_token)
+
+
+def runs_eagerly(leaves) -> bool:
+    """Whether a call on ``leaves`` runs compiled now: the eval trace is current and no
+    argument is traced (under ensure_compile_time_eval a tracer may reach here)."""
+    return find_current_trace() is eval_trace and not any(isinstance(x, Tracer) for x in leaves)
 
 
 def find_current_trace() -> Trace:
@@ -154,7 +197,7 @@ def bind(primitive, args, params):
     if trace is eval_trace:  # EvalTrace.process_primitive, inlined for eager ops
         for x in args:
             if isinstance(x, Tracer):
-                raise leaked_tracer_error(x)
+                return _bind_traced(primitive, args, params, x)
         return impl_rules[primitive](*args, **params)
     return trace.process_primitive(primitive, args, params)
 
@@ -353,6 +396,15 @@ class Tracer:
     for _name in _OPERATORS:
         locals()[_name] = _forward(_name)
     del _name
+
+
+def typeof(x) -> ShapedArray:
+    """The abstract value of ``x`` (``jax.typeof``): a ShapedArray of its shape, dtype
+    and weak type; a tracer's own abstract value."""
+    try:
+        return shaped_abstractify(x)
+    except TypeError:
+        raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type") from None
 
 
 def shaped_abstractify(x) -> ShapedArray:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from jaxlib import _jax
 
 from lamina.interpreters.core.config import config
-from lamina.interpreters.core.tracing import eval_trace, find_current_trace
+from lamina.interpreters.core.tracing import eval_trace, find_current_trace, runs_eagerly
 from lamina.interpreters.runtime.cpp_pjit import (
     CacheKey,
     FastpathData,
@@ -89,7 +89,7 @@ def fast_function(jitted: JitWrapped):
         if config.jax_disable_jit:
             return jitted._fun(*args, **kwargs), None, False
         entry, leaves = jitted._lookup(args, kwargs)
-        if find_current_trace() is not eval_trace:
+        if not runs_eagerly(leaves):
             return (
                 tree_util.tree_unflatten(entry.out_tree, jitted._call_entry(entry, leaves)),
                 None,

@@ -23,7 +23,10 @@ import time
 import weakref
 
 from lamina.interpreters.core.config import config, trace_context
-from lamina.interpreters.core.tracing import Tracer, eval_trace, find_current_trace
+from lamina.interpreters.core.tracing import (
+    Tracer,
+    runs_eagerly,
+)
 from lamina.interpreters.jaxprs import tokens
 from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr
 from lamina.interpreters.jaxprs.jaxpr_cache import clear_jaxpr_caches
@@ -198,7 +201,7 @@ class JitWrapped:
 
     def _call_entry(self, entry, leaves) -> list:
         """The flat outputs: run, or staged into the current trace."""
-        if find_current_trace() is eval_trace:
+        if runs_eagerly(leaves):
             return self._run(entry, leaves)
         if self._inline:
             return eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves)

@@ -1,0 +1,142 @@
+"""Top-level names of `jax` beyond the transformations: float0, Device, typeof,
+named_call, named_scope, ensure_compile_time_eval (JAX 0.10.2's behaviour, recorded)."""
+
+import numpy as np
+import pytest
+
+import lamina as jax
+import lamina.numpy as jnp
+
+
+def test_float0_is_the_tangent_dtype_of_integers():
+    assert jax.float0 is jax.dtypes.float0
+    assert jax.float0 == np.dtype([("float0", np.void, 0)])
+    assert repr(jax.float0) == "dtype([('float0', 'V')])"
+    _, int_grad = jax.grad(lambda x, i: x * i, argnums=(0, 1), allow_int=True)(1.0, 2)
+    assert int_grad.dtype == jax.float0
+
+
+def test_device_is_the_class_of_devices():
+    assert all(isinstance(d, jax.Device) for d in jax.devices())
+    assert isinstance(jnp.ones(2).devices().pop(), jax.Device)
+    assert not isinstance("cpu", jax.Device)
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [  # reprs recorded from jax.typeof in JAX 0.10.2
+        (np.ones((2, 3), np.float32), "ShapedArray(float32[2,3])"),
+        (3, "ShapedArray(int32[], weak_type=True)"),
+        (2.0, "ShapedArray(float32[], weak_type=True)"),
+        (np.bool_(True), "ShapedArray(bool[])"),
+        (np.float64(1), "ShapedArray(float32[])"),
+        (jnp.arange(3), "ShapedArray(int32[3])"),
+    ],
+)
+def test_typeof(value, expected):
+    assert repr(jax.typeof(value)) == expected
+
+
+def test_typeof_of_tracers_and_keys():
+    seen = []
+    jax.jit(lambda x: seen.append(repr(jax.typeof(x))))(np.ones(2))
+    assert seen == ["ShapedArray(float32[2])"]
+    assert repr(jax.typeof(jax.random.key(0))) == "ShapedArray(key<fry>[])"
+    with pytest.raises(TypeError, match=r"Argument '\[1, 2\]' of type '<class 'list'>' is not"):
+        jax.typeof([1, 2])
+
+
+def test_named_call_leaves_the_jaxpr_unchanged():
+    f = jax.named_call(lambda x: x * 2 + 1, name="foo")
+    assert f(1.0) == 3.0
+    assert f.__name__ == "<lambda>"  # the wrapped function's own name, as in JAX
+    # Recorded from JAX 0.10.2: the name is not printed, jit keeps the function's name.
+    assert str(jax.make_jaxpr(f)(1.0)) == (
+        "{ lambda ; a:f32[]. let\n"
+        "    b:f32[] = mul a 2.0:f32[]\n"
+        "    c:f32[] = add b 1.0:f32[]\n"
+        "  in (c,) }"
+    )
+    assert str(jax.make_jaxpr(jax.jit(f))(1.0)) == (
+        "{ lambda ; a:f32[]. let\n"
+        "    b:f32[] = jit[\n"
+        "      name=<lambda>\n"
+        "      jaxpr={ lambda ; a:f32[]. let\n"
+        "          c:f32[] = mul a 2.0:f32[]\n"
+        "          b:f32[] = add c 1.0:f32[]\n"
+        "        in (b,) }\n"
+        "    ] a\n"
+        "  in (b,) }"
+    )
+    assert jax.grad(f)(1.0) == 2.0
+
+
+def test_named_scope():
+    def g(x):
+        with jax.named_scope("bar"):
+            return jnp.sin(x)
+
+    # Recorded from JAX 0.10.2.
+    assert str(jax.make_jaxpr(g)(1.0)) == "{ lambda ; a:f32[]. let b:f32[] = sin a in (b,) }"
+    assert float(jax.jit(g)(0.0)) == 0.0
+    with pytest.raises(TypeError, match=r"named_scope name argument must be a string\."):
+        jax.named_scope(3)
+
+
+def test_ensure_compile_time_eval_under_jit():
+    seen = []
+
+    @jax.jit
+    def f(x):
+        with jax.ensure_compile_time_eval():
+            y = jnp.sum(np.arange(3))
+            seen.append((type(y), repr(y)))
+            z = jnp.sin(x)  # traced operand: still traced
+            seen.append(not isinstance(z, type(jnp.ones(1))))
+        return x * int(y)  # usable as a Python int
+
+    assert float(f(1.0)) == 3.0
+    assert seen == [(type(jnp.ones(1)), "Array(3, dtype=int32)"), True]
+    # Recorded from JAX 0.10.2 (the unused sin stays, as JAX leaves it).
+    assert str(jax.make_jaxpr(f)(1.0)) == (
+        "{ lambda ; a:f32[]. let\n"
+        "    b:f32[] = jit[\n"
+        "      name=f\n"
+        "      jaxpr={ lambda ; a:f32[]. let\n"
+        "          c:f32[] = sin a\n"
+        "          b:f32[] = mul a 3.0:f32[]\n"
+        "        in (b,) }\n"
+        "    ] a\n"
+        "  in (b,) }"
+    )
+
+
+def test_ensure_compile_time_eval_under_grad_and_vmap():
+    def loss(x):
+        with jax.ensure_compile_time_eval():
+            c = jnp.sum(np.arange(4.0))
+            y = x * c
+        return y * float(c)
+
+    assert float(jax.grad(loss)(2.0)) == 36.0  # recorded from JAX 0.10.2
+    np.testing.assert_array_equal(jax.vmap(loss)(np.arange(2.0)), [0.0, 36.0])
+    assert float(jax.jit(jax.grad(loss))(2.0)) == 36.0
+
+
+def test_ensure_compile_time_eval_nests_and_restores():
+    @jax.jit
+    def f(x):
+        with jax.ensure_compile_time_eval():
+            with jax.ensure_compile_time_eval():
+                a = jnp.ones(2) * 2
+            b = a + x  # traced
+            total = int(a.sum())
+        return b, total
+
+    out, total = f(1.0)
+    np.testing.assert_array_equal(out, [3.0, 3.0])
+    assert total == 4
+    with jax.ensure_compile_time_eval():
+        assert float(jnp.ones(()) + 1) == 2.0
+    with pytest.raises(jax.errors.ConcretizationTypeError):  # the block has ended
+        jax.jit(lambda x: int(jnp.sum(x)))(np.arange(3))
