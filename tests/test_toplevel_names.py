@@ -1,6 +1,8 @@
 """Top-level names of `jax` beyond the transformations: float0, Device, typeof,
 named_call, named_scope, ensure_compile_time_eval (JAX 0.10.2's behaviour, recorded)."""
 
+import logging
+
 import numpy as np
 import pytest
 
@@ -140,3 +142,27 @@ def test_ensure_compile_time_eval_nests_and_restores():
         assert float(jnp.ones(()) + 1) == 2.0
     with pytest.raises(jax.errors.ConcretizationTypeError):  # the block has ended
         jax.jit(lambda x: int(jnp.sum(x)))(np.arange(3))
+
+
+def test_process_indices_and_old_host_names():
+    assert jax.process_indices() == [0]
+    with pytest.warns(UserWarning, match="jax.host_count has been renamed to jax.process_count"):
+        assert jax.host_count() == jax.process_count() == 1
+    with pytest.warns(UserWarning, match="jax.host_id has been renamed to jax.process_index"):
+        assert jax.host_id() == 0
+    with pytest.warns(UserWarning, match="jax.host_ids has been renamed to jax.process_indices"):
+        assert jax.host_ids() == [0]
+
+
+def test_log_compiles_context(caplog):
+    assert not jax.log_compiles.value
+    caplog.set_level(logging.DEBUG, logger="lamina")
+    with jax.log_compiles():
+        assert jax.log_compiles.value and jax.config.jax_log_compiles
+        jax.jit(lambda x: x * 5 - 3)(np.ones(7, np.float32))
+    assert not jax.config.jax_log_compiles
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert any(m.startswith("Finished XLA compilation") for m in warned)
+    caplog.clear()
+    jax.jit(lambda x: x * 7 - 3)(np.ones(7, np.float32))
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]

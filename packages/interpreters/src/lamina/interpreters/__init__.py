@@ -24,6 +24,7 @@ from lamina.interpreters.core.config import (
     config,
     disable_jit,
     enable_x64,
+    log_compiles,
     softmax_custom_jvp,
 )
 from lamina.interpreters.core.errors import (
@@ -102,10 +103,14 @@ from lamina.interpreters.runtime.backend import (
     device_count,
     devices,
     get_backend,
+    host_count,
+    host_id,
+    host_ids,
     local_device_count,
     local_devices,
     process_count,
     process_index,
+    process_indices,
 )
 from lamina.interpreters.runtime.cpp_pjit import FastpathData
 from lamina.interpreters.runtime.device_put_primitive import device_put_p
@@ -278,6 +283,9 @@ __all__ = [
     "get_lowering_rule",
     "grad",
     "hessian",
+    "host_count",
+    "host_id",
+    "host_ids",
     "is_undefined_primal",
     "jacfwd",
     "jacobian",
@@ -290,6 +298,7 @@ __all__ = [
     "live_arrays",
     "local_device_count",
     "local_devices",
+    "log_compiles",
     "lower_fun",
     "lower_jaxpr",
     "lower_jaxpr_body",
@@ -305,6 +314,7 @@ __all__ = [
     "primitive_executable",
     "process_count",
     "process_index",
+    "process_indices",
     "register_tracer_class",
     "remat",
     "scalar_array",

@@ -267,6 +267,8 @@ class _ThreadLocalOption:
 
 
 softmax_custom_jvp = _ThreadLocalOption("jax_softmax_custom_jvp")
+# jax.log_compiles: compiles log at WARNING level within the block.
+log_compiles = _ThreadLocalOption("jax_log_compiles")
 
 
 def trace_context() -> tuple:

@@ -16,6 +16,7 @@ import logging
 import pathlib
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,10 +34,14 @@ __all__ = [
     "device_count",
     "devices",
     "get_backend",
+    "host_count",
+    "host_id",
+    "host_ids",
     "local_device_count",
     "local_devices",
     "process_count",
     "process_index",
+    "process_indices",
 ]
 
 logger = logging.getLogger("lamina.interpreters.backend")
@@ -232,6 +237,29 @@ def process_index(backend: str | Client | None = None) -> int:
 def process_count(backend: str | Client | None = None) -> int:
     return max((d.process_index for d in devices(backend)), default=0) + 1
 
+
+def process_indices(backend: str | Client | None = None) -> list[int]:
+    """The indices of the processes holding devices of ``backend``, in order."""
+    return sorted({d.process_index for d in devices(backend)})
+
+
+def _renamed(old: str, new):
+    def alias(backend: str | Client | None = None):
+        warnings.warn(
+            f"jax.{old} has been renamed to jax.{new.__name__}. This alias will eventually "
+            "be removed; please update your code.",
+            stacklevel=2,
+        )
+        return new(backend)
+
+    alias.__name__ = alias.__qualname__ = old
+    return alias
+
+
+# JAX's old names, which warn (UserWarning) and call the new ones.
+host_count = _renamed("host_count", process_count)
+host_id = _renamed("host_id", process_index)
+host_ids = _renamed("host_ids", process_indices)
 
 _default_device: Device | None = None
 
