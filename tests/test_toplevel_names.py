@@ -166,3 +166,13 @@ def test_log_compiles_context(caplog):
     caplog.clear()
     jax.jit(lambda x: x * 7 - 3)(np.ones(7, np.float32))
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_copy_to_host_async_returns_its_argument():
+    x = {"a": jnp.arange(3.0), "b": [1, "s", np.ones(2)]}
+    assert jax.copy_to_host_async(x) is x  # as JAX 0.10.2: the same object
+    np.testing.assert_array_equal(jax.device_get(x)["a"], [0.0, 1.0, 2.0])
+    deleted = jnp.ones(2)
+    deleted.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        jax.copy_to_host_async(deleted)

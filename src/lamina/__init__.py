@@ -47,6 +47,7 @@ _NAMES = {
             "clear_caches",
             "closure_convert",
             "config",
+            "copy_to_host_async",
             "custom_gradient",
             "custom_jvp",
             "custom_vjp",

@@ -26,7 +26,7 @@ from lamina.interpreters.runtime.extended import is_extended_value
 from lamina.interpreters.runtime.sharding import Sharding, sharding_for_device
 from lamina.ir import ShapedArray, dtypes, tree_util
 
-__all__ = ["block_until_ready", "device_get", "device_put", "live_arrays"]
+__all__ = ["block_until_ready", "copy_to_host_async", "device_get", "device_put", "live_arrays"]
 
 ArrayImpl = xla_client.ArrayImpl
 _VALID_DTYPES = frozenset(dtypes.ALL_DTYPES)
@@ -154,6 +154,17 @@ def device_get(x: Any) -> Any:
         if isinstance(leaf, ArrayImpl):
             leaf.copy_to_host_async()
     return tree_util.tree_map(lambda v: v._value if isinstance(v, ArrayImpl) else v, x)
+
+
+def copy_to_host_async(x: Any) -> Any:
+    """Start copying every array leaf of the pytree ``x`` to the host (a later
+    ``device_get`` or ``np.asarray`` then waits less); returns ``x`` unchanged. Leaves
+    that are not arrays with a ``copy_to_host_async`` method are left alone."""
+    for leaf in tree_util.tree_leaves(x):
+        copy = getattr(leaf, "copy_to_host_async", None)
+        if isinstance(leaf, ArrayImpl) and copy is not None:
+            copy()
+    return x
 
 
 def block_until_ready(x: Any) -> Any:
