@@ -176,3 +176,11 @@ def test_copy_to_host_async_returns_its_argument():
     deleted.delete()
     with pytest.raises(RuntimeError, match="deleted"):
         jax.copy_to_host_async(deleted)
+
+
+def test_shard_is_the_class_of_addressable_shards():
+    (shard,) = jnp.arange(4.0).addressable_shards
+    assert isinstance(shard, jax.Shard)
+    assert shard.index == (slice(None, None, None),) and shard.replica_id == 0
+    assert shard.device == jax.devices()[0]
+    np.testing.assert_array_equal(shard.data, [0.0, 1.0, 2.0, 3.0])

@@ -41,6 +41,7 @@ _NAMES = {
         for name in (
             "Array",
             "ShapeDtypeStruct",
+            "Shard",
             "block_until_ready",
             "checkpoint",
             "checkpoint_policies",
