@@ -459,14 +459,29 @@ def test_lazy_imports_of_third_party_modules_and_of_higher_layers_from_the_root(
 
             def reshape(x):
                 import numpy as np
-                from lamina.ir import core  # a lower layer: the table decides
-                return np, core
+                return np
         """,
         "packages/lax/tests/test_core.py": "def test_it():\n    from lamina.lax import core\n",
         "src/lamina/api.py": "def numpy():\n    from lamina import numpy\n    import lamina.lax\n",
     }
     root = make_workspace(tmp_path, extra={"lax": ["numpy>=1.26"]}, files=files)
     assert layering.check(root) == []
+
+
+def test_a_lazy_import_of_a_lower_layer(tmp_path):
+    files = {
+        "packages/lax/src/lamina/lax/core.py": """\
+            def reshape(x):
+                from lamina.interpreters import jit
+                return jit
+        """,
+    }
+    violations = layering.check(make_workspace(tmp_path, files=files))
+    assert [(v.kind, v.path, v.line, v.target) for v in violations] == [
+        ("local-import", "packages/lax/src/lamina/lax/core.py", 2, "lamina.interpreters"),
+    ]
+    assert "a module of lamina-interpreters, a layer below" in violations[0].message
+    assert "import it at the top of the module" in violations[0].message
 
 
 def test_an_undeclared_third_party_import(tmp_path):

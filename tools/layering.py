@@ -38,10 +38,11 @@ What it reports (``Violation.kind``):
   package's ``__init__`` importing its submodules is fine, while a submodule importing its
   own package (``from lamina.lax import x`` in ``lamina/lax/foo.py``) closes a loop. Each
   cycle is reported once, at its first import, naming the whole loop;
-* ``local-import``: a module under ``src/`` imports a module of its own package inside a
-  function, at any depth (a lazy import, usually dodging a cycle). Inside functions a
-  package may import third-party modules, other layers as the table allows, and, in the
-  root meta-package only, any layer; tests may import lazily;
+* ``local-import``: a module under ``src/`` imports lamina inside a function, at any
+  depth: a module of its own package (a lazy import, usually dodging a cycle) or, in a
+  layer, a lower layer (always loaded first, so nothing is gained). Inside functions a
+  package may import third-party modules and, in the root meta-package only, layers
+  (lazy loading of the public API); tests may import lazily;
 * ``third-party``: a file under ``src/`` or ``tests/`` imports a third-party module whose
   distribution its package does not declare itself (a lamina layer's dependencies do not
   count): ``src/`` needs ``[project].dependencies``, or an optional-dependencies extra for
@@ -749,27 +750,41 @@ def imported_module(site: Import, modules: set[str]) -> str:
 
 
 def _check_local_imports(pkg: Package, source: Source, modules: set[str]) -> list[Violation]:
-    """``local-import``: a module under src/ importing its own package inside a function."""
+    """``local-import``: a module under src/ importing lamina inside a function: a module
+    of its own package, or (in a layer) any other layer. Only the root meta-package may
+    load layers lazily."""
     if source.folder != "src":
         return []
     own = pkg.layer or META
     out = []
     for site in source.imports:
-        if site.scope == "function" and classify(site.full) == own:
-            module = imported_module(site, modules)
-            out.append(
-                Violation(
-                    "local-import",
-                    source.where,
-                    site.line,
-                    pkg.name,
-                    module,
-                    f"{pkg.name} imports {module} inside a function, a module of its own "
-                    f"package imported lazily (usually to dodge an import cycle): move the "
-                    f"shared part to a lower tier so it can be imported at the top of the "
-                    f"module",
-                )
+        target = classify(site.full)
+        if site.scope != "function" or target is None or target in ("jax", "jaxlib"):
+            continue
+        module = imported_module(site, modules)
+        if target == own:
+            why = (
+                "a module of its own package imported lazily (usually to dodge an import "
+                "cycle): move the shared part to a lower tier so it can be imported at the "
+                "top of the module"
             )
+        elif pkg.layer is not None:
+            why = (
+                f"a module of lamina-{target}, a layer below, which is always loaded before "
+                f"this one: import it at the top of the module"
+            )
+        else:
+            continue  # the root meta-package loads layers lazily
+        out.append(
+            Violation(
+                "local-import",
+                source.where,
+                site.line,
+                pkg.name,
+                module,
+                f"{pkg.name} imports {module} inside a function, {why}",
+            )
+        )
     return out
 
 

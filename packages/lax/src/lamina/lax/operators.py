@@ -350,8 +350,6 @@ def _integer_power(x, y):
     """Integer ``x ** y``, compiled once per operand type (the loop runs over every bit)."""
     global _integer_power_jit
     if _integer_power_jit is None:
-        from lamina.interpreters import jit
-
         _integer_power_jit = jit(_integer_power_by_squaring)
     return _integer_power_jit(x, y)
 

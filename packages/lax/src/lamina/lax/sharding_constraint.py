@@ -10,7 +10,7 @@ message saying so, rather than silently ignored.
 
 from __future__ import annotations
 
-from lamina.interpreters import Sharding, ad
+from lamina.interpreters import Sharding, ad, device_put
 from lamina.ir import Primitive, tree_util
 
 __all__ = ["sharding_constraint_p", "with_sharding_constraint"]
@@ -19,8 +19,6 @@ sharding_constraint_p = Primitive("sharding_constraint")
 
 
 def _impl(x, *, sharding, layout, context_mesh, unconstrained_dims):
-    from lamina.interpreters import device_put
-
     del layout, context_mesh, unconstrained_dims
     return device_put(x, sharding)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters import ad
+from lamina.interpreters import Tracer, ad, device_put
 from lamina.ir import Primitive
 
 __all__ = [
@@ -17,8 +17,6 @@ __all__ = [
 
 def shape_as_value(shape):
     """``shape`` as an int32 array (shapes here are always concrete)."""
-    from lamina.interpreters import device_put
-
     return device_put(np.asarray([int(d) for d in shape], np.int32))
 
 
@@ -26,14 +24,10 @@ def stage(x, /):
     """``x`` as an array: a value of the current transformation if it is traced, else
     put on the device. Like JAX, staging leaves no equation in a Jaxpr: a traced value
     is already staged and a constant becomes a literal where it is used."""
-    from lamina.interpreters import Tracer, device_put
-
     return x if isinstance(x, Tracer) else device_put(x)
 
 
 def _stage_impl(x):
-    from lamina.interpreters import device_put
-
     return device_put(x)
 
 

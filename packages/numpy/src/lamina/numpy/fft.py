@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from lamina import lax
+from lamina.interpreters import device_put
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, to_array
 
@@ -266,7 +267,6 @@ def rfftfreq(n, d=1.0, *, dtype=None, device=None):
 def _placed(x, device):
     if device is None:
         return x
-    from lamina.interpreters import device_put
 
     return device_put(x, device)
 

@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import Tracer
+from lamina.interpreters import Tracer, device_put_value
 from lamina.ir import dtypes
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import broadcast_in_dim, reshape, to_dtype
@@ -115,8 +115,6 @@ def _fill_scalar(name, fill_value, dtype, weak_type):
         return np.asarray(fill_value, aval.dtype)
     value = np.asarray(fill_value, dtype)
     if weak_type:
-        from lamina.interpreters import device_put_value
-
         return device_put_value(value, weak_type=True)
     return value
 

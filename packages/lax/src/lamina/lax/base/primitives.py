@@ -277,8 +277,6 @@ def check_accuracy(accuracy):
 
 
 def _accuracy_attr(accuracy):
-    from lamina.interpreters.mlir import ir
-
     if isinstance(accuracy, AccuracyMode):
         text = f"mode = #stablehlo.result_accuracy_mode<{accuracy.name}>"
     else:
@@ -1681,8 +1679,6 @@ def _bitcast_abstract_eval(x, *, new_dtype):
 
 
 def _bitcast_lowering(ctx, x, *, new_dtype):
-    from lamina.interpreters.mlir import hlo
-
     return [hlo.bitcast_convert(ctx.ir_type(ctx.avals_out[0]), x)]
 
 
@@ -1719,8 +1715,6 @@ def _reduce_precision_abstract_eval(x, *, exponent_bits, mantissa_bits):
 
 
 def _reduce_precision_lowering(ctx, x, *, exponent_bits, mantissa_bits):
-    from lamina.interpreters.mlir import hlo
-
     return [hlo.reduce_precision(x, exponent_bits, mantissa_bits)]
 
 

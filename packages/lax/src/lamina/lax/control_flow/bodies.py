@@ -20,7 +20,7 @@ from lamina.interpreters import (
     shaped_abstractify,
     trace_to_jaxpr,
 )
-from lamina.ir import ClosedJaxpr, tree_util
+from lamina.ir import ClosedJaxpr, Var, tree_util
 
 __all__: list[str] = []
 
@@ -57,8 +57,6 @@ def trace_function(fun, in_tree, in_avals, debug: str | None = None):
 def with_leading_inputs(closed: ClosedJaxpr, avals_before, avals_after=()) -> ClosedJaxpr:
     """``closed`` taking unused inputs of ``avals_before`` in front of its own inputs
     and of ``avals_after`` behind them."""
-    from lamina.ir import Var
-
     before = [Var(a) for a in avals_before]
     after = [Var(a) for a in avals_after]
     jaxpr = closed.jaxpr.replace(invars=[*before, *closed.jaxpr.invars, *after])

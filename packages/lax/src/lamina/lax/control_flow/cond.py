@@ -18,6 +18,7 @@ import numpy as np
 
 from lamina.interpreters import (
     Tracer,
+    UndefinedPrimal,
     ad,
     backward_pass,
     batching,
@@ -333,8 +334,6 @@ def _cond_transpose(cts, index, *ops, branches):
 
 
 def ad_undefined(aval):
-    from lamina.interpreters import UndefinedPrimal
-
     return UndefinedPrimal(aval)
 
 

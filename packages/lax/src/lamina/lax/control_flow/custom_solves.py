@@ -13,6 +13,7 @@ Values ``matvec`` or ``f`` close over get their derivatives through the linear p
 from __future__ import annotations
 
 from lamina.interpreters import (
+    ad,
     closure_convert,
     custom_jvp,
     jvp,
@@ -37,8 +38,6 @@ def _neg(tree):
 
 
 def _zeros_like(tree):
-    from lamina.interpreters import ad
-
     def zeros(x):
         aval = getattr(x, "aval", None)
         if aval is None:

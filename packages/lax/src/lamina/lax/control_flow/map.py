@@ -3,6 +3,7 @@ without a carry (in vmapped blocks with ``batch_size``)."""
 
 from __future__ import annotations
 
+from lamina.interpreters import vmap
 from lamina.ir import tree_util
 from lamina.lax.base.primitives import reshape
 from lamina.lax.base.reshaping import concatenate
@@ -24,8 +25,6 @@ def map(f, xs, *, batch_size=None):
 def _batched_map(f, xs, batch_size):
     """``map`` in blocks of ``batch_size`` (``f`` vmapped over each block); the
     remainder that does not fill a block is one more vmapped call, as in JAX."""
-    from lamina.interpreters import vmap
-
     leaves = tree_util.tree_leaves(xs)
     n = bodies.abstractify(leaves[0]).shape[0] if leaves else 0
     blocks, rest = divmod(n, batch_size)

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from lamina.interpreters import device_put_value
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import transpose
 from lamina.lax.base.reshaping import rev
@@ -117,8 +118,6 @@ def conv_general_dilated_patches(lhs, filter_shape, window_strides, padding, lhs
     """The patches a ``filter_shape`` window sees, as features: output feature
     ``c * prod(filter_shape) + s`` is input feature ``c`` at window position ``s``
     (row-major over ``filter_shape``)."""
-    from lamina.interpreters import device_put_value
-
     lhs_aval = aval_of(lhs)
     filter_shape = tuple(int(f) for f in filter_shape)
     numbers = conv_dimension_numbers(lhs_aval.shape, (1, 1, *filter_shape), dimension_numbers)

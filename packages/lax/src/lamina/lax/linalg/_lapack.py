@@ -19,6 +19,7 @@ import threading
 
 import numpy as np
 
+from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes
 
@@ -96,7 +97,6 @@ def custom_call(
     ``aliases`` maps result index to the operand index whose buffer it reuses;
     ``matrix_operands``/``matrix_results`` say which are matrices (column-major) rather
     than vectors (default: those of rank ``num_batch_dims + 2``)."""
-    from lamina.interpreters import mlir_builders as mb
 
     def is_matrix(avals, flags, i):
         return flags[i] if flags is not None else avals[i].ndim == num_batch_dims + 2
@@ -137,8 +137,6 @@ def custom_call(
 
 
 def constant(value, dtype, shape=()):
-    from lamina.interpreters import mlir_builders as mb
-
     scalar = mb.constant(np.asarray(value, dtype))
     if not shape:
         return scalar
@@ -155,8 +153,6 @@ def info_ok(info, batch_shape, *, equal: bool = True):
 
 def nan_where_failed(ok, value, aval: ShapedArray, num_batch: int):
     """``value`` with the matrices whose ``ok`` is false replaced by NaN."""
-    from lamina.interpreters import mlir_builders as mb
-
     pred = mb.broadcast_in_dim(ok, aval.update(dtype=np.dtype(bool)), list(range(num_batch)))
     nan = constant(_nan(aval.dtype), aval.dtype, aval.shape)
     return hlo.select(pred, value, nan)
@@ -172,8 +168,6 @@ def _nan(dtype):
 def triangle_mask(shape, *, lower: bool, offset: int = 0):
     """A ``bool[shape]`` that is true on the lower (``row + offset >= col``) or upper
     (``row + offset <= col``) triangle of each matrix."""
-    from lamina.interpreters import mlir_builders as mb
-
     i32 = ShapedArray(tuple(shape), np.dtype(np.int32))
     nd = len(shape)
     rows = hlo.iota(mb.ir_type(i32), nd - 2)

@@ -8,6 +8,8 @@ import enum
 
 import numpy as np
 
+from lamina.interpreters import ad
+from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.filling import full_like
 from lamina.lax.base.operands import standard_primitive
@@ -83,7 +85,6 @@ def _eig_abstract_eval(x, *, compute_left_eigenvectors, compute_right_eigenvecto
 
 def _eig_lowering(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors,
                   enable_eigvec_derivs, implementation):  # fmt: skip
-    from lamina.interpreters.mlir import hlo
 
     _lapack.check_platform(ctx, "eig")
     aval = ctx.avals_in[0]
@@ -202,8 +203,6 @@ def _hessenberg_abstract_eval(a):
 
 
 def _hessenberg_lowering(ctx, a):
-    from lamina.interpreters.mlir import ir
-
     _lapack.check_platform(ctx, "hessenberg")
     aval = ctx.avals_in[0]
     taus_aval = ctx.avals_out[1]
@@ -287,8 +286,6 @@ def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eige
     """dw = diag(v⁻¹·ȧ·v) with v the right eigenvectors; with ``enable_eigvec_derivs``,
     also dv = v·(F ∘ v⁻¹·ȧ·v) with F_ij = 1/(w_j − w_i) off the diagonal, projected so
     the eigenvectors keep unit norm (their phase stays fixed, as LAPACK's is)."""
-    from lamina.interpreters import ad
-
     if compute_left_eigenvectors or (compute_right_eigenvectors and not enable_eigvec_derivs):
         raise NotImplementedError(
             "The derivatives of eigenvectors are not implemented, only eigenvalues. See "

@@ -14,6 +14,8 @@ import operator
 import numpy as np
 
 from lamina.interpreters import ad
+from lamina.interpreters import mlir_builders as mb
+from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import (
@@ -47,8 +49,6 @@ def _lu_abstract_eval(x):
 
 
 def _lu_lowering(ctx, x):
-    from lamina.interpreters.mlir import hlo
-
     _lapack.check_platform(ctx, "lu")
     aval = ctx.avals_in[0]
     piv_aval = ctx.avals_out[1]
@@ -172,8 +172,6 @@ def _perm_abstract_eval(pivots, *, permutation_size):
 
 
 def _perm_lowering(ctx, pivots, *, permutation_size):
-    from lamina.interpreters import mlir_builders as mb
-
     aval = ctx.avals_in[0]
     pivots = mb.convert(pivots, aval, aval.update(dtype=_I32))
     return [pivots_to_permutation(pivots, aval.shape[:-1], aval.shape[-1], permutation_size)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lamina.interpreters import batching, trace_to_jaxpr
 from lamina.ir import dtypes
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import (
@@ -114,8 +115,6 @@ def as_inexact(x, name: str):
 
 def move_batch_front(axis_data, vals, dims):
     """Each operand with its batch axis first (unbatched ones broadcast)."""
-    from lamina.interpreters import batching
-
     return [batching.bdim_at_front(v, d, axis_data.size) for v, d in zip(vals, dims, strict=True)]
 
 
@@ -142,8 +141,6 @@ def real_diagonal(x):
 def inline(ctx, fun, values, avals):
     """Lower ``fun`` (lax code on operands of types ``avals``, returning a list) in
     place on the MLIR ``values``."""
-    from lamina.interpreters import trace_to_jaxpr
-
     closed, _ = trace_to_jaxpr(lambda *xs: list(fun(*xs)), list(avals))
     return ctx.call(closed, list(values), inline=True)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters import ad
+from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray
 from lamina.lax.base.filling import full_like
 from lamina.lax.base.operands import aval_of, standard_primitive
@@ -36,8 +37,6 @@ def _qr_abstract_eval(x, *, pivoting, full_matrices, use_magma):
 
 def _geqp3(x, aval):
     """``geqp3``: QR with column pivoting; the pivots come back 0-based."""
-    from lamina.interpreters.mlir import hlo
-
     *batch, m, n = aval.shape
     taus_aval = ShapedArray((*batch, min(m, n)), aval.dtype)
     jpvt_aval = ShapedArray((*batch, n), np.dtype(np.int32))
@@ -82,8 +81,6 @@ def _orgqr(a, a_aval, taus, taus_aval):
 
 def _resize_columns(x, aval, cols):
     """The first ``cols`` columns of ``x``, or ``x`` padded with zero columns."""
-    from lamina.interpreters.mlir import hlo
-
     *batch, m, n = aval.shape
     out_aval = aval.update(shape=(*batch, m, cols))
     nd = aval.ndim
@@ -97,8 +94,6 @@ def _resize_columns(x, aval, cols):
 
 
 def _qr_lowering(ctx, x, *, pivoting, full_matrices, use_magma):
-    from lamina.interpreters.mlir import hlo
-
     _lapack.check_platform(ctx, "qr")
     aval = ctx.avals_in[0]
     q_aval, r_aval = ctx.avals_out[:2]

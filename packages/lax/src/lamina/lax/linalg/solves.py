@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters import ad, reverse
+from lamina.interpreters.mlir import ir
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import FLOAT, aval_of, check_dtype, standard_primitive
 from lamina.lax.base.primitives import add, broadcast_in_dim, mul, neg
@@ -130,8 +131,6 @@ def _ormqr_abstract_eval(a, taus, c, *, left, transpose):
 
 
 def _ormqr_lowering(ctx, a, taus, c, *, left, transpose):
-    from lamina.interpreters.mlir import ir
-
     _lapack.check_platform(ctx, "ormqr")
     avals = list(ctx.avals_in)
     c_aval = avals[2]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters import ad, reverse
+from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import convert_element_type, neg
@@ -72,8 +73,6 @@ def _lowering(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_dia
 
 
 def _conj_ir(a, aval):
-    from lamina.interpreters.mlir import hlo
-
     if not dtypes.issubdtype(aval.dtype, np.complexfloating):
         return a
     real = hlo.real(a)

@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import Tracer, ad, batching, reverse
+from lamina.interpreters import Tracer, ad, batching, jit, reverse
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
@@ -408,8 +408,6 @@ def _dynamic_update_index_in_dim(operand, update, index, axis, allow_negative_in
 
 def _named_jit(fun, name, static_argnames):
     """``fun`` staged as a call named ``name`` (JAX jits these two helpers)."""
-    from lamina.interpreters import jit
-
     fun.__name__ = fun.__qualname__ = name
     return jit(fun, static_argnames=static_argnames)
 

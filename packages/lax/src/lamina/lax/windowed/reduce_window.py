@@ -11,9 +11,9 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import ad, batching, def_standard_impl, lower_jaxpr_body
+from lamina.interpreters import Tracer, ad, batching, def_standard_impl, lower_jaxpr_body
 from lamina.interpreters.mlir import hlo
-from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, tree_util
+from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, dtypes, tree_util
 from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import ANY, NUMBER, aval_of, check_dtype, standard_primitive
 from lamina.lax.base.primitives import max_identity, min_identity, reduce_region
@@ -168,8 +168,6 @@ reduce_window_p.def_batching(_general_batching)
 def _general_jvp(primals, tangents, *, jaxpr, consts, **params):
     """Windows of (primal, tangent) pairs folded by the JVP of the computation
     (forward mode only, as in JAX)."""
-    from lamina.ir import dtypes
-
     n = len(primals) // 2
     diff = [dtypes.issubdtype(aval_of(x).dtype, np.inexact) for x in primals[:n]]
     pair = pair_jvp_jaxpr(ClosedJaxpr(jaxpr, list(consts)), diff)
@@ -205,8 +203,6 @@ def _ints(xs):
 def _monoid_window(computation, init_values):
     """The windowed primitive that ``computation`` from ``init_values`` is (add from 0,
     max/min from their identities), as JAX recognises them; None otherwise."""
-    from lamina.interpreters import Tracer
-
     if len(init_values) != 1 or isinstance(init_values[0], Tracer):
         return None
     (init,) = init_values

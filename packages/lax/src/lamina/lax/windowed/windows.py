@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from lamina.interpreters.mlir import ir
+
 __all__ = ["reduce_window_shape_tuple"]
 
 
@@ -79,8 +81,6 @@ def check_window(
 
 def window_attrs(window_dimensions, window_strides, padding, base_dilation, window_dilation):
     """The keyword arguments of ``stablehlo.reduce_window`` for these params."""
-    from lamina.interpreters.mlir import ir
-
     pads = np.asarray(padding, np.int64).reshape(len(window_dimensions), 2)
     return dict(
         window_dimensions=list(window_dimensions),

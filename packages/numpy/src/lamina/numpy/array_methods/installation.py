@@ -10,7 +10,7 @@ and in the method table of tracers.
 
 from __future__ import annotations
 
-from lamina.interpreters import set_array_attribute, tracing
+from lamina.interpreters import device_put, set_array_attribute, tracing
 from lamina.numpy.array_methods import methods as impl
 from lamina.numpy.base.arguments import is_arraylike
 from lamina.numpy.contractions import outer_and_diagonal, products
@@ -203,8 +203,6 @@ def rmatmul_operator(self, other):
 
 
 def to_device(self, device, *, stream=None):
-    from lamina.interpreters import device_put
-
     return device_put(self, device)
 
 

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import Array, ConcretizationTypeError, Tracer
+from lamina.interpreters import Array, ConcretizationTypeError, Tracer, device_put
 from lamina.ir import dtypes
 from lamina.lax import (
     aval_of,
@@ -56,8 +56,6 @@ def astype(self, dtype, copy=False, device=None):
         x = lax.real(x)
     out = to_dtype(x, dtype, weak_type=False)
     if device is not None:
-        from lamina.interpreters import device_put
-
         out = device_put(out, device)
     return out
 

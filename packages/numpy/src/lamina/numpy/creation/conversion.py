@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import Tracer, copy_array, device_put_value, dlpack
+from lamina.interpreters import Tracer, copy_array, device_put_value, dlpack, placement
 from lamina.ir import dtypes
 from lamina.lax import to_dtype
 from lamina.numpy.base.arguments import aval_of, check_arraylike, to_array
@@ -30,7 +30,6 @@ def place(out, device):
     they are."""
     if device is None or isinstance(out, Tracer):
         return out
-    from lamina.interpreters import placement
 
     return copy_array(out, placement(device)[0])
 

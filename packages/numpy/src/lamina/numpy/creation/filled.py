@@ -10,7 +10,7 @@ import numpy as np
 from lamina import lax
 from lamina.interpreters import Tracer
 from lamina.ir import ShapedArray, dtypes, physical_aval
-from lamina.lax import to_dtype
+from lamina.lax import to_dtype, wrap_key_data
 from lamina.numpy.base.arguments import aval_of, check_arraylike
 from lamina.numpy.creation.conversion import asarray, place
 
@@ -145,8 +145,6 @@ def _like(fun_name, a, fill_value, dtype, shape, device):
 def _keys_like(key_dtype, fill_value, shape):
     """PRNG keys of ``shape`` whose key data holds ``fill_value``, as JAX fills them
     (``zeros_like(keys)`` is keys whose data is zeros)."""
-    from lamina.lax import wrap_key_data
-
     physical = physical_aval(ShapedArray(shape, key_dtype))
     data = lax.full(physical.shape, fill_value, physical.dtype)
     return wrap_key_data(data, impl=key_dtype)

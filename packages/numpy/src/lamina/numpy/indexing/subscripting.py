@@ -22,6 +22,7 @@ from lamina.lax import (
     broadcast_in_dim,
     dynamic_slice,
     gather,
+    power,
     reshape,
     rev,
     scatter,
@@ -33,6 +34,7 @@ from lamina.lax import (
     scatter_sub,
     squeeze,
     to_dtype,
+    true_divide,
 )
 from lamina.lax import slice as lax_slice
 from lamina.numpy.base.arguments import check_arraylike, to_array
@@ -222,8 +224,6 @@ def scatter_update(x, idx, values, kind, *, indices_are_sorted=False, unique_ind
         out = scatter_apply(operand, plan.indices, func, dnums, update_shape=plan.out_shape,
                             **flags)  # fmt: skip
     elif kind in ("divide", "power"):
-        from lamina.lax import power, true_divide
-
         ones = broadcast_in_dim(np.ones((), aval.dtype), parsed.expanded_shape, ())
         factors = scatter_mul(ones, plan.indices, values, dnums, **flags)
         factors = _collapse(factors, aval.shape)

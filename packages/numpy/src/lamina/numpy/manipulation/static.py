@@ -11,7 +11,7 @@ import operator
 import numpy as np
 from lamina import lax
 from lamina.interpreters import Tracer
-from lamina.lax import GatherDimensionNumbers
+from lamina.lax import GatherDimensionNumbers, ScatterDimensionNumbers
 from lamina.numpy.base.arguments import aval_of, to_array
 
 # Above this many pieces, one gather is cheaper to trace and compile than the
@@ -151,8 +151,6 @@ def gather_along(x, indices, axis: int, mode="promise_in_bounds"):
 def scatter_1d(kind: str, operand, indices, updates, mode="drop"):
     """The 1-D ``operand`` with ``updates`` combined (``kind``: ``"add"`` or ``"set"``)
     into it at the 1-D ``indices`` (out-of-range ones dropped by default)."""
-    from lamina.lax import ScatterDimensionNumbers
-
     numbers = ScatterDimensionNumbers(
         update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,)
     )

@@ -9,7 +9,7 @@ import operator
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import ConcretizationTypeError, Tracer, custom_jvp
+from lamina.interpreters import ConcretizationTypeError, Tracer, custom_jvp, jvp
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import (
     aval_of,
@@ -148,8 +148,6 @@ _i0 = custom_jvp(_i0_values)
 
 @_i0.defjvp
 def _i0_jvp(primals, tangents):
-    from lamina.interpreters import jvp
-
     (x,) = primals
     out, t_out = jvp(_i0_values, primals, tangents)
     # |x| has no derivative at 0, but i0 does: 0.

@@ -10,6 +10,7 @@ import math
 import numpy as np
 from lamina import lax
 from lamina.interpreters import Tracer, eval_shape
+from lamina.interpreters import vmap as vmap_
 from lamina.numpy.base.arguments import aval_of, to_array
 from lamina.numpy.base.shaping import broadcast_to
 from lamina.numpy.ufuncs.operands import dtype_of, select
@@ -34,8 +35,6 @@ def result_dtype(func, *args):
 def call_elementwise(func, args):
     """``func`` applied to each element of the broadcast ``args`` (``vmap`` over the
     flattened elements), as ``np.frompyfunc`` applies a Python function."""
-    from lamina.interpreters import vmap as vmap_
-
     args = [to_array(a) for a in args]
     shape = np.broadcast_shapes(*(aval_of(a).shape for a in args))
     if not shape:

@@ -14,7 +14,7 @@ import operator
 
 import numpy as np
 from lamina import lax
-from lamina.interpreters import jit
+from lamina.interpreters import jit, vmap
 from lamina.ir import dtypes
 from lamina.numpy.base.arguments import (
     aval_of,
@@ -227,8 +227,6 @@ def _reduceat(self, a, indices, axis, dtype):
 
 
 def _outer(self, A, B):
-    from lamina.interpreters import vmap
-
     A, B = to_array(A), to_array(B)
     shape_a, shape_b = aval_of(A).shape, aval_of(B).shape
     flat_a = lax.reshape(A, (int(np.prod(shape_a)),))
