@@ -181,7 +181,6 @@ from lamina.interpreters.transformations.jacobians import (
     linear_transpose,
 )
 from lamina.interpreters.transformations.partial_eval import (
-    PartialEvalTrace,
     partial_eval_jaxpr,
 )
 from lamina.interpreters.transformations.reverse import (
@@ -222,7 +221,6 @@ __all__ = [
     "LoweredModule",
     "LoweringRuleContext",
     "NonConcreteBooleanIndexError",
-    "PartialEvalTrace",
     "ShapeDtypeStruct",
     "Shard",
     "Sharding",

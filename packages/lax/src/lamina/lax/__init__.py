@@ -74,13 +74,9 @@ from lamina.lax.operators import (  # noqa: F401, E402
 from lamina.lax.prng import (  # noqa: F401, E402  (PRNG keys, for lamina.random and numpy)
     PRNG_IMPLS,
     THREEFRY,
-    KeyTy,
-    PRNGImpl,
     PRNGKeyArray,
     PRNGSpec,
-    check_key_data,
     check_prng_key,
-    default_prng_impl,
     is_typed_key,
     key_dtype,
     random_bits,
@@ -98,8 +94,6 @@ from lamina.lax.prng import (  # noqa: F401, E402  (PRNG keys, for lamina.random
     random_wrap,
     random_wrap_p,
     resolve_prng_impl,
-    threefry2x32_p,
-    threefry_2x32,
     wrap_key_data,
 )
 from lamina.lax.sorting import take_along  # noqa: F401, E402
