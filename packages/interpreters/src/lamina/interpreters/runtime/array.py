@@ -28,13 +28,14 @@ import operator
 from typing import Any
 
 import numpy as np
-from jaxlib import _jax, xla_client
+from jaxlib import xla_client
 
 from lamina.interpreters.runtime import dlpack
-from lamina.interpreters.runtime.cpp_classes import extends
+from lamina.interpreters.runtime.cpp_classes import extends, install
 from lamina.interpreters.runtime.execute import unstack
+from lamina.interpreters.runtime.jax_in_process import register_tracer_class, without_jax_import
 from lamina.interpreters.runtime.transfer import device_put_value
-from lamina.ir import dtypes
+from lamina.ir import AbstractValue, dtypes
 
 __all__ = [
     "Array",
@@ -54,16 +55,16 @@ Array.__doc__ = "The type of lamina arrays: ``isinstance(x, lamina.Array)``."
 Array.__module__ = "lamina"
 
 
-def register_tracer_class(tracer_class: type) -> None:
-    """Make ``isinstance(t, Array)`` true for instances ``t`` of ``tracer_class`` whose
-    ``t._is_traced_array()`` is true (jaxlib keeps one such class per process)."""
-    _jax.set_tracer_class(tracer_class)
-
-
 def set_array_attribute(name: str, value: Any) -> None:
     """Install a method or property on concrete arrays (the extension point for the
     operator methods that higher layers define)."""
-    setattr(xla_client.ArrayImpl, name, value)
+    install(xla_client.ArrayImpl, name, value)
+
+
+def _is_lamina_array(x) -> bool:
+    """Whether a concrete array is lamina's (not JAX's, where both share a process)."""
+    aval = x.aval
+    return aval is None or isinstance(aval, AbstractValue)
 
 
 # --------------------------------------------------------------------- conversion checks
@@ -136,6 +137,14 @@ class Shard:
 # --------------------------------------------------------------------- ArrayImpl
 
 
+def _host_copy(x) -> tuple[np.ndarray, bool]:
+    """jaxlib's host copy of a single-device array, and whether it copied. (jaxlib
+    tries ``import jax`` there; lamina must not load JAX, and the failing import is a
+    full ``sys.path`` scan, so it fails at once.)"""
+    with without_jax_import():
+        return x._single_device_array_to_np_array_did_copy()
+
+
 def _format_repr(x) -> str:
     prefix = "Array("
     dtype_text = f"dtype={x.dtype.name}" + (", weak_type=True" if x.weak_type else "")
@@ -155,7 +164,7 @@ def _format_repr(x) -> str:
     return f"{prefix}{body},{separator}{dtype_text})"
 
 
-@extends(xla_client.ArrayImpl)
+@extends(xla_client.ArrayImpl, is_ours=_is_lamina_array)
 class ArrayImpl:
     """A lamina array with data: device buffers and their layout (``sharding``)."""
 
@@ -190,8 +199,8 @@ class ArrayImpl:
 
     def _with_aval(self, piece):
         """A single-device piece of this array, given the aval that jaxlib leaves off
-        (it would import one from ``jax``)."""
-        if piece.aval is not None:
+        (it would import one from ``jax``; JAX's, where JAX is loaded)."""
+        if isinstance(piece.aval, AbstractValue):
             return piece
         aval = self.aval.update(shape=self._sharding.shard_shape(self.shape))
         return xla_client.ArrayImpl(
@@ -251,13 +260,11 @@ class ArrayImpl:
             return self._npy_value
         if self.is_fully_replicated and self._sharding.has_addressable_devices:
             if self.dtype.kind in _BUFFER_PROTOCOL_KINDS:
-                # jaxlib's copying path tries ``import jax`` on every call (a full
-                # sys.path scan when JAX is absent); the buffer protocol does not.
                 try:
                     return np.asarray(memoryview(self))
                 except BufferError:  # not a host buffer (a GPU array)
                     pass
-            value, did_copy = self._single_device_array_to_np_array_did_copy()
+            value, did_copy = _host_copy(self)
             value.flags.writeable = False
             if did_copy:
                 self._npy_value = value
@@ -273,9 +280,7 @@ class ArrayImpl:
             piece._copy_single_device_array_to_host_async()
         value = np.empty(self.shape, self.dtype)
         for piece in self._arrays:
-            value[indices[piece._sharding._device]] = (
-                piece._single_device_array_to_np_array_did_copy()[0]
-            )
+            value[indices[piece._sharding._device]] = _host_copy(piece)[0]
         value.flags.writeable = False
         self._npy_value = value
         return value

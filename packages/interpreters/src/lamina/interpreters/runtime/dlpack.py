@@ -15,6 +15,7 @@ import numpy as np
 from jaxlib import _jax, xla_client
 
 from lamina.interpreters.runtime import backend
+from lamina.interpreters.runtime.jax_in_process import without_jax_import
 from lamina.interpreters.runtime.transfer import device_put
 from lamina.ir import ShapedArray, dtypes
 
@@ -36,6 +37,12 @@ _PLATFORMS = {
     DLDeviceType.kDLCUDAHost: "cuda",
     DLDeviceType.kDLROCM: "rocm",
 }
+
+
+def _host_view(raw) -> np.ndarray:
+    """jaxlib's host view of a single-device array (without letting it import JAX)."""
+    with without_jax_import():
+        return raw._single_device_array_to_np_array_did_copy()[0]
 
 
 def _only_device(x):
@@ -128,7 +135,7 @@ def from_dlpack(external, device=None, copy: bool | None = None):
             _skip_checks=True,
         )
     else:
-        value = raw._single_device_array_to_np_array_did_copy()[0]
+        value = _host_view(raw)
         array = device_put(value, source if device is not None else None)
     return array if device is None or device == source else device_put(array, device)
 
@@ -139,5 +146,5 @@ def _shape_and_dtype(external, raw) -> tuple[tuple[int, ...], np.dtype]:
     try:
         return tuple(external.shape), np.dtype(external.dtype)
     except (AttributeError, TypeError):
-        view = raw._single_device_array_to_np_array_did_copy()[0]
+        view = _host_view(raw)
         return view.shape, view.dtype
