@@ -184,3 +184,36 @@ def test_shard_is_the_class_of_addressable_shards():
     assert shard.index == (slice(None, None, None),) and shard.replica_id == 0
     assert shard.device == jax.devices()[0]
     np.testing.assert_array_equal(shard.data, [0.0, 1.0, 2.0, 3.0])
+
+
+def test_vjp_function_is_a_pytree_that_jit_returns_and_takes():
+    f = lambda x: jnp.sin(x).sum()  # noqa: E731
+    x = jnp.arange(3.0)
+    y, f_vjp = jax.jit(lambda x: jax.vjp(f, x))(x)
+    np.testing.assert_allclose(y, np.sin(np.arange(3.0)).sum(), rtol=1e-6)
+    (ct,) = jax.jit(lambda v, c: v(c))(f_vjp, 2.0)
+    np.testing.assert_allclose(ct, 2 * np.cos(np.arange(3.0)), rtol=1e-6)
+    assert all(isinstance(leaf, jax.Array) for leaf in jax.tree.leaves(f_vjp))
+
+
+def test_fwd_and_bwd_compiles_the_backward_once():
+    fwd, bwd = jax.fwd_and_bwd(lambda x, w: (x @ w).sum(), argnums=0)
+    x = jnp.ones((2, 3))
+    for scale in (1.0, 2.0, 3.0):
+        w = jnp.full((3, 4), scale)
+        y, residuals = fwd(x, w)
+        assert float(y) == 24 * scale
+        np.testing.assert_allclose(bwd(residuals, 1.0), np.full((2, 3), 4 * scale))
+    assert bwd._cache_size() == 1 and fwd._cache_size() == 1
+
+
+def test_fwd_and_bwd_with_aux_several_argnums_unjitted():
+    def f(x, w):
+        return (x * w).sum(), x.shape
+
+    fwd, bwd = jax.fwd_and_bwd(f, argnums=(0, 1), has_aux=True, jitted=False)
+    y, residuals, aux = fwd(jnp.arange(3.0), jnp.full(3, 2.0))
+    assert float(y) == 6.0 and aux == (3,)
+    dx, dw = bwd(residuals, 1.0)
+    np.testing.assert_array_equal(dx, [2.0, 2.0, 2.0])
+    np.testing.assert_array_equal(dw, [0.0, 1.0, 2.0])

@@ -62,6 +62,7 @@ _NAMES = {
             "enable_x64",
             "ensure_compile_time_eval",
             "eval_shape",
+            "fwd_and_bwd",
             "grad",
             "hessian",
             "host_count",

@@ -77,6 +77,7 @@ from lamina.interpreters.jaxprs.tokens import Token
 from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct, eval_shape, make_jaxpr
 from lamina.interpreters.jit_functions import fastpath as fastpath
 from lamina.interpreters.jit_functions import jit_args as jit_args
+from lamina.interpreters.jit_functions.fwd_and_bwd import fwd_and_bwd
 from lamina.interpreters.jit_functions.jit import clear_caches, jit
 from lamina.interpreters.runtime import array as array
 from lamina.interpreters.runtime import backend as backend
@@ -279,6 +280,7 @@ __all__ = [
     "execute_stablehlo",
     "find_current_trace",
     "from_dlpack",
+    "fwd_and_bwd",
     "get_backend",
     "get_lowering_rule",
     "grad",

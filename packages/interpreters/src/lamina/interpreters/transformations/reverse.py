@@ -263,15 +263,21 @@ def linearize(fun, *primals):
     return tree_util.tree_unflatten(out_tree, primals_out), f_jvp
 
 
-def vjp(fun, *primals, has_aux: bool = False):
-    """``(fun(*primals), vjp_fun)`` (and ``aux`` with ``has_aux``): ``vjp_fun(ct)`` maps
-    a cotangent of the output to a tuple of cotangents of ``primals``."""
-    ad._check_callable(fun)
-    primals_out, linear, in_tree, box, t_avals, lin_avals = _linearize_tree(fun, primals, has_aux)
-    out_tree = box["out_tree"]
-    out_avals = [ad._check_jax_type(p) for p in primals_out]
+class VJP:
+    """The backward function of :func:`vjp`: ``vjp_fun(ct)`` maps a cotangent of the
+    output to a tuple of cotangents of the primals. It is a pytree whose leaves are the
+    residuals of the forward pass, so it can be returned from and passed into ``jit``
+    (what :func:`fwd_and_bwd` relies on)."""
 
-    def vjp_fun(ct):
+    __slots__ = ("_fixed", "residuals")
+
+    def __init__(self, fixed: tuple, residuals):
+        # fixed: (linear Jaxpr, in_tree, out_tree, out_avals, t_avals, lin_avals)
+        self._fixed = fixed
+        self.residuals = list(residuals)
+
+    def __call__(self, ct):
+        jaxpr, in_tree, out_tree, out_avals, t_avals, lin_avals = self._fixed
         ct_flat, ct_tree = tree_util.tree_flatten(ct)
         if ct_tree != out_tree:
             raise TypeError(
@@ -291,15 +297,28 @@ def vjp(fun, *primals, has_aux: bool = False):
                     f"primal input {tuple(a.shape)}."
                 )
             cts.append(c)
-        n_lin = sum(a is not None for a in lin_avals)
-        undefined = [UndefinedPrimal(a) for a in linear.in_avals]
-        assert len(undefined) == n_lin
-        outs = iter(backward_pass(linear.jaxpr, linear.consts, undefined, cts))
+        undefined = [UndefinedPrimal(v.aval) for v in jaxpr.invars]
+        outs = iter(backward_pass(jaxpr, self.residuals, undefined, cts))
         result = []
         for a, la in zip(t_avals, lin_avals, strict=True):
             result.append(instantiate_zeros(next(outs) if la is not None else Zero(a)))
         return tree_util.tree_unflatten(in_tree, result)
 
+
+tree_util.register_pytree_node(
+    VJP, lambda f: (f.residuals, f._fixed), lambda fixed, res: VJP(fixed, res)
+)
+
+
+def vjp(fun, *primals, has_aux: bool = False):
+    """``(fun(*primals), vjp_fun)`` (and ``aux`` with ``has_aux``): ``vjp_fun(ct)`` maps
+    a cotangent of the output to a tuple of cotangents of ``primals``."""
+    ad._check_callable(fun)
+    primals_out, linear, in_tree, box, t_avals, lin_avals = _linearize_tree(fun, primals, has_aux)
+    out_tree = box["out_tree"]
+    out_avals = tuple(ad._check_jax_type(p) for p in primals_out)
+    fixed = (linear.jaxpr, in_tree, out_tree, out_avals, tuple(t_avals), tuple(lin_avals))
+    vjp_fun = VJP(fixed, linear.consts)
     out = tree_util.tree_unflatten(out_tree, primals_out)
     if has_aux:
         return out, vjp_fun, box["aux"]
