@@ -217,3 +217,49 @@ def test_fwd_and_bwd_with_aux_several_argnums_unjitted():
     dx, dw = bwd(residuals, 1.0)
     np.testing.assert_array_equal(dx, [2.0, 2.0, 2.0])
     np.testing.assert_array_equal(dw, [0.0, 1.0, 2.0])
+
+
+def test_vjp_with_refs_markers_as_jax():
+    f = lambda x, y: (x * y).sum()  # noqa: E731
+    _, f_vjp = jax.vjp(f, jnp.ones(3), jnp.full(3, 2.0))
+    skipped, dy = f_vjp.with_refs(jax.ad.DontWant(), jax.ad.GradValue())(1.0)
+    assert skipped == jax.ad.DidntWant() and jax.tree.leaves(skipped) == []
+    np.testing.assert_array_equal(dy, [1.0, 1.0, 1.0])
+    with pytest.raises(TypeError, match="was called with 2 arguments"):
+        f_vjp(1.0, 2.0)
+
+
+def test_user_context_keys_the_jit_cache():
+    traces = []
+
+    @jax.jit
+    def f(x):
+        traces.append(1)
+        return x * 2
+
+    context = jax.make_user_context(default_value=None)
+    f(1.0), f(1.0)
+    with context(1):
+        f(1.0), f(1.0)
+        assert context.value == 1
+    with context(2):
+        f(1.0)
+    with context(1):
+        f(1.0)
+    assert len(traces) == 3 and context.value is None  # as JAX 0.10.2
+    context.set_global(5)
+    assert context.get_global() == 5
+    f(1.0)
+    assert len(traces) == 4
+
+
+def test_version_memory_and_environment_info(capsys):
+    assert jax.version.__version__ == "0.10.2" and jax.version.__version_info__ == (0, 10, 2)
+    assert [s.name for s in jax.memory.Space] == ["Device", "Host", "Any"]
+    assert repr(jax.memory.Space.Host) == "MemorySpace.Host"
+    text = jax.print_environment_info(return_string=True)
+    lines = text.splitlines()
+    assert lines[0].startswith("jax:    0.10.2") and lines[1] == "jaxlib: 0.10.2"
+    assert lines[4] == 'device info: cpu-1, 1 local devices"'
+    assert jax.print_environment_info() is None
+    assert capsys.readouterr().out == text + "\n"

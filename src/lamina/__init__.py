@@ -14,12 +14,16 @@ __version__ = "0.1.0"
 
 # Public submodules: lamina.<name>.
 _SUBMODULES = (
+    "ad",
     "ad_checkpoint",
     "custom_derivatives",
     "dtypes",
     "errors",
+    "example_libraries",
+    "experimental",
     "image",
     "lax",
+    "memory",
     "nn",
     "numpy",
     "ops",
@@ -28,6 +32,7 @@ _SUBMODULES = (
     "tree",
     "tree_util",
     "typing",
+    "version",
 )
 # Public names and the module that defines each. Runtime names load lamina.numpy as
 # well, which installs the array operators and methods (x * 2 and x.sum() must work on
@@ -36,6 +41,7 @@ _RUNTIME = "lamina.interpreters"
 _NAMES = {
     "Partial": "lamina.tree_util",
     "float0": "lamina.dtypes",
+    "print_environment_info": "lamina.environment_info",
     **{
         name: _RUNTIME
         for name in (
@@ -80,6 +86,7 @@ _NAMES = {
             "local_devices",
             "log_compiles",
             "make_jaxpr",
+            "make_user_context",
             "named_call",
             "named_scope",
             "process_count",

@@ -55,6 +55,7 @@ from lamina.interpreters.core.tracing import (
     take_current_trace,
     typeof,
 )
+from lamina.interpreters.core.user_context import UserConfig, make_user_context
 from lamina.interpreters.jaxprs import calls as calls
 from lamina.interpreters.jaxprs import jaxpr_cache as jaxpr_cache
 from lamina.interpreters.jaxprs import lowering as lowering
@@ -185,6 +186,11 @@ from lamina.interpreters.transformations.partial_eval import (
     partial_eval_jaxpr,
 )
 from lamina.interpreters.transformations.reverse import (
+    VJP,
+    DidntWant,
+    DontWant,
+    GradRef,
+    GradValue,
     UndefinedPrimal,
     backward_pass,
     grad,
@@ -199,6 +205,7 @@ from lamina.interpreters.transformations.stop_gradient import stop_gradient, sto
 register_tracer_class(Tracer)
 
 __all__ = [
+    "VJP",
     "Array",
     "ArrayImpl",
     "AxisData",
@@ -209,9 +216,13 @@ __all__ = [
     "Config",
     "CustomVJPPrimal",
     "Device",
+    "DidntWant",
+    "DontWant",
     "DynamicJaxprTrace",
     "EvalTrace",
     "FastpathData",
+    "GradRef",
+    "GradValue",
     "InconclusiveDimensionOperation",
     "JAXIndexError",
     "JAXTypeError",
@@ -235,6 +246,7 @@ __all__ = [
     "TracerIntegerConversionError",
     "UndefinedPrimal",
     "UnexpectedTracerError",
+    "UserConfig",
     "Zero",
     "allow_extended",
     "apply_extended",
@@ -306,6 +318,7 @@ __all__ = [
     "lower_jaxpr_body",
     "lower_on_physical",
     "make_jaxpr",
+    "make_user_context",
     "moveaxis",
     "named_call",
     "named_scope",

@@ -15,6 +15,8 @@ cotangents are all zero are skipped, and cotangents are summed with ``add_any``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from lamina.interpreters.core.tangents import Zero, instantiate_zeros, tangent_aval
@@ -263,6 +265,53 @@ def linearize(fun, *primals):
     return tree_util.tree_unflatten(out_tree, primals_out), f_jvp
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class GradValue:
+    """Asks :meth:`VJP.with_refs` for an argument's cotangent as a value."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DontWant:
+    """Tells :meth:`VJP.with_refs` that an argument's cotangent is not wanted."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DidntWant:
+    """What :meth:`VJP.with_refs` gives for an argument whose cotangent was not wanted."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class GradRef:
+    """What :meth:`VJP.with_refs` gives for an argument whose cotangent was added into a
+    ``Ref``."""
+
+
+for _marker in (DidntWant, GradRef):
+    tree_util.register_pytree_node(_marker, lambda m: ((), None), lambda _, __, m=_marker: m())
+
+
+_TOO_MANY_ARGS = """
+The function returned by `jax.vjp` applied to {name} was called with {n} arguments,
+but functions returned by `jax.vjp` must be called with a single argument
+corresponding to the single value returned by the function being differentiated
+(even if that returned value is a tuple or other container).
+
+For example, if we have:
+
+  def f(x):
+    return (x, x)
+  _, f_vjp = jax.vjp(f, 1.0)
+
+the function `f` returns a single tuple as output, and so we call `f_vjp` with a
+single tuple as its argument:
+
+  x_bar, = f_vjp((2.0, 2.0))
+
+If we instead call `f_vjp(2.0, 2.0)`, with the values 'splatted out' as
+arguments rather than in a tuple, this error can arise.
+"""
+
+
 class VJP:
     """The backward function of :func:`vjp`: ``vjp_fun(ct)`` maps a cotangent of the
     output to a tuple of cotangents of the primals. It is a pytree whose leaves are the
@@ -272,12 +321,45 @@ class VJP:
     __slots__ = ("_fixed", "residuals")
 
     def __init__(self, fixed: tuple, residuals):
-        # fixed: (linear Jaxpr, in_tree, out_tree, out_avals, t_avals, lin_avals)
+        # fixed: (linear Jaxpr, in_tree, out_tree, out_avals, t_avals, lin_avals, name)
         self._fixed = fixed
         self.residuals = list(residuals)
 
-    def __call__(self, ct):
-        jaxpr, in_tree, out_tree, out_avals, t_avals, lin_avals = self._fixed
+    def __call__(self, ct, *extra_args):
+        if extra_args:
+            raise TypeError(_TOO_MANY_ARGS.format(name=self._fixed[-1], n=len(extra_args) + 1))
+        return self._cotangents(ct)
+
+    def with_refs(self, *wanted):
+        """A function of the output cotangent, like this one, told per argument leaf
+        what to do with its cotangent: ``GradValue()`` returns it, ``DontWant()``
+        skips it (``DidntWant()`` in its place), and a ``Ref`` has it added in
+        (``GradRef()`` in its place)."""
+        in_tree = self._fixed[1]
+        flat = tree_util.tree_leaves(wanted or (GradValue(),) * in_tree.num_leaves)
+        if len(flat) != in_tree.num_leaves:
+            raise ValueError(
+                f"with_refs takes one entry per argument leaf ({in_tree.num_leaves}), "
+                f"got {len(flat)}"
+            )
+
+        def apply(ct):
+            results = tree_util.tree_leaves(self._cotangents(ct))
+            out = []
+            for want, value in zip(flat, results, strict=True):
+                if isinstance(want, GradValue):
+                    out.append(value)
+                elif isinstance(want, DontWant):
+                    out.append(DidntWant())
+                else:
+                    want[...] = want[...] + value
+                    out.append(GradRef())
+            return tree_util.tree_unflatten(in_tree, out)
+
+        return apply
+
+    def _cotangents(self, ct):
+        jaxpr, in_tree, out_tree, out_avals, t_avals, lin_avals, _ = self._fixed
         ct_flat, ct_tree = tree_util.tree_flatten(ct)
         if ct_tree != out_tree:
             raise TypeError(
@@ -317,7 +399,8 @@ def vjp(fun, *primals, has_aux: bool = False):
     primals_out, linear, in_tree, box, t_avals, lin_avals = _linearize_tree(fun, primals, has_aux)
     out_tree = box["out_tree"]
     out_avals = tuple(ad._check_jax_type(p) for p in primals_out)
-    fixed = (linear.jaxpr, in_tree, out_tree, out_avals, tuple(t_avals), tuple(lin_avals))
+    name = getattr(fun, "__name__", type(fun).__name__)
+    fixed = (linear.jaxpr, in_tree, out_tree, out_avals, tuple(t_avals), tuple(lin_avals), name)
     vjp_fun = VJP(fixed, linear.consts)
     out = tree_util.tree_unflatten(out_tree, primals_out)
     if has_aux:
