@@ -1,10 +1,10 @@
 """``print_environment_info``: the versions and devices to put in a bug report."""
 
+import importlib.metadata
 import platform
 import sys
 import textwrap
 
-import jaxlib
 import numpy as np
 
 import lamina
@@ -21,7 +21,7 @@ def print_environment_info(return_string: bool = False) -> str | None:
     info = textwrap.dedent(
         f"""\
         jax:    {version.__version__} (lamina {lamina.__version__})
-        jaxlib: {jaxlib.__version__}
+        jaxlib: {importlib.metadata.version("jaxlib")}
         numpy:  {np.__version__}
         python: {sys.version.replace(chr(10), " ")}
         device info: {default_backend()}-{device_count()}, {len(devices)} local devices"
