@@ -10,6 +10,7 @@ exist only for linear primitives, so for them the inventory lists who has one.
 import pytest
 
 import lamina  # registers every layer's primitives
+import lamina.experimental.checkify
 import lamina.nn
 import lamina.numpy
 import lamina.random  # noqa: F401
