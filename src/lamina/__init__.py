@@ -104,6 +104,25 @@ _NAMES = {
 
 # Layers that are not built yet, with their issues: lamina.<name> raises saying so.
 _NOT_BUILT = {"scipy": 16, "sharding": 17, "export": 18, "pallas": 19, "profiler": 20}
+# Top-level names of JAX's that those layers will provide: listed by dir(lamina), and
+# raising an error that names the layer and its issue until it is built.
+_NOT_BUILT_NAMES = {
+    name: "sharding"
+    for name in (
+        "NamedSharding",
+        "P",
+        "distributed",
+        "make_array_from_callback",
+        "make_array_from_process_local_data",
+        "make_array_from_single_device_arrays",
+        "make_mesh",
+        "pmap",
+        "reshard",
+        "set_mesh",
+        "shard_map",
+        "smap",
+    )
+}
 
 __all__ = sorted([*_SUBMODULES, *_NAMES])
 
@@ -117,6 +136,12 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(_NAMES[name]), name)
     elif name in _NOT_BUILT:
         raise AttributeError(f"lamina.{name} is not built yet (issue {_NOT_BUILT[name]})")
+    elif name in _NOT_BUILT_NAMES:
+        layer = _NOT_BUILT_NAMES[name]
+        raise AttributeError(
+            f"lamina.{name} belongs to lamina.{layer}, which is not built yet "
+            f"(issue {_NOT_BUILT[layer]})"
+        )
     else:
         raise AttributeError(f"module 'lamina' has no attribute {name!r}")
     globals()[name] = value
@@ -124,4 +149,4 @@ def __getattr__(name: str):
 
 
 def __dir__():
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__all__, *_NOT_BUILT, *_NOT_BUILT_NAMES})

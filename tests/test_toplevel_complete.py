@@ -1,0 +1,168 @@
+"""lamina's top level has every public name of JAX 0.10.2's ``jax`` module.
+
+Each name's behaviour is tested where it is built (tests/test_*.py and the layers'
+tests); here the list itself is checked, and the names of layers not built yet are
+checked to raise an error naming the layer and its issue.
+"""
+
+import pytest
+
+import lamina
+
+# dir(jax) of JAX 0.10.2, public names (recorded).
+JAX_NAMES = [
+    "Array",
+    "Device",
+    "NamedSharding",
+    "P",
+    "Ref",
+    "ShapeDtypeStruct",
+    "Shard",
+    "ad",
+    "allow_f16_reductions",
+    "api_util",
+    "array_garbage_collection_guard",
+    "auto_pcast",
+    "block_until_ready",
+    "check_tracer_leaks",
+    "checking_leaks",
+    "checkpoint",
+    "checkpoint_policies",
+    "clear_caches",
+    "closure_convert",
+    "config",
+    "copy_to_host_async",
+    "core",
+    "custom_batching",
+    "custom_derivatives",
+    "custom_gradient",
+    "custom_jvp",
+    "custom_vjp",
+    "debug",
+    "debug_infs",
+    "debug_key_reuse",
+    "debug_nans",
+    "default_backend",
+    "default_device",
+    "default_matmul_precision",
+    "default_prng_impl",
+    "device_count",
+    "device_get",
+    "device_put",
+    "devices",
+    "disable_jit",
+    "distributed",
+    "dlpack",
+    "ds",
+    "dtypes",
+    "effects_barrier",
+    "empty_ref",
+    "enable_checks",
+    "enable_custom_prng",
+    "enable_x64",
+    "ensure_compile_time_eval",
+    "errors",
+    "eval_shape",
+    "experimental",
+    "explain_cache_misses",
+    "export",
+    "ffi",
+    "float0",
+    "free_ref",
+    "freeze",
+    "fwd_and_bwd",
+    "grad",
+    "hessian",
+    "host_count",
+    "host_id",
+    "host_ids",
+    "image",
+    "interpreters",
+    "jacfwd",
+    "jacobian",
+    "jacrev",
+    "jax2tf_associative_scan_reductions",
+    "jit",
+    "jvp",
+    "lax",
+    "legacy_prng_key",
+    "lib",
+    "linear_transpose",
+    "linearize",
+    "live_arrays",
+    "local_device_count",
+    "local_devices",
+    "log_compiles",
+    "make_array_from_callback",
+    "make_array_from_process_local_data",
+    "make_array_from_single_device_arrays",
+    "make_jaxpr",
+    "make_mesh",
+    "make_user_context",
+    "memory",
+    "monitoring",
+    "named_call",
+    "named_scope",
+    "new_ref",
+    "nn",
+    "no_execution",
+    "no_tracing",
+    "numpy",
+    "numpy_dtype_promotion",
+    "numpy_rank_promotion",
+    "ops",
+    "pmap",
+    "print_environment_info",
+    "process_count",
+    "process_index",
+    "process_indices",
+    "profiler",
+    "pure_callback",
+    "random",
+    "ref",
+    "remat",
+    "remove_size_one_mesh_axis_from_type",
+    "reshard",
+    "scipy",
+    "set_mesh",
+    "shard_map",
+    "sharding",
+    "smap",
+    "softmax_custom_jvp",
+    "stages",
+    "thread_guard",
+    "threefry_partitionable",
+    "transfer_guard",
+    "transfer_guard_device_to_device",
+    "transfer_guard_device_to_host",
+    "transfer_guard_host_to_device",
+    "tree",
+    "tree_util",
+    "typeof",
+    "typing",
+    "value_and_grad",
+    "version",
+    "vjp",
+    "vmap",
+]
+
+
+def test_dir_covers_jax():
+    missing = sorted(set(JAX_NAMES) - set(dir(lamina)))
+    assert not missing, f"lamina lacks these top-level names of JAX 0.10.2: {missing}"
+
+
+def test_each_name_resolves_or_names_the_layer_that_will_build_it():
+    for name in JAX_NAMES:
+        try:
+            getattr(lamina, name)
+        except AttributeError as e:
+            assert "is not built yet (issue" in str(e), (name, str(e))
+
+
+@pytest.mark.parametrize(
+    "name, issue", [("pmap", 17), ("NamedSharding", 17), ("shard_map", 17), ("export", 18)]
+)
+def test_names_of_layers_not_built_say_so(name, issue):
+    with pytest.raises(AttributeError, match=rf"not built yet \(issue {issue}\)"):
+        getattr(lamina, name)
