@@ -57,6 +57,7 @@ from lamina.interpreters.core.tracing import (
 )
 from lamina.interpreters.jaxprs import calls as calls
 from lamina.interpreters.jaxprs import jaxpr_cache as jaxpr_cache
+from lamina.interpreters.jaxprs import host_callbacks as host_callbacks
 from lamina.interpreters.jaxprs import lowering as lowering
 from lamina.interpreters.jaxprs import mlir_builders as mlir_builders
 from lamina.interpreters.jaxprs import staging as staging
@@ -72,7 +73,13 @@ from lamina.interpreters.jaxprs.lowering import (
     lower_jaxpr,
     lower_jaxpr_body,
 )
-from lamina.interpreters.jaxprs.staging import DynamicJaxprTrace, describe_function, trace_to_jaxpr
+from lamina.interpreters.jaxprs.host_callbacks import emit_python_callback
+from lamina.interpreters.jaxprs.staging import (
+    DynamicJaxprTrace,
+    describe_function,
+    params_effects,
+    trace_to_jaxpr,
+)
 from lamina.interpreters.jaxprs.tokens import Token
 from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct, eval_shape, make_jaxpr
 from lamina.interpreters.jit_functions import fastpath as fastpath
@@ -122,9 +129,11 @@ from lamina.interpreters.runtime.dispatch import (
     primitive_executable,
     scalar_array,
 )
+from lamina.interpreters.runtime import runtime_tokens as runtime_tokens
 from lamina.interpreters.runtime.dlpack import from_dlpack
 from lamina.interpreters.runtime.execute import CompiledModule, execute_stablehlo
 from lamina.interpreters.runtime.extended import physical_value
+from lamina.interpreters.runtime.runtime_tokens import effects_barrier
 from lamina.interpreters.runtime.sharding import Sharding, SingleDeviceSharding, sharding_for_device
 from lamina.interpreters.runtime.transfer import (
     block_until_ready,
@@ -271,6 +280,8 @@ __all__ = [
     "device_put_value",
     "devices",
     "disable_jit",
+    "effects_barrier",
+    "emit_python_callback",
     "enable_x64",
     "ensure_compile_time_eval",
     "eval_jaxpr",
@@ -308,6 +319,7 @@ __all__ = [
     "named_call",
     "named_scope",
     "not_mapped",
+    "params_effects",
     "partial_eval_jaxpr",
     "physical_value",
     "placement",

@@ -50,9 +50,11 @@ from lamina.ir.effects import (
     Effect,
     EffectTypeSet,
     control_flow_allowed_effects,
+    custom_derivatives_allowed_effects,
     lowerable_effects,
     no_effects,
     ordered_effects,
+    remat_allowed_effects,
 )
 from lamina.ir.parsing.lexer import JaxprSyntaxError
 from lamina.ir.parsing.parse_params import declare_param, parse_call_args, register_value_reader
@@ -93,11 +95,13 @@ __all__ = [
     "impl_rules",
     "is_extended_aval",
     "jvp_rules",
+    "custom_derivatives_allowed_effects",
     "lowerable_effects",
     "lowering_rules",
     "new_jaxpr_eqn",
     "no_effects",
     "ordered_effects",
+    "remat_allowed_effects",
     "parse_call_args",
     "parse_closed_jaxpr",
     "parse_jaxpr",
