@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 _SUBMODULES = (
     "ad_checkpoint",
     "custom_derivatives",
+    "debug",
     "dtypes",
     "errors",
     "image",
@@ -36,6 +37,7 @@ _RUNTIME = "lamina.interpreters"
 _NAMES = {
     "Partial": "lamina.tree_util",
     "float0": "lamina.dtypes",
+    "pure_callback": "lamina.lax",
     **{
         name: _RUNTIME
         for name in (
@@ -59,6 +61,7 @@ _NAMES = {
             "device_put",
             "devices",
             "disable_jit",
+            "effects_barrier",
             "enable_x64",
             "ensure_compile_time_eval",
             "eval_shape",

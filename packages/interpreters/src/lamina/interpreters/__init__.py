@@ -56,14 +56,15 @@ from lamina.interpreters.core.tracing import (
     typeof,
 )
 from lamina.interpreters.jaxprs import calls as calls
-from lamina.interpreters.jaxprs import jaxpr_cache as jaxpr_cache
 from lamina.interpreters.jaxprs import host_callbacks as host_callbacks
+from lamina.interpreters.jaxprs import jaxpr_cache as jaxpr_cache
 from lamina.interpreters.jaxprs import lowering as lowering
 from lamina.interpreters.jaxprs import mlir_builders as mlir_builders
 from lamina.interpreters.jaxprs import staging as staging
 from lamina.interpreters.jaxprs import tokens as tokens
 from lamina.interpreters.jaxprs import trace_api as trace_api
 from lamina.interpreters.jaxprs.calls import call_jaxpr, call_staged, eval_jaxpr, jit_p
+from lamina.interpreters.jaxprs.host_callbacks import emit_python_callback
 from lamina.interpreters.jaxprs.lowering import (
     LoweredModule,
     LoweringRuleContext,
@@ -73,7 +74,6 @@ from lamina.interpreters.jaxprs.lowering import (
     lower_jaxpr,
     lower_jaxpr_body,
 )
-from lamina.interpreters.jaxprs.host_callbacks import emit_python_callback
 from lamina.interpreters.jaxprs.staging import (
     DynamicJaxprTrace,
     describe_function,
@@ -94,6 +94,7 @@ from lamina.interpreters.runtime import dlpack as dlpack
 from lamina.interpreters.runtime import executables as executables
 from lamina.interpreters.runtime import execute as execute
 from lamina.interpreters.runtime import extended as extended
+from lamina.interpreters.runtime import runtime_tokens as runtime_tokens
 from lamina.interpreters.runtime import sharding as sharding
 from lamina.interpreters.runtime import transfer as transfer
 from lamina.interpreters.runtime.array import (
@@ -129,7 +130,6 @@ from lamina.interpreters.runtime.dispatch import (
     primitive_executable,
     scalar_array,
 )
-from lamina.interpreters.runtime import runtime_tokens as runtime_tokens
 from lamina.interpreters.runtime.dlpack import from_dlpack
 from lamina.interpreters.runtime.execute import CompiledModule, execute_stablehlo
 from lamina.interpreters.runtime.extended import physical_value

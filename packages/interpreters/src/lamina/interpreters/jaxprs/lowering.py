@@ -51,12 +51,12 @@ from lamina.ir import (
     Literal,
     MissingRuleError,
     Primitive,
-    ordered_effects,
     ShapedArray,
     Var,
     abstract_token,
     is_extended_aval,
     lowering_rules,
+    ordered_effects,
     physical_aval,
 )
 
@@ -204,6 +204,14 @@ class LoweringRuleContext:
     def set_token(self, effect, token: ir.Value) -> None:
         """Make ``token`` the current token of the ordered ``effect``."""
         self.module_context.tokens[effect] = token
+
+    def tokens(self, effects) -> list[ir.Value]:
+        """The current tokens of ``effects``."""
+        return [self.module_context.tokens[e] for e in effects]
+
+    def set_tokens(self, effects, tokens) -> None:
+        """Make ``tokens`` the current tokens of ``effects``."""
+        self.module_context.tokens.update(zip(effects, tokens, strict=True))
 
     def ordered_effects(self, *jaxprs) -> list:
         """The ordered effects of ``jaxprs`` (Jaxprs or ClosedJaxprs), which a rule
@@ -404,9 +412,7 @@ def lower_jaxpr(
         mctx = ModuleContext(context, module, platform)
         with ir.InsertionPoint(module.body):
             tokens = [abstract_token] * n_tok
-            main = func.FuncOp(
-                "main", mb.func_type([*tokens, *in_avals], [*tokens, *out_avals])
-            )
+            main = func.FuncOp("main", mb.func_type([*tokens, *in_avals], [*tokens, *out_avals]))
         main.attributes["sym_visibility"] = ir.StringAttr.get("public")
         mctx.symbol_table.insert(main)
         token_attr = {"jax.token": ir.BoolAttr.get(True)}

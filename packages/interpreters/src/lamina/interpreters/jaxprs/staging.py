@@ -42,21 +42,10 @@ from lamina.ir import (
 
 __all__ = [
     "DynamicJaxprTrace",
-    "params_effects",
     "DynamicJaxprTracer",
+    "params_effects",
     "trace_to_jaxpr",
 ]
-
-
-def params_effects(params: dict) -> frozenset:
-    """The effects of the Jaxprs among ``params`` (alone or in tuples): a primitive
-    running a Jaxpr (a call, a loop, a branch) has that Jaxpr's effects."""
-    found = set()
-    for value in params.values():
-        for v in value if type(value) in (tuple, list) else (value,):
-            if isinstance(v, Jaxpr | ClosedJaxpr):
-                found.update(v.effects)
-    return frozenset(found)
 
 
 class DynamicJaxprTracer(Tracer):

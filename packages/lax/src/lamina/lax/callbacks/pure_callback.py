@@ -68,18 +68,13 @@ def batch_callback(primitive, axis_data, args, dims, *, vmap_method, result_aval
     args = [a if d is not_mapped else moveaxis(a, d, 0) for a, d in zip(args, dims, strict=True)]
     batched_avals = tuple(_batched_aval(size, a) for a in result_avals)
     if vmap_method == "legacy_vectorized":
-        outs = primitive.bind(
-            *args, vmap_method=vmap_method, result_avals=batched_avals, **params
-        )
+        outs = primitive.bind(*args, vmap_method=vmap_method, result_avals=batched_avals, **params)
     elif vmap_method in ("expand_dims", "broadcast_all"):
         n = size if vmap_method == "broadcast_all" else 1
         args = [
-            broadcast(a, (n,)) if d is not_mapped else a
-            for a, d in zip(args, dims, strict=True)
+            broadcast(a, (n,)) if d is not_mapped else a for a, d in zip(args, dims, strict=True)
         ]
-        outs = primitive.bind(
-            *args, vmap_method=vmap_method, result_avals=batched_avals, **params
-        )
+        outs = primitive.bind(*args, vmap_method=vmap_method, result_avals=batched_avals, **params)
     elif vmap_method in ("sequential", "sequential_unrolled"):
         mapped = [d is not not_mapped for d in dims]
 
@@ -113,9 +108,7 @@ pure_callback_p.def_batching(_batching)
 pure_callback_p.def_lowering(_lowering)
 
 
-def pure_callback(
-    callback, result_shape_dtypes, *args, sharding=None, vmap_method=None, **kwargs
-):
+def pure_callback(callback, result_shape_dtypes, *args, sharding=None, vmap_method=None, **kwargs):
     """Call ``callback(*args, **kwargs)`` (a pure Python function of arrays on the host
     CPU) from a program; its results must match ``result_shape_dtypes`` (a pytree of
     objects with ``shape`` and ``dtype``). ``vmap_method`` says how ``vmap`` calls it:
@@ -125,8 +118,7 @@ def pure_callback(
     with the batched arguments as they are; None refuses ``vmap``."""
     if vmap_method not in VMAP_METHODS:
         raise ValueError(
-            f"vmap_method must be on of the allowed methods {VMAP_METHODS}, "
-            f"but got: {vmap_method}"
+            f"vmap_method must be on of the allowed methods {VMAP_METHODS}, but got: {vmap_method}"
         )
     flat_args, in_tree = tree_util.tree_flatten((args, kwargs))
     result_avals, out_tree = result_avals_of(result_shape_dtypes)
