@@ -95,6 +95,8 @@ WITH_TRANSPOSE = {
     *("ragged_all_to_all", "reduce_scatter", "cond", "while", "scan", "jit", "checkpoint"),
     *("custom_jvp_call", "custom_vjp_call", "custom_lin", "name", "optimization_barrier"),
     *("sharding_constraint", "stage"),
+    # callbacks: as JAX, pure/io raise that they have no transpose, debug ones pass None
+    *("pure_callback", "io_callback", "debug_callback", "debug_print"),
 }
 
 TABLES = {"jvp": jvp_rules, "batching": batching_rules, "lowering": lowering_rules}

@@ -17,6 +17,7 @@ _SUBMODULES = (
     "ad",
     "ad_checkpoint",
     "custom_derivatives",
+    "debug",
     "dtypes",
     "errors",
     "example_libraries",
@@ -42,6 +43,7 @@ _NAMES = {
     "Partial": "lamina.tree_util",
     "float0": "lamina.dtypes",
     "print_environment_info": "lamina.environment_info",
+    "pure_callback": "lamina.lax",
     **{
         name: _RUNTIME
         for name in (
@@ -65,6 +67,7 @@ _NAMES = {
             "device_put",
             "devices",
             "disable_jit",
+            "effects_barrier",
             "enable_x64",
             "ensure_compile_time_eval",
             "eval_shape",

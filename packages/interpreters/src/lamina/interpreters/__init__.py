@@ -57,6 +57,7 @@ from lamina.interpreters.core.tracing import (
 )
 from lamina.interpreters.core.user_context import UserConfig, make_user_context
 from lamina.interpreters.jaxprs import calls as calls
+from lamina.interpreters.jaxprs import host_callbacks as host_callbacks
 from lamina.interpreters.jaxprs import jaxpr_cache as jaxpr_cache
 from lamina.interpreters.jaxprs import lowering as lowering
 from lamina.interpreters.jaxprs import mlir_builders as mlir_builders
@@ -64,6 +65,7 @@ from lamina.interpreters.jaxprs import staging as staging
 from lamina.interpreters.jaxprs import tokens as tokens
 from lamina.interpreters.jaxprs import trace_api as trace_api
 from lamina.interpreters.jaxprs.calls import call_jaxpr, call_staged, eval_jaxpr, jit_p
+from lamina.interpreters.jaxprs.host_callbacks import emit_python_callback
 from lamina.interpreters.jaxprs.lowering import (
     LoweredModule,
     LoweringRuleContext,
@@ -73,7 +75,12 @@ from lamina.interpreters.jaxprs.lowering import (
     lower_jaxpr,
     lower_jaxpr_body,
 )
-from lamina.interpreters.jaxprs.staging import DynamicJaxprTrace, describe_function, trace_to_jaxpr
+from lamina.interpreters.jaxprs.staging import (
+    DynamicJaxprTrace,
+    describe_function,
+    params_effects,
+    trace_to_jaxpr,
+)
 from lamina.interpreters.jaxprs.tokens import Token
 from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct, eval_shape, make_jaxpr
 from lamina.interpreters.jit_functions import fastpath as fastpath
@@ -89,6 +96,7 @@ from lamina.interpreters.runtime import dlpack as dlpack
 from lamina.interpreters.runtime import executables as executables
 from lamina.interpreters.runtime import execute as execute
 from lamina.interpreters.runtime import extended as extended
+from lamina.interpreters.runtime import runtime_tokens as runtime_tokens
 from lamina.interpreters.runtime import sharding as sharding
 from lamina.interpreters.runtime import transfer as transfer
 from lamina.interpreters.runtime.array import (
@@ -127,6 +135,7 @@ from lamina.interpreters.runtime.dispatch import (
 from lamina.interpreters.runtime.dlpack import from_dlpack
 from lamina.interpreters.runtime.execute import CompiledModule, execute_stablehlo
 from lamina.interpreters.runtime.extended import physical_value
+from lamina.interpreters.runtime.runtime_tokens import effects_barrier
 from lamina.interpreters.runtime.sharding import Sharding, SingleDeviceSharding, sharding_for_device
 from lamina.interpreters.runtime.transfer import (
     block_until_ready,
@@ -284,6 +293,8 @@ __all__ = [
     "device_put_value",
     "devices",
     "disable_jit",
+    "effects_barrier",
+    "emit_python_callback",
     "enable_x64",
     "ensure_compile_time_eval",
     "eval_jaxpr",
@@ -323,6 +334,7 @@ __all__ = [
     "named_call",
     "named_scope",
     "not_mapped",
+    "params_effects",
     "partial_eval_jaxpr",
     "physical_value",
     "placement",

@@ -50,9 +50,11 @@ from lamina.ir.effects import (
     Effect,
     EffectTypeSet,
     control_flow_allowed_effects,
+    custom_derivatives_allowed_effects,
     lowerable_effects,
     no_effects,
     ordered_effects,
+    remat_allowed_effects,
 )
 from lamina.ir.parsing.lexer import JaxprSyntaxError
 from lamina.ir.parsing.parse_params import declare_param, parse_call_args, register_value_reader
@@ -85,6 +87,7 @@ __all__ = [
     "check_jaxpr",
     "collective_rules",
     "control_flow_allowed_effects",
+    "custom_derivatives_allowed_effects",
     "declare_param",
     "default_registry",
     "dtypes",
@@ -109,6 +112,7 @@ __all__ = [
     "prng_key",
     "register_extended_dtype",
     "register_value_reader",
+    "remat_allowed_effects",
     "remat_split_rules",
     "set_bind_handler",
     "shared_names_rules",

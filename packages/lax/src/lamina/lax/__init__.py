@@ -63,6 +63,20 @@ _install_operators()
 # Not part of jax.lax: what the layers above (numpy, nn) build on.
 from lamina.lax.base.operands import aval_of  # noqa: F401, E402
 from lamina.lax.base.primitives import to_dtype  # noqa: F401, E402
+from lamina.lax.callbacks.debug_callback import (  # noqa: F401, E402  (jax.debug's primitives)
+    DebugEffect,
+    OrderedDebugEffect,
+    debug_callback,
+    debug_callback_p,
+)
+from lamina.lax.callbacks.debug_print import debug_log, debug_print, debug_print_p  # noqa: F401, E402
+from lamina.lax.callbacks.io_callback import (  # noqa: F401, E402
+    IOEffect,
+    OrderedIOEffect,
+    io_callback,
+    io_callback_p,
+)
+from lamina.lax.callbacks.pure_callback import pure_callback, pure_callback_p  # noqa: F401, E402
 from lamina.lax.dot.dot_general import canonicalize_precision  # noqa: F401, E402
 from lamina.lax.operators import (  # noqa: F401, E402
     equal,

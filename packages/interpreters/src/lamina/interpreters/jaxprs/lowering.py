@@ -18,6 +18,15 @@ As JAX does, ``main`` first drops equations whose results nothing needs (unless 
 have effects), and with ``keep_unused=False`` (JAX's default for ``jit``) also the
 inputs nothing uses; ``LoweredModule.kept_var_idx`` says which inputs remain.
 Nested functions are lowered as they are.
+
+Ordered effects (``lamina.ir.ordered_effects``) are sequenced with tokens: ``main``
+takes one ``!stablehlo.token`` per ordered effect of the Jaxpr (first, marked
+``jax.token = true``) and returns the last token of each (first); inside, a rule reads
+and replaces the current token of its effect (``ctx.get_token`` / ``ctx.set_token``),
+and control-flow rules carry the tokens through their regions (``ctx.ordered_effects``).
+A nested Jaxpr with ordered effects is inlined. Python callbacks that the program
+calls on the host (``host_callbacks.emit_python_callback``) are collected in the
+module context and handed to the compiler with the module.
 """
 
 from __future__ import annotations
@@ -44,8 +53,10 @@ from lamina.ir import (
     Primitive,
     ShapedArray,
     Var,
+    abstract_token,
     is_extended_aval,
     lowering_rules,
+    ordered_effects,
     physical_aval,
 )
 
@@ -56,6 +67,7 @@ __all__ = [
     "call_lowering",
     "get_lowering_rule",
     "lower_jaxpr",
+    "ordered_effects_of",
 ]
 
 # Platforms that may also use rules registered under a family name.
@@ -74,6 +86,11 @@ def get_lowering_rule(primitive: Primitive, platform: str) -> Callable:
     )
 
 
+def ordered_effects_of(effects) -> list:
+    """The ordered effects among ``effects``, in a fixed order (by name)."""
+    return sorted(ordered_effects.filter_in(effects), key=lambda e: (str(e), repr(e)))
+
+
 @dataclass
 class LoweredModule:
     """The result of ``lower_jaxpr``: the module and what a caller needs to run it."""
@@ -86,6 +103,8 @@ class LoweredModule:
     out_avals: list
     input_output_aliases: dict[int, int] = field(default_factory=dict)  # kept arg -> result
     platform: str = "cpu"
+    host_callbacks: list = field(default_factory=list)  # Python functions the program calls
+    ordered_effects: tuple = ()  # one token input and result each, before the others
 
     def as_text(self, debug_info: bool = False) -> str:
         with self.context:
@@ -103,7 +122,8 @@ class LoweredModule:
 
 class ModuleContext:
     """State shared while building one module: the MLIR context and module, the symbol
-    table, and the private functions already emitted for nested Jaxprs."""
+    table, the private functions already emitted for nested Jaxprs, the host callbacks
+    of the program and the current token of each ordered effect."""
 
     def __init__(self, context: ir.Context, module: ir.Module, platform: str):
         self.context = context
@@ -111,6 +131,13 @@ class ModuleContext:
         self.platform = platform
         self.symbol_table = ir.SymbolTable(module.operation)
         self._functions: dict[Any, func.FuncOp] = {}
+        self.host_callbacks: list[Callable] = []
+        self.tokens: dict[Any, ir.Value] = {}
+
+    def add_host_callback(self, callback: Callable) -> int:
+        """Register a Python function the program calls; returns its index."""
+        self.host_callbacks.append(callback)
+        return len(self.host_callbacks) - 1
 
     def lower_private_function(self, closed_jaxpr: ClosedJaxpr, name: str) -> func.FuncOp:
         """``func.func private @name`` computing ``closed_jaxpr``; emitted once per
@@ -170,6 +197,27 @@ class LoweringRuleContext:
             shape = self.avals_out[0].shape
         return [mb.broadcast_to(v, a, shape) for v, a in zip(values, self.avals_in, strict=True)]
 
+    def get_token(self, effect) -> ir.Value:
+        """The current token of the ordered ``effect``."""
+        return self.module_context.tokens[effect]
+
+    def set_token(self, effect, token: ir.Value) -> None:
+        """Make ``token`` the current token of the ordered ``effect``."""
+        self.module_context.tokens[effect] = token
+
+    def tokens(self, effects) -> list[ir.Value]:
+        """The current tokens of ``effects``."""
+        return [self.module_context.tokens[e] for e in effects]
+
+    def set_tokens(self, effects, tokens) -> None:
+        """Make ``tokens`` the current tokens of ``effects``."""
+        self.module_context.tokens.update(zip(effects, tokens, strict=True))
+
+    def ordered_effects(self, *jaxprs) -> list:
+        """The ordered effects of ``jaxprs`` (Jaxprs or ClosedJaxprs), which a rule
+        emitting them in regions carries through as tokens."""
+        return ordered_effects_of(set().union(*(j.effects for j in jaxprs)))
+
     def lower_function(self, closed_jaxpr: ClosedJaxpr, name: str) -> func.FuncOp:
         """The private ``func.func`` computing ``closed_jaxpr`` (emitted once)."""
         return self.module_context.lower_private_function(closed_jaxpr, name)
@@ -183,8 +231,9 @@ class LoweringRuleContext:
         inline: bool = False,
     ) -> list[ir.Value]:
         """Compute ``closed_jaxpr`` on ``args``: inlined here, or as a ``func.call`` to a
-        private function emitted once per distinct Jaxpr."""
-        if inline:
+        private function emitted once per distinct Jaxpr (inlined when it has ordered
+        effects, so that their tokens flow through it)."""
+        if inline or ordered_effects_of(closed_jaxpr.effects):
             return lower_jaxpr_body(
                 self.module_context, closed_jaxpr.jaxpr, closed_jaxpr.consts, list(args)
             )
@@ -349,6 +398,8 @@ def lower_jaxpr(
         )
     names = list(result_names) if result_names is not None else None
     names = names or _default_result_names(len(out_avals))
+    ordered = ordered_effects_of(jaxpr.effects)
+    n_tok = len(ordered)
 
     context = mb.make_context()
     with context, ir.Location.unknown():
@@ -360,23 +411,33 @@ def lower_jaxpr(
         attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
         mctx = ModuleContext(context, module, platform)
         with ir.InsertionPoint(module.body):
-            main = func.FuncOp("main", mb.func_type(in_avals, out_avals))
+            tokens = [abstract_token] * n_tok
+            main = func.FuncOp("main", mb.func_type([*tokens, *in_avals], [*tokens, *out_avals]))
         main.attributes["sym_visibility"] = ir.StringAttr.get("public")
         mctx.symbol_table.insert(main)
-        arg_attrs = [
-            {"tf.aliasing_output": ir.IntegerAttr.get(i32, aliases[i])} if i in aliases else {}
+        token_attr = {"jax.token": ir.BoolAttr.get(True)}
+        arg_attrs = [token_attr] * n_tok + [
+            {"tf.aliasing_output": ir.IntegerAttr.get(i32, aliases[i] + n_tok)}
+            if i in aliases
+            else {}
             for i in range(len(kept))
         ]
         if any(arg_attrs):
             main.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in arg_attrs])
         main.result_attrs = ir.ArrayAttr.get(
-            [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n)}) for n in names]
+            [ir.DictAttr.get(token_attr) for _ in range(n_tok)]
+            + [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n)}) for n in names]
         )
-        locs = None if arg_names is None else [ir.Location.name(arg_names[i]) for i in kept]
+        locs = None
+        if arg_names is not None:
+            unknown = [ir.Location.unknown()] * n_tok
+            locs = unknown + [ir.Location.name(arg_names[i]) for i in kept]
         block = main.add_entry_block(arg_locs=locs)
         with ir.InsertionPoint(block):
-            outs = lower_jaxpr_body(mctx, jaxpr, closed_jaxpr.consts, list(block.arguments))
-            mb.return_op(outs)
+            args = list(block.arguments)
+            mctx.tokens = dict(zip(ordered, args[:n_tok], strict=True))
+            outs = lower_jaxpr_body(mctx, jaxpr, closed_jaxpr.consts, args[n_tok:])
+            mb.return_op([*(mctx.tokens[e] for e in ordered), *outs])
     return LoweredModule(
         module=module,
         context=context,
@@ -386,4 +447,6 @@ def lower_jaxpr(
         out_avals=out_avals,
         input_output_aliases=aliases,
         platform=platform,
+        host_callbacks=mctx.host_callbacks,
+        ordered_effects=tuple(ordered),
     )

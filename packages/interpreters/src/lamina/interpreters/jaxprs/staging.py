@@ -5,7 +5,8 @@ built: a ``Var`` (an input, a constant or an equation's output) or a ``Literal``
 Binding a primitive appends one equation whose output types come from the primitive's
 abstract evaluation rule. A rule returns the output aval (a list of them for
 ``multiple_results`` primitives); a primitive with ``effectful = True`` returns
-``(out, effects)`` instead, and the effects go on the equation and the Jaxpr.
+``(out, effects)`` instead, and the effects go on the equation and the Jaxpr. An
+equation also has the effects of the Jaxprs among its params (``params_effects``).
 
 Values that are not this trace's tracers become constants when first used:
 scalars (Python numbers, NumPy scalars, 0-d arrays) are written inline as Literals —
@@ -42,6 +43,7 @@ from lamina.ir import (
 __all__ = [
     "DynamicJaxprTrace",
     "DynamicJaxprTracer",
+    "params_effects",
     "trace_to_jaxpr",
 ]
 
@@ -59,6 +61,17 @@ class DynamicJaxprTracer(Tracer):
 
     def __repr__(self):
         return f"JitTracer({self._aval})"
+
+
+def params_effects(params: dict) -> frozenset:
+    """The effects of the Jaxprs among ``params`` (alone or in tuples): a primitive
+    running a Jaxpr (a call, a loop, a branch) has that Jaxpr's effects."""
+    found = set()
+    for value in params.values():
+        for v in value if type(value) in (tuple, list) else (value,):
+            if isinstance(v, Jaxpr | ClosedJaxpr):
+                found.update(v.effects)
+    return frozenset(found)
 
 
 class DynamicJaxprTrace(Trace):
@@ -107,7 +120,10 @@ class DynamicJaxprTrace(Trace):
         effects = no_effects
         if getattr(primitive, "effectful", False):
             out, effects = out
-            self.effects.update(effects)
+        inner = params_effects(params)
+        if inner:
+            effects = frozenset(effects) | inner
+        self.effects.update(effects)
         out_avals = out if primitive.multiple_results else [out]
         outvars = [Var(aval) for aval in out_avals]
         line = user_frame(2)

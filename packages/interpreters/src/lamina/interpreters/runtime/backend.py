@@ -296,21 +296,29 @@ def compile(
     options: xla_client.CompileOptions | None = None,
     *,
     name: str = "module",
+    host_callbacks: Sequence[Any] = (),
 ) -> xla_client.LoadedExecutable:
     """Compile a StableHLO module (MLIR text or bytecode, or a ``jaxlib.mlir`` module)
     for ``devices``, returning jaxlib's loaded executable.
 
+    ``host_callbacks`` are the Python functions the program calls by index (its
+    ``xla_ffi_python_*_callback`` custom calls); jaxlib takes them only with a
+    ``jaxlib.mlir`` module.
+
     ``options`` default to :func:`compile_options` for ``devices``. Logs how long XLA
     took: at WARNING level with ``jax_log_compiles``, else DEBUG.
     """
-    if not isinstance(module, (str, bytes)):
+    if not isinstance(module, (str, bytes)) and not host_callbacks:
         module = str(module)  # a jaxlib.mlir ir.Module prints as MLIR text
     if options is None:
         options = compile_options(devices)
     device_list = xla_client.DeviceList(tuple(devices))
     client = device_list[0].client
     start = time.perf_counter()
-    executable = client.compile_and_load(module, device_list, options)
+    if host_callbacks:
+        executable = client.compile_and_load(module, device_list, options, list(host_callbacks))
+    else:
+        executable = client.compile_and_load(module, device_list, options)
     level = logging.WARNING if config.jax_log_compiles else logging.DEBUG
     logger.log(
         level, "Finished XLA compilation of %s in %.9f sec", name, time.perf_counter() - start

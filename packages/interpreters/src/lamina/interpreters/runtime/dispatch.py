@@ -29,7 +29,7 @@ from jaxlib import _jax, xla_client
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.cpp_pjit import CacheKey, FastpathData, registry, shard_arg
-from lamina.interpreters.runtime.execute import CompiledModule
+from lamina.interpreters.runtime.execute import CompiledModule, EffectfulModule, compile_lowered
 from lamina.interpreters.runtime.extended import PhysicalCall, is_extended_value, physical_value
 from lamina.interpreters.runtime.transfer import device_put
 from lamina.ir import (
@@ -159,8 +159,8 @@ def _compile(key, primitive, in_avals, params, device) -> CompiledModule:
             platform=target.platform,
             keep_unused=True,
         )
-        compiled = CompiledModule(
-            lowered.as_bytecode(),
+        compiled = compile_lowered(
+            lowered,
             target,
             name=f"jit_{primitive.name}",
             out_avals=[physical_aval(a) for a in closed.out_avals],
@@ -212,6 +212,8 @@ def _fast_function(primitive: Primitive, params: dict):
 
     def cache_miss(*args):
         out, compiled = _apply(primitive, args, params)
+        if isinstance(compiled, EffectfulModule):  # tokens and callbacks: Python runs it
+            return out, None, False
         outs, tree = registry.flatten(out)
         n = len(args)
         data = FastpathData(

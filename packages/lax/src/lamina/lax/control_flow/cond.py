@@ -211,17 +211,24 @@ def _cond_lowering(ctx, index, *ops, branches):
     if len(branches) == 1:
         b = branches[0]
         return lower_jaxpr_body(ctx.module_context, b.jaxpr, b.consts, list(ops))
-    case = hlo.CaseOp(ctx.ir_types(ctx.avals_out), index, len(branches))
+    # Tokens of ordered effects enter each branch and leave after the results.
+    effects = ctx.ordered_effects(*branches)
+    tokens_in = ctx.tokens(effects)
+    types = ctx.ir_types(ctx.avals_out) + [hlo.TokenType.get()] * len(effects)
+    case = hlo.CaseOp(types, index, len(branches))
     for region, b in zip(case.regions, branches, strict=True):
         block = region.blocks.append()
         with ir.InsertionPoint(block):
+            ctx.set_tokens(effects, tokens_in)
             outs = lower_jaxpr_body(ctx.module_context, b.jaxpr, b.consts, list(ops))
             outs = [
                 ctx.convert(v, a, want) if a.dtype != want.dtype else v
                 for v, a, want in zip(outs, b.out_avals, ctx.avals_out, strict=True)
             ]
-            hlo.return_(outs)
-    return list(case.results)
+            hlo.return_([*outs, *ctx.tokens(effects)])
+    results = list(case.results)
+    ctx.set_tokens(effects, results[len(ctx.avals_out) :])
+    return results[: len(ctx.avals_out)]
 
 
 def _cond_jvp(primals, tangents, *, branches):

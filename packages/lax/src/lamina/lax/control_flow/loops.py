@@ -175,22 +175,29 @@ def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
 
 
 def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
-    types = ctx.ir_types(ctx.avals_in)
-    loop = hlo.WhileOp(types, list(args))
+    # Tokens of ordered effects are carried after the loop state.
+    effects = ctx.ordered_effects(cond_jaxpr, body_jaxpr)
+    n = len(args)
+    types = ctx.ir_types(ctx.avals_in) + [hlo.TokenType.get()] * len(effects)
+    loop = hlo.WhileOp(types, [*args, *ctx.tokens(effects)])
     nc, nb = cond_nconsts, body_nconsts
     cond_block = loop.cond.blocks.append(*types)
     with ir.InsertionPoint(cond_block):
         vals = list(cond_block.arguments)
+        ctx.set_tokens(effects, vals[n:])
         (pred,) = lower_jaxpr_body(ctx.module_context, cond_jaxpr.jaxpr, cond_jaxpr.consts,
-                                   vals[:nc] + vals[nc + nb :])  # fmt: skip
+                                   vals[:nc] + vals[nc + nb : n])  # fmt: skip
         hlo.return_([pred])
     body_block = loop.body.blocks.append(*types)
     with ir.InsertionPoint(body_block):
         vals = list(body_block.arguments)
+        ctx.set_tokens(effects, vals[n:])
         outs = lower_jaxpr_body(ctx.module_context, body_jaxpr.jaxpr, body_jaxpr.consts,
-                                vals[nc:])  # fmt: skip
-        hlo.return_([*vals[: nc + nb], *outs])
-    return list(loop.results)[nc + nb :]
+                                vals[nc:n])  # fmt: skip
+        hlo.return_([*vals[: nc + nb], *outs, *ctx.tokens(effects)])
+    results = list(loop.results)
+    ctx.set_tokens(effects, results[n:])
+    return results[nc + nb : n]
 
 
 def _bind_while(cond_consts, body_consts, carry, cond_jaxpr, body_jaxpr):

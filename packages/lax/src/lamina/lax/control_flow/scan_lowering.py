@@ -111,10 +111,12 @@ def scan_lowering(ctx, *args, jaxpr, length, reverse, num_consts, num_carry, unr
 def _loop(ctx, steps, trips, unroll, consts, carry, xs, ys):
     """``trips`` trips of a while loop, each running ``unroll`` steps."""
     n_consts, n_carry, n_xs = len(consts), len(carry), len(xs)
+    effects = ctx.ordered_effects(steps.jaxpr)  # their tokens are carried last
     state = [_i32(0), *consts, *carry, *xs, *ys]
+    n = len(state)
     state_avals = [_I32, *ctx.avals_in, *steps.ys_avals]
-    types = ctx.ir_types(state_avals)
-    loop = hlo.WhileOp(types, state)
+    types = ctx.ir_types(state_avals) + [hlo.TokenType.get()] * len(effects)
+    loop = hlo.WhileOp(types, [*state, *ctx.tokens(effects)])
     cond_block = loop.cond.blocks.append(*types)
     with ir.InsertionPoint(cond_block):
         direction = hlo.ComparisonDirectionAttr.get("LT")
@@ -125,6 +127,8 @@ def _loop(ctx, steps, trips, unroll, consts, carry, xs, ys):
     body_block = loop.body.blocks.append(*types)
     with ir.InsertionPoint(body_block):
         vals = list(body_block.arguments)
+        ctx.set_tokens(effects, vals[n:])
+        vals = vals[:n]
         i = vals[0]
         c_v = vals[1 : 1 + n_consts]
         carry_v = vals[1 + n_consts : 1 + n_consts + n_carry]
@@ -133,8 +137,11 @@ def _loop(ctx, steps, trips, unroll, consts, carry, xs, ys):
         for j in range(unroll):
             step = hlo.add(i, _i32(j)) if j else i
             carry_v, ys_v = steps.run(step, c_v, carry_v, xs_v, ys_v)
-        hlo.return_([hlo.add(i, _i32(unroll)), *c_v, *carry_v, *xs_v, *ys_v])
+        tokens = ctx.tokens(effects)
+        hlo.return_([hlo.add(i, _i32(unroll)), *c_v, *carry_v, *xs_v, *ys_v, *tokens])
     results = list(loop.results)
+    ctx.set_tokens(effects, results[n:])
+    results = results[:n]
     carry_out = results[1 + n_consts : 1 + n_consts + n_carry]
     return carry_out, results[1 + n_consts + n_carry + n_xs :]
 
