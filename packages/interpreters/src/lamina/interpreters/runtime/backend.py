@@ -24,6 +24,7 @@ import numpy as np
 from jaxlib import xla_client
 
 from lamina.interpreters.core.config import config
+from lamina.interpreters.core.monitoring import BACKEND_COMPILE_EVENT, compile_step
 
 __all__ = [
     "backends",
@@ -310,7 +311,8 @@ def compile(
     device_list = xla_client.DeviceList(tuple(devices))
     client = device_list[0].client
     start = time.perf_counter()
-    executable = client.compile_and_load(module, device_list, options)
+    with compile_step(BACKEND_COMPILE_EVENT, name):
+        executable = client.compile_and_load(module, device_list, options)
     level = logging.WARNING if config.jax_log_compiles else logging.DEBUG
     logger.log(
         level, "Finished XLA compilation of %s in %.9f sec", name, time.perf_counter() - start
