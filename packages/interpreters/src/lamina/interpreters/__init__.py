@@ -27,6 +27,7 @@ from lamina.interpreters.core.config import (
     enable_x64,
     log_compiles,
     softmax_custom_jvp,
+    trace_context,
 )
 from lamina.interpreters.core.errors import (
     ConcretizationTypeError,
@@ -79,6 +80,7 @@ from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct, eval_shape, m
 from lamina.interpreters.jit_functions import fastpath as fastpath
 from lamina.interpreters.jit_functions import jit_args as jit_args
 from lamina.interpreters.jit_functions.jit import clear_caches, jit
+from lamina.interpreters.jit_functions.stages import ArgInfo, Compiled, Lowered, Traced
 from lamina.interpreters.runtime import array as array
 from lamina.interpreters.runtime import backend as backend
 from lamina.interpreters.runtime import cpp_classes as cpp_classes
@@ -199,11 +201,13 @@ from lamina.interpreters.transformations.stop_gradient import stop_gradient, sto
 register_tracer_class(Tracer)
 
 __all__ = [
+    "ArgInfo",
     "Array",
     "ArrayImpl",
     "AxisData",
     "BatchTrace",
     "BatchTracer",
+    "Compiled",
     "CompiledModule",
     "ConcretizationTypeError",
     "Config",
@@ -219,6 +223,7 @@ __all__ = [
     "JVPTracer",
     "JaxRuntimeError",
     "KeyReuseError",
+    "Lowered",
     "LoweredModule",
     "LoweringRuleContext",
     "NonConcreteBooleanIndexError",
@@ -229,6 +234,7 @@ __all__ = [
     "SymbolicZero",
     "Token",
     "Trace",
+    "Traced",
     "Tracer",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
@@ -327,6 +333,7 @@ __all__ = [
     "stop_gradient",
     "stop_gradient_p",
     "take_current_trace",
+    "trace_context",
     "trace_to_jaxpr",
     "typeof",
     "value_and_grad",
