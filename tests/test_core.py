@@ -82,9 +82,9 @@ def _tracer_of(x):
 
 def test_removed_names_raise_as_in_jax():
     # Message recorded from JAX 0.10.2.
-    with pytest.raises(AttributeError, match="removed in JAX v0.10.0; use jax.typeof instead"):
+    with pytest.raises(AttributeError, match=r"removed in JAX v0\.10\.0; use jax\.typeof instead"):
         core.get_aval  # noqa: B018
-    with pytest.raises(AttributeError, match="Use jax.extend.core.TraceTag"):
+    with pytest.raises(AttributeError, match=r"Use jax\.extend\.core\.TraceTag"):
         core.TraceTag  # noqa: B018
     with pytest.raises(AttributeError):
         core.no_such_name  # noqa: B018

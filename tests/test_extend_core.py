@@ -171,7 +171,6 @@ def test_call_primitive_runs_its_function():
 
 def test_trace_tags_and_context_managers():
     assert core.TraceTag() == core.TraceTag()  # as in JAX: every tag equal
-    with core.take_current_trace() as trace:
-        with core.set_current_trace(trace):
-            assert float(jnp.sin(0.0)) == 0.0
+    with core.take_current_trace() as trace, core.set_current_trace(trace):
+        assert float(jnp.sin(0.0)) == 0.0
     assert core.find_top_trace(()) is trace
