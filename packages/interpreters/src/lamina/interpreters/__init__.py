@@ -19,6 +19,7 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 # The package's modules are attributes of the namespace (lamina.interpreters.batching, ...).
 from lamina.interpreters.core import errors as errors
 from lamina.interpreters.core import monitoring as monitoring
+from lamina.interpreters.core import naming as naming
 from lamina.interpreters.core import tracing as tracing
 from lamina.interpreters.core.config import (
     Config,
