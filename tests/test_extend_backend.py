@@ -1,5 +1,8 @@
 """lamina.extend.backend: the clients lamina runs on."""
 
+import subprocess
+import sys
+
 import lamina as jax
 from lamina.extend import backend
 
@@ -37,15 +40,26 @@ def test_clear_in_memory_compilation_cache_recompiles():
     assert compiles == ["jit(<lambda>)", "jit(<lambda>)"]
 
 
-def test_registered_cache_is_cleared_with_backends():
-    class Cache:
-        cleared = 0
+def test_clear_backends_starts_clients_again():
+    # In a fresh process: arrays made before clearing belong to the old clients.
+    code = """
+import lamina as jax
+from lamina.extend import backend
 
-        def cache_clear(self):
-            self.cleared += 1
+class Cache:
+    cleared = 0
+    def cache_clear(self):
+        self.cleared += 1
 
-    cache = Cache()
-    backend.register_backend_cache(cache, "test")
-    backend.clear_backends()
-    assert cache.cleared == 1
-    assert float(jax.jit(lambda x: x + 1)(1.0)) == 2.0  # clients start again
+cache = Cache()
+backend.register_backend_cache(cache, "test")
+old = backend.get_backend()
+assert float(jax.jit(lambda x: x + 1)(1.0)) == 2.0
+backend.clear_backends()
+assert cache.cleared == 1
+assert float(jax.jit(lambda x: x + 1)(1.0)) == 2.0
+assert backend.get_backend() is not old
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "ok", result.stderr
