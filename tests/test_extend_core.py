@@ -12,7 +12,7 @@ from lamina.interpreters import lower_fun
 
 
 def _my_double():
-    p = core.Primitive("my_double")
+    p = core.Primitive("my_double", registry=None)  # kept out of the rule inventory
     p.def_impl(lambda x: np.asarray(x) * 2)  # eager: runs this Python
     p.def_abstract_eval(lambda x: x)
     p.def_lowering(lower_fun(lambda x: x * 2, multiple_results=False))
@@ -36,7 +36,7 @@ def test_effectful_abstract_eval_puts_effects_on_the_equation():
         pass
 
     effect = MyEffect()
-    p = core.Primitive("my_effectful")
+    p = core.Primitive("my_effectful", registry=None)
     p.def_effectful_abstract_eval(lambda x: (x, {effect}))
     jaxpr = jax.make_jaxpr(lambda x: p.bind(x))(1.0)
     assert jaxpr.eqns[0].effects == {effect}

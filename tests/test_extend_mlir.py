@@ -21,7 +21,7 @@ def test_portable_artifact_round_trip():
 
 def test_lowering_rule_sees_the_context_class():
     seen = []
-    p = core.Primitive("my_neg")
+    p = core.Primitive("my_neg", registry=None)
     p.def_abstract_eval(lambda x: x)
 
     def rule(ctx, x):

@@ -232,8 +232,8 @@ class ClosedCallPrimitive(CallPrimitive):
         return list(eval_jaxpr(call_jaxpr.jaxpr, call_jaxpr.consts, *args))
 
 
-call_p = CallPrimitive("call")
-closed_call_p = ClosedCallPrimitive("closed_call")
+call_p = CallPrimitive("call", registry=None)  # not in the parser registry: no rules to list
+closed_call_p = ClosedCallPrimitive("closed_call", registry=None)
 
 
 def __getattr__(name: str) -> Primitive:
