@@ -18,6 +18,8 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 # The package's modules are attributes of the namespace (lamina.interpreters.batching, ...).
 from lamina.interpreters.core import errors as errors
+from lamina.interpreters.core import monitoring as monitoring
+from lamina.interpreters.core import naming as naming
 from lamina.interpreters.core import tracing as tracing
 from lamina.interpreters.core.config import (
     Config,
@@ -26,6 +28,7 @@ from lamina.interpreters.core.config import (
     enable_x64,
     log_compiles,
     softmax_custom_jvp,
+    trace_context,
 )
 from lamina.interpreters.core.errors import (
     ConcretizationTypeError,
@@ -87,6 +90,7 @@ from lamina.interpreters.jit_functions import fastpath as fastpath
 from lamina.interpreters.jit_functions import jit_args as jit_args
 from lamina.interpreters.jit_functions.fwd_and_bwd import fwd_and_bwd
 from lamina.interpreters.jit_functions.jit import clear_caches, jit
+from lamina.interpreters.jit_functions.stages import ArgInfo, Compiled, Lowered, Traced
 from lamina.interpreters.runtime import array as array
 from lamina.interpreters.runtime import backend as backend
 from lamina.interpreters.runtime import cpp_classes as cpp_classes
@@ -215,11 +219,13 @@ register_tracer_class(Tracer)
 
 __all__ = [
     "VJP",
+    "ArgInfo",
     "Array",
     "ArrayImpl",
     "AxisData",
     "BatchTrace",
     "BatchTracer",
+    "Compiled",
     "CompiledModule",
     "ConcretizationTypeError",
     "Config",
@@ -239,6 +245,7 @@ __all__ = [
     "JVPTracer",
     "JaxRuntimeError",
     "KeyReuseError",
+    "Lowered",
     "LoweredModule",
     "LoweringRuleContext",
     "NonConcreteBooleanIndexError",
@@ -249,6 +256,7 @@ __all__ = [
     "SymbolicZero",
     "Token",
     "Trace",
+    "Traced",
     "Tracer",
     "TracerArrayConversionError",
     "TracerBoolConversionError",
@@ -353,6 +361,7 @@ __all__ = [
     "stop_gradient",
     "stop_gradient_p",
     "take_current_trace",
+    "trace_context",
     "trace_to_jaxpr",
     "typeof",
     "value_and_grad",

@@ -88,6 +88,7 @@ from lamina.lax.operators import (  # noqa: F401, E402
 from lamina.lax.prng import (  # noqa: F401, E402  (PRNG keys, for lamina.random and numpy)
     PRNG_IMPLS,
     THREEFRY,
+    PRNGImpl,
     PRNGKeyArray,
     PRNGSpec,
     check_prng_key,
@@ -108,6 +109,7 @@ from lamina.lax.prng import (  # noqa: F401, E402  (PRNG keys, for lamina.random
     random_wrap,
     random_wrap_p,
     resolve_prng_impl,
+    threefry_2x32,
     wrap_key_data,
 )
 from lamina.lax.sorting import take_along  # noqa: F401, E402

@@ -1,20 +1,128 @@
-"""``named_call`` and ``named_scope``: names for parts of a program.
+"""``named_call`` and ``named_scope``: names for parts of a program, kept on the *name
+stack* (:class:`NameStack`, current per thread and task).
 
-JAX records these names in its name stack, which appears in lowered locations and
-profiles, not in the printed Jaxpr; lamina keeps no name stack yet, so both leave the
-traced program exactly as it would be without them.
+JAX records these names in lowered locations and profiles, not in the printed Jaxpr;
+lamina keeps the stack for libraries that read it (``current_name_stack()``), and
+the traced program is exactly as it would be without them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
+import dataclasses
 import functools
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
-__all__ = ["named_call", "named_scope"]
+__all__ = [
+    "NameStack",
+    "current_name_stack",
+    "extend_name_stack",
+    "named_call",
+    "named_scope",
+    "new_name_stack",
+    "reset_name_stack",
+    "set_name_stack",
+    "transform_name_stack",
+]
 
 F = TypeVar("F", bound=Callable)
+
+
+@dataclasses.dataclass(frozen=True)
+class Scope:
+    name: str
+
+    def wrap(self, names: list[str]) -> None:
+        names.append(self.name)
+
+
+@dataclasses.dataclass(frozen=True)
+class Transform:
+    name: str
+
+    def wrap(self, names: list[str]) -> None:
+        if names:
+            names[-1] = f"{self.name}({names[-1]})"
+        else:
+            names.append(f"{self.name}()")
+
+
+@dataclasses.dataclass(frozen=True)
+class NameStack:
+    """Scopes (``named_scope``) and transformations (``jvp``, ...) from outermost to
+    innermost; prints as ``outer/transform(inner)``."""
+
+    stack: tuple[Scope | Transform, ...] = ()
+
+    def extend(self, name: tuple[str, ...] | str) -> NameStack:
+        names = name if isinstance(name, tuple) else (name,)
+        return NameStack((*self.stack, *map(Scope, names)))
+
+    def wrap_name(self, name: str) -> str:
+        return f"{self}/{name}" if self.stack else name
+
+    def transform(self, transform_name: str) -> NameStack:
+        return NameStack((*self.stack, Transform(transform_name)))
+
+    def __getitem__(self, idx) -> NameStack:
+        return NameStack(self.stack[idx])
+
+    def __len__(self) -> int:
+        return len(self.stack)
+
+    def __add__(self, other: NameStack) -> NameStack:
+        return NameStack(self.stack + other.stack)
+
+    def __radd__(self, other: NameStack) -> NameStack:
+        return NameStack(other.stack + self.stack)
+
+    def __str__(self) -> str:
+        names: list[str] = []
+        for elem in reversed(self.stack):
+            elem.wrap(names)
+        return "/".join(reversed(names))
+
+
+_EMPTY_STACK = NameStack()
+_name_stack: contextvars.ContextVar[NameStack] = contextvars.ContextVar(
+    "lamina_name_stack", default=_EMPTY_STACK
+)
+
+
+def current_name_stack() -> NameStack:
+    return _name_stack.get()
+
+
+def new_name_stack(name: str = "") -> NameStack:
+    """A name stack holding ``name`` alone (empty for ``""``)."""
+    return NameStack().extend(name) if name else NameStack()
+
+
+@contextlib.contextmanager
+def set_name_stack(name_stack: NameStack) -> Iterator[None]:
+    """Within the block, ``name_stack`` is the current name stack."""
+    token = _name_stack.set(name_stack)
+    try:
+        yield
+    finally:
+        _name_stack.reset(token)
+
+
+def reset_name_stack() -> contextlib.AbstractContextManager[None]:
+    """Within the block, the name stack is empty."""
+    return set_name_stack(NameStack())
+
+
+def extend_name_stack(name: str) -> contextlib.AbstractContextManager[None]:
+    """Within the block, the name stack has the scope ``name`` on top."""
+    return set_name_stack(current_name_stack().extend(name))
+
+
+def transform_name_stack(name: str) -> contextlib.AbstractContextManager[None]:
+    """Within the block, the name stack has the transformation ``name`` on top."""
+    return set_name_stack(current_name_stack().transform(name))
 
 
 def named_call(fun: F, *, name: str | None = None) -> F:
@@ -34,9 +142,4 @@ def named_scope(name: str) -> contextlib.AbstractContextManager[None]:
     """A context manager naming the operations traced inside it ``name``."""
     if not isinstance(name, str):
         raise TypeError("named_scope name argument must be a string.")
-    return _scope(name)
-
-
-@contextlib.contextmanager
-def _scope(name: str) -> Iterator[None]:
-    yield
+    return extend_name_stack(name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import operator
 
+from lamina.interpreters.core.monitoring import JAXPR_TRACE_EVENT, compile_step
 from lamina.interpreters.core.tracing import shaped_abstractify
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
 from lamina.ir import ShapedArray, dtypes, tree_util
@@ -67,8 +68,13 @@ def _abstractify_arg(x, path) -> ShapedArray:
         ) from None
 
 
-def _trace_flat(fun, debug_info, args, kwargs):
-    """Traces ``fun(*args, **kwargs)`` with every array leaf abstract."""
+def _fun_name(fun) -> str:
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def _trace_flat(fun, debug_info, args, kwargs, name):
+    """Traces ``fun(*args, **kwargs)`` with every array leaf abstract (a trace event
+    named ``name`` goes to the monitoring listeners)."""
     leaves_with_paths, in_tree = tree_util.tree_flatten_with_path((args, kwargs))
     in_avals = [_abstractify_arg(x, path) for path, x in leaves_with_paths]
     out_tree = None
@@ -80,7 +86,8 @@ def _trace_flat(fun, debug_info, args, kwargs):
         flat_out, out_tree = tree_util.tree_flatten(out)
         return flat_out
 
-    closed_jaxpr, _ = trace_to_jaxpr(flat_fun, in_avals, debug_info)
+    with compile_step(JAXPR_TRACE_EVENT, name):
+        closed_jaxpr, _ = trace_to_jaxpr(flat_fun, in_avals, debug_info)
     return closed_jaxpr, out_tree
 
 
@@ -123,7 +130,11 @@ def make_jaxpr(
     def make_jaxpr_f(*args, **kwargs):
         dynamic, merge = _split_static(args, static_argnums)
         closed_jaxpr, out_tree = _trace_flat(
-            lambda *dyn, **kw: fun(*merge(dyn), **kw), debug_info, tuple(dynamic), kwargs
+            lambda *dyn, **kw: fun(*merge(dyn), **kw),
+            debug_info,
+            tuple(dynamic),
+            kwargs,
+            _fun_name(fun),
         )
         if not return_shape:
             return closed_jaxpr
@@ -137,6 +148,6 @@ def make_jaxpr(
 def eval_shape(fun, *args, **kwargs):
     """The ``ShapeDtypeStruct`` tree ``fun(*args, **kwargs)`` would return, computed by
     tracing alone (nothing runs)."""
-    closed_jaxpr, out_tree = _trace_flat(fun, describe_function(fun), args, kwargs)
+    closed_jaxpr, out_tree = _trace_flat(fun, describe_function(fun), args, kwargs, _fun_name(fun))
     shapes = [_shape_dtype_struct(a) for a in closed_jaxpr.out_avals]
     return tree_util.tree_unflatten(out_tree, shapes)

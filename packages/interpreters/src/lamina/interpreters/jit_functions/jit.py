@@ -23,6 +23,7 @@ import time
 import weakref
 
 from lamina.interpreters.core.config import config, trace_context
+from lamina.interpreters.core.monitoring import JAXPR_TRACE_EVENT, compile_step
 from lamina.interpreters.core.tracing import (
     Tracer,
     runs_eagerly,
@@ -156,7 +157,8 @@ class JitWrapped:
             return [x for _, x in with_paths]
 
         start = time.perf_counter()
-        closed, _ = trace_to_jaxpr(flat_fun, avals, self._debug)
+        with compile_step(JAXPR_TRACE_EVENT, self._name):
+            closed, _ = trace_to_jaxpr(flat_fun, avals, self._debug)
         logger.log(
             _log_level(),
             "Finished tracing + transforming %s for pjit in %.9f sec",

@@ -1,9 +1,11 @@
 """The stages of a jitted call, as JAX exposes them: ``jitted.trace(*args)`` gives a
 :class:`Traced` (the Jaxpr), ``.lower()`` a :class:`Lowered` (the StableHLO module),
-``.compile()`` a :class:`Compiled` (the XLA executable), which is callable."""
+``.compile()`` a :class:`Compiled` (the XLA executable), which is callable. Each
+describes its arguments with :class:`ArgInfo` (``args_info``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from lamina.interpreters.jaxprs.tokens import split_tokens
@@ -13,33 +15,67 @@ from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.executables import _log_compile, lower, make_executable
 from lamina.ir import AbstractToken, tree_util
 
-__all__ = ["Compiled", "Lowered", "Traced"]
+__all__ = ["ArgInfo", "Compiled", "Lowered", "Traced"]
 
 
 def _structs(avals) -> list[ShapeDtypeStruct]:
     return [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
 
 
-class Traced:
+@dataclasses.dataclass(frozen=True)
+class ArgInfo:
+    """One argument of a staged call: its abstract value and whether it is donated."""
+
+    _aval: Any
+    donated: bool
+
+    shape = property(lambda self: self._aval.shape)
+    dtype = property(lambda self: self._aval.dtype)
+
+
+class _Stage:
+    """What every stage tells about the traced call (``_traced`` is the Traced)."""
+
+    in_tree = property(lambda self: self._traced._entry.in_tree)
+    out_tree = property(lambda self: self._traced._entry.out_tree)
+    fun_name = property(lambda self: self._traced._jitted._name)
+
+    @property
+    def out_info(self):
+        return tree_util.tree_unflatten(self.out_tree, _structs(self._traced.jaxpr.out_avals))
+
+    @property
+    def in_avals(self):
+        return tree_util.tree_unflatten(self.in_tree, list(self._traced.jaxpr.in_avals))
+
+    @property
+    def args_info(self):
+        """The pytree ``(args, kwargs)`` of :class:`ArgInfo`, one per array argument."""
+        avals = self._traced.jaxpr.in_avals
+        donated = self._traced._entry.donated or (False,) * len(avals)
+        infos = [ArgInfo(a, bool(d)) for a, d in zip(avals, donated, strict=True)]
+        return tree_util.tree_unflatten(self.in_tree, infos)
+
+    @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        """The positions of the donated arguments among the flat array arguments."""
+        return tuple(i for i, d in enumerate(self._traced._entry.donated) if d)
+
+
+class Traced(_Stage):
     """A jitted function traced for one signature."""
 
     def __init__(self, jitted, entry, leaves):
         self._jitted = jitted
         self._entry = entry
         self._leaves = leaves
+        self._traced = self
 
     jaxpr = property(lambda self: self._entry.closed)
-    in_tree = property(lambda self: self._entry.in_tree)
-    out_tree = property(lambda self: self._entry.out_tree)
-    fun_name = property(lambda self: self._jitted._name)
 
     @property
-    def out_info(self):
-        return tree_util.tree_unflatten(self.out_tree, _structs(self.jaxpr.out_avals))
-
-    @property
-    def in_avals(self):
-        return tree_util.tree_unflatten(self.in_tree, list(self.jaxpr.in_avals))
+    def out_avals(self):
+        return tree_util.tree_unflatten(self.out_tree, list(self.jaxpr.out_avals))
 
     def lower(self) -> Lowered:
         j, entry = self._jitted, self._entry
@@ -51,16 +87,12 @@ class Traced:
         return Lowered(self, lowered)
 
 
-class Lowered:
+class Lowered(_Stage):
     """A traced function lowered to StableHLO."""
 
     def __init__(self, traced: Traced, lowered):
         self._traced = traced
         self._lowered = lowered
-
-    in_tree = property(lambda self: self._traced.in_tree)
-    out_tree = property(lambda self: self._traced.out_tree)
-    out_info = property(lambda self: self._traced.out_info)
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         if dialect not in (None, "stablehlo"):
@@ -98,16 +130,12 @@ class _WithoutTokens:
         return self._split.outputs(self._executable.run(self._split.inputs(args)))
 
 
-class Compiled:
+class Compiled(_Stage):
     """A lowered function compiled by XLA; call it with arguments of the traced types."""
 
     def __init__(self, traced: Traced, executable):
         self._traced = traced
         self._executable = executable
-
-    in_tree = property(lambda self: self._traced.in_tree)
-    out_tree = property(lambda self: self._traced.out_tree)
-    out_info = property(lambda self: self._traced.out_info)
 
     @property
     def _xla(self):

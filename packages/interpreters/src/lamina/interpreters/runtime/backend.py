@@ -24,9 +24,11 @@ import numpy as np
 from jaxlib import xla_client
 
 from lamina.interpreters.core.config import config
+from lamina.interpreters.core.monitoring import BACKEND_COMPILE_EVENT, compile_step
 
 __all__ = [
     "backends",
+    "clear_backends",
     "compile",
     "compile_options",
     "default_backend",
@@ -42,6 +44,7 @@ __all__ = [
     "process_count",
     "process_index",
     "process_indices",
+    "register_backend_factory",
 ]
 
 logger = logging.getLogger("lamina.interpreters.backend")
@@ -109,6 +112,32 @@ def _make_cuda_client() -> Client:
 
 # Platform name -> (priority, factory). Higher priority wins as the default backend.
 _FACTORIES = {"cpu": (0, _make_cpu_client), "cuda": (500, _make_cuda_client)}
+# Platforms whose client must start when backends are created (the others may fail).
+_REQUIRED = {"cpu"}
+
+
+def register_backend_factory(
+    name: str,
+    factory,
+    *,
+    priority: int = 0,
+    fail_quietly: bool = True,
+    experimental: bool = False,
+    make_topology=None,
+    c_api=None,
+) -> None:
+    """Add a platform: ``factory()`` makes its client when backends are created (a
+    failure is logged, or raised unless ``fail_quietly``); the available platform of
+    highest ``priority`` is the default backend."""
+    del experimental, make_topology, c_api
+    with _lock:
+        if name in _clients:
+            raise RuntimeError(f"Backend {name} already initialized")
+        _FACTORIES[name] = (priority, factory)
+        if fail_quietly:
+            _REQUIRED.discard(name)
+        else:
+            _REQUIRED.add(name)
 
 
 # --------------------------------------------------------------------- backends
@@ -155,7 +184,7 @@ def backends() -> dict[str, Client]:
                 names = [p for name in requested.split(",") for p in _ALIASES.get(name, (name,))]
                 _start([(p, len(names) - i, True) for i, p in enumerate(names)])
             else:
-                _start([(p, prio, p == "cpu") for p, (prio, _) in _FACTORIES.items()])
+                _start([(p, prio, p in _REQUIRED) for p, (prio, _) in _FACTORIES.items()])
         return _clients
 
 
@@ -264,6 +293,16 @@ host_ids = _renamed("host_ids", process_indices)
 _default_device: Device | None = None
 
 
+def clear_backends() -> None:
+    """Forget every client: the next use of a device creates them anew. (Caches of
+    compiled code refer to the old clients; clear them too.)"""
+    global _default, _default_device
+    with _lock:
+        _clients.clear()
+        _errors.clear()
+        _default = _default_device = None
+
+
 def default_device() -> Device:
     """Where uncommitted values go: the first local device of the default backend."""
     global _default_device
@@ -315,10 +354,11 @@ def compile(
     device_list = xla_client.DeviceList(tuple(devices))
     client = device_list[0].client
     start = time.perf_counter()
-    if host_callbacks:
-        executable = client.compile_and_load(module, device_list, options, list(host_callbacks))
-    else:
-        executable = client.compile_and_load(module, device_list, options)
+    with compile_step(BACKEND_COMPILE_EVENT, name):
+        if host_callbacks:
+            executable = client.compile_and_load(module, device_list, options, list(host_callbacks))
+        else:
+            executable = client.compile_and_load(module, device_list, options)
     level = logging.WARNING if config.jax_log_compiles else logging.DEBUG
     logger.log(
         level, "Finished XLA compilation of %s in %.9f sec", name, time.perf_counter() - start

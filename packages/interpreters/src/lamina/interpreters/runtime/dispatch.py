@@ -26,6 +26,11 @@ from typing import Any
 
 from jaxlib import _jax, xla_client
 
+from lamina.interpreters.core.monitoring import (
+    JAXPR_TO_MLIR_MODULE_EVENT,
+    JAXPR_TRACE_EVENT,
+    compile_step,
+)
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.cpp_pjit import CacheKey, FastpathData, registry, shard_arg
@@ -151,18 +156,21 @@ def _compile(key, primitive, in_avals, params, device) -> CompiledModule:
         compiled = _cache.get(key)
         if compiled is not None:
             return compiled
-        closed = _one_equation_jaxpr(primitive, list(in_avals), params)
+        with compile_step(JAXPR_TRACE_EVENT, primitive.name):
+            closed = _one_equation_jaxpr(primitive, list(in_avals), params)
         target = backend.default_device() if device is None else device
-        lowered = lower_jaxpr(
-            closed,
-            module_name=f"jit_{primitive.name}",
-            platform=target.platform,
-            keep_unused=True,
-        )
+        name = f"jit({primitive.name})"
+        with compile_step(JAXPR_TO_MLIR_MODULE_EVENT, name):
+            lowered = lower_jaxpr(
+                closed,
+                module_name=f"jit_{primitive.name}",
+                platform=target.platform,
+                keep_unused=True,
+            )
         compiled = compile_lowered(
             lowered,
             target,
-            name=f"jit_{primitive.name}",
+            name=name,
             out_avals=[physical_aval(a) for a in closed.out_avals],
         )
         _compiles += 1

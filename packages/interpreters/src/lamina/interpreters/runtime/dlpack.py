@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 
+import ml_dtypes
 import numpy as np
 from jaxlib import _jax, xla_client
 
@@ -19,7 +20,32 @@ from lamina.interpreters.runtime.jax_in_process import without_jax_import
 from lamina.interpreters.runtime.transfer import device_put
 from lamina.ir import ShapedArray, dtypes
 
-__all__ = ["DLDeviceType", "dlpack_device", "from_dlpack", "to_dlpack"]
+__all__ = [
+    "SUPPORTED_DTYPES",
+    "DLDeviceType",
+    "dlpack_device",
+    "from_dlpack",
+    "is_supported_dtype",
+    "to_dlpack",
+]
+
+# The element types that DLPack exchanges (as JAX 0.10.2 lists them).
+SUPPORTED_DTYPES = frozenset(
+    np.dtype(t)
+    for t in (
+        *(np.int8, np.int16, np.int32, np.int64),
+        *(np.uint8, np.uint16, np.uint32, np.uint64),
+        *(np.float16, ml_dtypes.bfloat16, np.float32, np.float64),
+        *(np.complex64, np.complex128, np.bool_),
+    )
+)
+
+
+def is_supported_dtype(dtype) -> bool:
+    """Whether arrays of ``dtype`` can go through DLPack."""
+    if dtype is None:  # np.dtype(None) would quietly mean float64
+        raise TypeError(f"Expected a string or dtype-like object; got {dtype=}")
+    return np.dtype(dtype) in SUPPORTED_DTYPES
 
 
 class DLDeviceType(enum.IntEnum):

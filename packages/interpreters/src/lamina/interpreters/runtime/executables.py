@@ -19,6 +19,7 @@ import numpy as np
 from jaxlib import xla_client
 
 from lamina.interpreters.core.config import config
+from lamina.interpreters.core.monitoring import JAXPR_TO_MLIR_MODULE_EVENT, compile_step
 from lamina.interpreters.jaxprs.calls import jit_p
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr
 from lamina.interpreters.jaxprs.tokens import split_tokens
@@ -57,13 +58,14 @@ def _log_level() -> int:
 def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, **names):
     """``closed`` as a StableHLO module named ``jit_<name>`` (a ``LoweredModule``)."""
     start = time.perf_counter()
-    lowered = lower_jaxpr(
-        closed,
-        module_name=module_name(name),
-        keep_unused=keep_unused,
-        donated_args=donated,
-        **names,
-    )
+    with compile_step(JAXPR_TO_MLIR_MODULE_EVENT, f"jit({name})"):
+        lowered = lower_jaxpr(
+            closed,
+            module_name=module_name(name),
+            keep_unused=keep_unused,
+            donated_args=donated,
+            **names,
+        )
     logger.log(
         _log_level(),
         "Finished jaxpr to MLIR module conversion jit(%s) in %.9f sec",

@@ -151,6 +151,13 @@ class Primitive:
         abstract_eval_rules[self] = rule
         return rule
 
+    def def_effectful_abstract_eval(self, rule):
+        """``rule(*avals, **params)`` returns ``(out, effects)``: the primitive's
+        equations carry those effects."""
+        self.effectful = True
+        abstract_eval_rules[self] = rule
+        return rule
+
     def def_impl(self, rule):
         impl_rules[self] = rule
         return rule

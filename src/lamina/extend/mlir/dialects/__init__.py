@@ -1,0 +1,1 @@
+"""`lamina.extend.mlir.dialects`: jaxlib's MLIR dialect bindings, one module each."""

@@ -1,0 +1,3 @@
+"""The ``builtin`` MLIR dialect (jaxlib's bindings)."""
+
+from jaxlib.mlir.dialects.builtin import *  # noqa: F403

@@ -1,0 +1,3 @@
+"""The ``memref`` MLIR dialect (jaxlib's bindings)."""
+
+from jaxlib.mlir.dialects.memref import *  # noqa: F403

@@ -1,0 +1,3 @@
+"""The ``scf`` MLIR dialect (jaxlib's bindings)."""
+
+from jaxlib.mlir.dialects.scf import *  # noqa: F403

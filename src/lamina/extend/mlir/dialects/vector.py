@@ -1,0 +1,3 @@
+"""The ``vector`` MLIR dialect (jaxlib's bindings)."""
+
+from jaxlib.mlir.dialects.vector import *  # noqa: F403
