@@ -15,9 +15,11 @@ __version__ = "0.1.0"
 # Public submodules: lamina.<name>.
 _SUBMODULES = (
     "ad_checkpoint",
+    "custom_batching",
     "custom_derivatives",
     "dtypes",
     "errors",
+    "ffi",
     "image",
     "lax",
     "nn",
