@@ -64,6 +64,12 @@ _install_operators()
 from lamina.lax.base.operands import aval_of  # noqa: F401, E402
 from lamina.lax.base.primitives import to_dtype  # noqa: F401, E402
 from lamina.lax.dot.dot_general import canonicalize_precision  # noqa: F401, E402
+from lamina.lax.ffi_call import (  # noqa: F401, E402  (foreign function calls, for lamina.ffi)
+    build_ffi_lowering_function,
+    ffi_call,
+    ffi_call_p,
+    ffi_lowering,
+)
 from lamina.lax.operators import (  # noqa: F401, E402
     equal,
     power,
