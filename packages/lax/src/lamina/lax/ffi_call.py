@@ -366,7 +366,8 @@ class FfiEffect(Effect):
     def __str__(self):
         return "FFI"
 
-    __repr__ = __str__
+    def __repr__(self):
+        return "FfiEffect()"
 
 
 ffi_effect = FfiEffect()
@@ -464,7 +465,6 @@ def _batching(axis_data, vals, dims, *, vmap_method, result_avals, **params):
 ffi_call_p.def_abstract_eval(_abstract_eval)
 ffi_call_p.def_lowering(_lowering)
 ffi_call_p.def_jvp(_not_differentiable)
-ffi_call_p.def_transpose(_not_differentiable)
 ffi_call_p.def_batching(_batching)
 
 
@@ -527,7 +527,7 @@ def ffi_call(
             f"custom_call_api_version < 4; got {custom_call_api_version}."
         )
 
-    def call(*args, **kwargs):
+    def wrapped(*args, **kwargs):
         in_avals = [typeof(x) for x in args]
         if input_layouts is None:
             in_lay = tuple(_layout_for_lowering(a) for a in in_avals)
@@ -587,4 +587,4 @@ def ffi_call(
             return results[0]
         return tuple(results) if isinstance(result_shape_dtypes, tuple) else results
 
-    return call
+    return wrapped
