@@ -32,7 +32,7 @@ from lamina.interpreters.transformations.custom_calls import (
     function_name,
     unparsable,
 )
-from lamina.ir import Primitive, dtypes, tree_util
+from lamina.ir import Primitive, ShapedArray, dtypes, tree_util
 
 __all__ = ["custom_vmap", "custom_vmap_p"]
 
@@ -189,9 +189,8 @@ def _to_front(x, dim):
 
 def _tangent_in(t):
     """A float0 tangent (of an integer input) is a zero inside the JVP."""
-    aval = getattr(t, "aval", None)
-    if aval is not None and aval.dtype == dtypes.float0:
-        return Zero(aval)
+    if getattr(t, "dtype", None) == dtypes.float0:
+        return Zero(ShapedArray(tuple(t.shape), dtypes.float0))
     return t
 
 
