@@ -139,6 +139,14 @@ from lamina.interpreters.runtime.dispatch import (
 from lamina.interpreters.runtime.dlpack import from_dlpack
 from lamina.interpreters.runtime.execute import CompiledModule, execute_stablehlo
 from lamina.interpreters.runtime.extended import physical_value
+from lamina.interpreters.runtime.ffi_targets import (
+    include_dir,
+    pycapsule,
+    register_ffi_target,
+    register_ffi_target_as_batch_partitionable,
+    register_ffi_type,
+    register_ffi_type_id,
+)
 from lamina.interpreters.runtime.runtime_tokens import effects_barrier
 from lamina.interpreters.runtime.sharding import Sharding, SingleDeviceSharding, sharding_for_device
 from lamina.interpreters.runtime.transfer import (
@@ -187,6 +195,7 @@ from lamina.interpreters.transformations.custom_derivatives import (
     custom_vjp_call_p,
     zero_from_primal,
 )
+from lamina.interpreters.transformations.custom_vmap import custom_vmap, custom_vmap_p
 from lamina.interpreters.transformations.extended_lowering import allow_extended, lower_on_physical
 from lamina.interpreters.transformations.jacobians import (
     hessian,
@@ -291,6 +300,8 @@ __all__ = [
     "custom_jvp_call_p",
     "custom_vjp",
     "custom_vjp_call_p",
+    "custom_vmap",
+    "custom_vmap_p",
     "def_standard_impl",
     "default_backend",
     "describe_function",
@@ -319,6 +330,7 @@ __all__ = [
     "host_count",
     "host_id",
     "host_ids",
+    "include_dir",
     "is_undefined_primal",
     "jacfwd",
     "jacobian",
@@ -350,6 +362,11 @@ __all__ = [
     "process_count",
     "process_index",
     "process_indices",
+    "pycapsule",
+    "register_ffi_target",
+    "register_ffi_target_as_batch_partitionable",
+    "register_ffi_type",
+    "register_ffi_type_id",
     "register_tracer_class",
     "remat",
     "scalar_array",

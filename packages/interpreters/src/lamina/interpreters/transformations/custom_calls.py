@@ -24,6 +24,7 @@ __all__ = [
     "TracedCall",
     "batch_call_jaxpr",
     "def_call_rules",
+    "forward_def_attr",
     "run_batched",
     "zero_from_primal",
 ]
@@ -63,6 +64,15 @@ def to_rule_zero(t, symbolic: bool):
 def from_rule_value(t):
     """A tangent a user rule returned, with its symbolic zeros made internal ones."""
     return Zero(t.aval) if type(t) is SymbolicZero else t
+
+
+def forward_def_attr(self, name: str):
+    """``__getattr__`` of the custom-function wrappers: a ``def...`` attribute (a rule
+    setter) comes from the wrapped function, so decorators stack (``custom_vjp`` over
+    ``custom_vmap``: ``f.def_vmap`` and ``f.defvjp`` both work)."""
+    if name.startswith("def"):
+        return getattr(self.fun, name)
+    raise AttributeError(name)
 
 
 def function_name(fun) -> str:

@@ -29,6 +29,7 @@ from lamina.interpreters.transformations.custom_calls import (
     TracedCall,
     batch_call_jaxpr,
     def_call_rules,
+    forward_def_attr,
     from_rule_value,
     function_name,
     is_eager,
@@ -77,6 +78,8 @@ class custom_jvp:
         self.nondiff_argnums = nondiff_indices(fun, nondiff_argnums, nondiff_argnames)
         self.jvp = None
         self.symbolic_zeros = False
+
+    __getattr__ = forward_def_attr
 
     def __get__(self, instance, owner=None):
         return self if instance is None else functools.partial(self, instance)

@@ -32,6 +32,7 @@ from lamina.interpreters.transformations.custom_calls import (
     TracedCall,
     batch_call_jaxpr,
     def_call_rules,
+    forward_def_attr,
     from_rule_value,
     function_name,
     is_eager,
@@ -110,6 +111,8 @@ class custom_vjp:
         self.nondiff_argnums = nondiff_indices(fun, nondiff_argnums, nondiff_argnames)
         self.fwd = self.bwd = None
         self.symbolic_zeros = self.optimize_remat = False
+
+    __getattr__ = forward_def_attr
 
     def __get__(self, instance, owner=None):
         return self if instance is None else functools.partial(self, instance)

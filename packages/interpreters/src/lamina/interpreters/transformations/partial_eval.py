@@ -178,7 +178,12 @@ def linearize_flat(fun, primals, tangent_avals, debug_info: str | None = None):
     tangent_outs = outs[n_out:]
     if any(t is not None for t in tangent_outs):
         staged = _with_known_outputs(staged, tangent_outs)
-    assert all(p is not None for p in primals_out), "a primal output depends on tangents"
+    if any(p is None for p in primals_out):  # a primitive without reverse mode (custom_vmap)
+        raise ValueError(
+            "Linearization failed to produce known values for all output primals. This is "
+            "typically caused by attempting to differentiate a function uses an operation "
+            "that does not support reverse-mode autodiff."
+        )
     del jaxpr
     return primals_out, staged
 

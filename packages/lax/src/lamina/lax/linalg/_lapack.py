@@ -3,7 +3,8 @@
 jaxlib ships the kernels in ``jaxlib.cpu._lapack``; they call the LAPACK routines that
 SciPy exports, whose addresses ``_lapack.initialize()`` looks up. The targets must be
 registered with XLA's CPU custom-call registry before a module that uses them compiles,
-so lowering rules call ``lapack_target`` (which registers all of them once).
+so lowering rules call ``lapack_target`` (which registers all of them once), and
+``ffi_call``'s lowering calls ``register_targets`` (JAX registers them when it loads).
 
 A call takes matrices in column-major order inside each matrix with batch dimensions
 leading (the ``operand_layouts``), and the number of leading batch dimensions as the
@@ -33,7 +34,8 @@ _registered = False
 _lock = threading.Lock()
 
 
-def _register_targets() -> None:
+def register_targets() -> None:
+    """Register every LAPACK target of jaxlib with XLA, once."""
     global _registered
     with _lock:
         if _registered:
@@ -51,7 +53,7 @@ def _register_targets() -> None:
 
 def lapack_target(routine: str, dtype) -> str:
     """``lapack_{s,d,c,z}{routine}_ffi`` for ``dtype``, registered with XLA."""
-    _register_targets()
+    register_targets()
     try:
         prefix = _PREFIX[np.dtype(dtype)]
     except KeyError:
