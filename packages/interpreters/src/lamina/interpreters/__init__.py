@@ -50,12 +50,14 @@ from lamina.interpreters.core.tracing import (
     ensure_compile_time_eval,
     eval_trace,
     find_current_trace,
+    ref_methods,
     set_current_trace,
     shaped_abstractify,
     take_current_trace,
     typeof,
 )
 from lamina.interpreters.jaxprs import calls as calls
+from lamina.interpreters.jaxprs import discharge as discharge
 from lamina.interpreters.jaxprs import jaxpr_cache as jaxpr_cache
 from lamina.interpreters.jaxprs import lowering as lowering
 from lamina.interpreters.jaxprs import mlir_builders as mlir_builders
@@ -63,6 +65,12 @@ from lamina.interpreters.jaxprs import staging as staging
 from lamina.interpreters.jaxprs import tokens as tokens
 from lamina.interpreters.jaxprs import trace_api as trace_api
 from lamina.interpreters.jaxprs.calls import call_jaxpr, call_staged, eval_jaxpr, jit_p
+from lamina.interpreters.jaxprs.discharge import (
+    Discharged,
+    discharge_state,
+    has_refs,
+    run_discharged,
+)
 from lamina.interpreters.jaxprs.lowering import (
     LoweredModule,
     LoweringRuleContext,
@@ -125,6 +133,7 @@ from lamina.interpreters.runtime.dispatch import (
 from lamina.interpreters.runtime.dlpack import from_dlpack
 from lamina.interpreters.runtime.execute import CompiledModule, execute_stablehlo
 from lamina.interpreters.runtime.extended import physical_value
+from lamina.interpreters.runtime.refs import Ref
 from lamina.interpreters.runtime.sharding import Sharding, SingleDeviceSharding, sharding_for_device
 from lamina.interpreters.runtime.transfer import (
     block_until_ready,
@@ -208,6 +217,7 @@ __all__ = [
     "Config",
     "CustomVJPPrimal",
     "Device",
+    "Discharged",
     "DynamicJaxprTrace",
     "EvalTrace",
     "FastpathData",
@@ -221,6 +231,7 @@ __all__ = [
     "LoweredModule",
     "LoweringRuleContext",
     "NonConcreteBooleanIndexError",
+    "Ref",
     "ShapeDtypeStruct",
     "Shard",
     "Sharding",
@@ -271,6 +282,7 @@ __all__ = [
     "device_put_value",
     "devices",
     "disable_jit",
+    "discharge_state",
     "enable_x64",
     "ensure_compile_time_eval",
     "eval_jaxpr",
@@ -282,6 +294,7 @@ __all__ = [
     "get_backend",
     "get_lowering_rule",
     "grad",
+    "has_refs",
     "hessian",
     "host_count",
     "host_id",
@@ -315,8 +328,10 @@ __all__ = [
     "process_count",
     "process_index",
     "process_indices",
+    "ref_methods",
     "register_tracer_class",
     "remat",
+    "run_discharged",
     "scalar_array",
     "set_array_attribute",
     "set_current_trace",
