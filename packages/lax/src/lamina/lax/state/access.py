@@ -31,7 +31,7 @@ from lamina.ir import (
     dtypes,
 )
 from lamina.lax.base.operands import aval_of
-from lamina.lax.base.primitives import broadcast_in_dim, convert_element_type, iota
+from lamina.lax.base.primitives import broadcast_in_dim, convert_element_type, iota, to_dtype
 from lamina.lax.state.indexing import (
     Indexer,
     IntAxis,
@@ -197,13 +197,20 @@ def _get_discharge(in_avals, out_avals, ref, *idx, indexer):
     return [None] * (1 + len(idx)), read(ref, indexer, idx)
 
 
+def _of_type(x, aval):
+    # A written value keeps the reference's type (a weakly typed value may be written).
+    return to_dtype(x, aval.dtype, aval.weak_type) if aval_of(x).weak_type != aval.weak_type else x
+
+
 def _swap_discharge(in_avals, out_avals, ref, val, *idx, indexer):
     old = read(ref, indexer, idx)
-    return [write(ref, indexer, idx, val), None, *[None] * len(idx)], old
+    new = _of_type(write(ref, indexer, idx, val), in_avals[0].inner_aval)
+    return [new, None, *[None] * len(idx)], old
 
 
 def _addupdate_discharge(in_avals, out_avals, ref, val, *idx, indexer):
-    return [accumulate(ref, indexer, idx, val), None, *[None] * len(idx)], []
+    new = _of_type(accumulate(ref, indexer, idx, val), in_avals[0].inner_aval)
+    return [new, None, *[None] * len(idx)], []
 
 
 get_p.def_discharge(_get_discharge)
@@ -274,9 +281,7 @@ def _batched_indexer(axis_data, indexer, idx, idx_dims):
         # Where the whole batch axis lands among the result's axes.
         out_dim = len(indexer.int_shape) if new.int_axes_first() else 0
         return new, list(idx), out_dim
-    if indexer.int_shape or any(
-        type(a) is not IntAxis and a.start is None for a in indexer.axes
-    ):
+    if indexer.int_shape or any(type(a) is not IntAxis and a.start is None for a in indexer.axes):
         raise NotImplementedError(
             "vmap of Ref indexing with batched array indices or slice starts is not supported"
         )
@@ -334,18 +339,14 @@ def _write_batching(prim):
         ref_dim, val_dim, *idx_dims = dims
         _check_ref_dim(ref_dim)
         if ref_dim is batching.not_mapped:
-            if val_dim is batching.not_mapped and all(
-                d is batching.not_mapped for d in idx_dims
-            ):
+            if val_dim is batching.not_mapped and all(d is batching.not_mapped for d in idx_dims):
                 out = prim.bind(ref, val, *idx, indexer=indexer)
                 return out, ([] if prim.multiple_results else batching.not_mapped)
             raise _unbatched_ref_error(ref)
         new, ops, out_dim = _batched_indexer(axis_data, indexer, idx, idx_dims)
         inner = aval_of(ref).inner_aval
         full = inner.update(shape=(axis_data.size, *inner.shape))
-        out_shape = (
-            full.shape if new is None else new.result_shape()
-        )
+        out_shape = full.shape if new is None else new.result_shape()
         val = _batched_value(axis_data, ref, val, val_dim, out_shape, out_dim)
         out = prim.bind(ref, val, *ops, indexer=new)
         return out, ([] if prim.multiple_results else out_dim)

@@ -249,9 +249,7 @@ def make_indexer(idx, shape: tuple[int, ...]) -> tuple[Indexer | None, list]:
 
 
 def _simple(indexer: Indexer) -> bool:
-    return not indexer.int_shape and all(
-        type(a) is IntAxis or a.stride == 1 for a in indexer.axes
-    )
+    return not indexer.int_shape and all(type(a) is IntAxis or a.stride == 1 for a in indexer.axes)
 
 
 def _window(indexer: Indexer, operands):
