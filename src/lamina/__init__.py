@@ -24,6 +24,7 @@ _SUBMODULES = (
     "numpy",
     "ops",
     "random",
+    "ref",
     "test_util",
     "tree",
     "tree_util",
@@ -36,6 +37,8 @@ _RUNTIME = "lamina.interpreters"
 _NAMES = {
     "Partial": "lamina.tree_util",
     "float0": "lamina.dtypes",
+    **{name: "lamina.ref" for name in ("Ref", "empty_ref", "free_ref", "freeze", "new_ref")},
+    "ds": "lamina.lax",
     **{
         name: _RUNTIME
         for name in (

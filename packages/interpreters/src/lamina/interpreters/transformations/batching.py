@@ -194,7 +194,7 @@ class BatchTrace(Trace):
                 return [self._wrap(v, d) for v, d in zip(out, out_dim, strict=True)]
             return self._wrap(out, out_dim)
         with set_current_trace(self.parent):
-            if all(d is not_mapped for d in dims) and not primitive.batch_unmapped:
+            if all(d is not_mapped for d in dims) and not primitive.ref_allocating:
                 return primitive.bind(*vals, **params)
             rule = batching_rules.get(primitive)
             if rule is None:

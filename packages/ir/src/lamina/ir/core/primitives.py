@@ -136,9 +136,10 @@ class Primitive:
     """An operation of the IR. ``multiple_results`` primitives return a list."""
 
     multiple_results = False
-    # Whether batching applies the primitive's rule even when no operand is batched
-    # (a new mutable array reference is batched all the same).
-    batch_unmapped = False
+    # Whether the primitive makes a mutable array reference: batching and JVP apply its
+    # rule even when no operand is batched or differentiated (the new reference may be
+    # written with batched or differentiated values later).
+    ref_allocating = False
 
     def __init__(self, name: str, *, registry: PrimitiveRegistry | None = default_registry):
         if not isinstance(name, str) or not name:

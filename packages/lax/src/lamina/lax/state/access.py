@@ -238,7 +238,7 @@ def _swap_jvp(primals, tangents, *, indexer):
     if type(ref_t) is Zero:
         raise Exception(
             "performing a set/swap operation with a differentiated value on a "
-            f"non-differentiated array reference of type {aval_of(ref)}. Move the array "
+            f"non-differentiated array reference of type {ref.aval}. Move the array "
             "reference to be an argument of the differentiated function?"
         )
     val_t = ad.instantiate_zeros(val_t)
@@ -253,7 +253,7 @@ def _addupdate_jvp(primals, tangents, *, indexer):
         if type(val_t) is not Zero:
             raise Exception(
                 "performing an addupdate operation with a differentiated value on a "
-                f"non-differentiated array reference of type {aval_of(ref)}. Move the "
+                f"non-differentiated array reference of type {ref.aval}. Move the "
                 "array reference to be an argument of the differentiated function?"
             )
     else:
@@ -328,7 +328,7 @@ def _batched_value(axis_data, ref, val, val_dim, out_shape, out_dim):
 def _unbatched_ref_error(ref):
     return Exception(
         "performing a set/swap operation with vmapped value on an unbatched array "
-        f"reference of type {aval_of(ref)}. Move the array reference to be an argument "
+        f"reference of type {ref.aval}. Move the array reference to be an argument "
         "to the vmapped function?"
     )
 
@@ -344,7 +344,7 @@ def _write_batching(prim):
                 return out, ([] if prim.multiple_results else batching.not_mapped)
             raise _unbatched_ref_error(ref)
         new, ops, out_dim = _batched_indexer(axis_data, indexer, idx, idx_dims)
-        inner = aval_of(ref).inner_aval
+        inner = ref.aval.inner_aval
         full = inner.update(shape=(axis_data.size, *inner.shape))
         out_shape = full.shape if new is None else new.result_shape()
         val = _batched_value(axis_data, ref, val, val_dim, out_shape, out_dim)

@@ -28,7 +28,7 @@ __all__: list[str] = []
 
 new_ref_p = Primitive("new_ref")
 new_ref_p.effectful = True
-new_ref_p.batch_unmapped = True
+new_ref_p.ref_allocating = True
 empty_ref_p = Primitive("empty_ref")
 empty_ref_p.effectful = True
 freeze_p = Primitive("freeze")
@@ -109,7 +109,13 @@ def _new_ref_impl(init_val, *, memory_space, kind):
     return Ref(AbstractRef(buf.aval, None, kind), buf)
 
 
+def _empty_ref_impl(*, ty, memory_space):
+    # As in JAX: a reference of unspecified contents exists only inside a trace.
+    raise NotImplementedError("Evaluation rule for 'empty_ref' not implemented")
+
+
 new_ref_p.def_impl(_new_ref_impl)
+empty_ref_p.def_impl(_empty_ref_impl)
 freeze_p.def_impl(lambda ref: get_p.bind(ref, indexer=None))
 free_ref_p.def_impl(lambda ref: [])
 
