@@ -7,7 +7,7 @@ from lamina.ir import AbstractRef
 from lamina.lax import empty_ref, free_ref, freeze, new_ref
 from lamina.lax import ref_addupdate as addupdate
 from lamina.lax import ref_get as get
-from lamina.lax import ref_set as set  # noqa: A004
+from lamina.lax import ref_set as set
 from lamina.lax import ref_swap as swap
 
 __all__ = [

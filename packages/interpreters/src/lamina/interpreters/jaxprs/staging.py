@@ -30,9 +30,9 @@ from lamina.interpreters.core.tracing import (
 from lamina.ir import (
     AbstractRef,
     ClosedJaxpr,
-    RefEffect,
     Jaxpr,
     Literal,
+    RefEffect,
     SourceInfo,
     Var,
     abstract_eval_rules,

@@ -29,8 +29,8 @@ from jaxlib import _jax, xla_client
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.cpp_pjit import CacheKey, FastpathData, registry, shard_arg
-from lamina.interpreters.runtime.execute import CompiledModule
 from lamina.interpreters.runtime.executables import compiled_call
+from lamina.interpreters.runtime.execute import CompiledModule
 from lamina.interpreters.runtime.extended import PhysicalCall, is_extended_value, physical_value
 from lamina.interpreters.runtime.refs import Ref
 from lamina.interpreters.runtime.transfer import device_put

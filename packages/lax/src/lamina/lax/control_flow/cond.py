@@ -391,7 +391,7 @@ def _cond_discharge(in_avals, out_avals, index, *ops, branches):
                     *inner.invars[: len(cs)],
                     *[Var(a) for a in after],
                     *inner.invars[len(cs) :],
-                ]  # fmt: skip
+                ]
             )
         )
         padded.append(moved)
