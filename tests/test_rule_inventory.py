@@ -29,9 +29,14 @@ _COLLECTIVES = "a collective over a named axis: vmap runs it through its collect
 _NAMED_AXIS = "only meaningful inside a named-axis context (shard_map, with the sharding layer)"
 _TOKENS = "tokens and effects carry no differentiable value"
 _NO_DERIVATIVE = "no derivative is defined for it (grad raises, naming the primitive)"
+_REFS = (
+    "a mutable array reference operation: discharged (lamina.ir.discharge_rules) before lowering"
+)
+_EMPTY_REF = "makes a reference of unspecified contents inside a trace; nothing to transform"
 
 WITHOUT = {
     "jvp": {
+        "empty_ref": _EMPTY_REF,
         "after_all": _TOKENS,
         "create_token": _TOKENS,
         "psend": _TOKENS,
@@ -57,6 +62,7 @@ WITHOUT = {
         "tridiagonal": _NO_DERIVATIVE,
     },
     "batching": {
+        "empty_ref": _EMPTY_REF,
         "all_gather": _COLLECTIVES,
         "all_to_all": _COLLECTIVES,
         "axis_index": _COLLECTIVES,
@@ -73,6 +79,10 @@ WITHOUT = {
         "select_and_scatter": "no batching rule yet (vmap raises, naming the primitive)",
     },
     "lowering": {
+        **{
+            name: _REFS
+            for name in ("addupdate", "empty_ref", "free_ref", "freeze", "get", "new_ref", "swap")
+        },
         "all_gather": _NAMED_AXIS,
         "all_to_all": _NAMED_AXIS,
         "axis_index": _NAMED_AXIS,

@@ -37,6 +37,7 @@ _SUBMODULES = (
     "ops",
     "random",
     "stages",
+    "ref",
     "test_util",
     "tree",
     "tree_util",
@@ -52,6 +53,8 @@ _NAMES = {
     "float0": "lamina.dtypes",
     "print_environment_info": "lamina.environment_info",
     "pure_callback": "lamina.lax",
+    **{name: "lamina.ref" for name in ("Ref", "empty_ref", "free_ref", "freeze", "new_ref")},
+    "ds": "lamina.lax",
     **{
         name: _RUNTIME
         for name in (

@@ -53,6 +53,7 @@ from lamina.interpreters.core.tracing import (
     ensure_compile_time_eval,
     eval_trace,
     find_current_trace,
+    ref_methods,
     set_current_trace,
     shaped_abstractify,
     take_current_trace,
@@ -60,6 +61,7 @@ from lamina.interpreters.core.tracing import (
 )
 from lamina.interpreters.core.user_context import UserConfig, make_user_context
 from lamina.interpreters.jaxprs import calls as calls
+from lamina.interpreters.jaxprs import discharge as discharge
 from lamina.interpreters.jaxprs import host_callbacks as host_callbacks
 from lamina.interpreters.jaxprs import jaxpr_cache as jaxpr_cache
 from lamina.interpreters.jaxprs import lowering as lowering
@@ -68,6 +70,12 @@ from lamina.interpreters.jaxprs import staging as staging
 from lamina.interpreters.jaxprs import tokens as tokens
 from lamina.interpreters.jaxprs import trace_api as trace_api
 from lamina.interpreters.jaxprs.calls import call_jaxpr, call_staged, eval_jaxpr, jit_p
+from lamina.interpreters.jaxprs.discharge import (
+    Discharged,
+    discharge_state,
+    has_refs,
+    run_discharged,
+)
 from lamina.interpreters.jaxprs.host_callbacks import emit_python_callback
 from lamina.interpreters.jaxprs.lowering import (
     LoweredModule,
@@ -147,6 +155,7 @@ from lamina.interpreters.runtime.ffi_targets import (
     register_ffi_type,
     register_ffi_type_id,
 )
+from lamina.interpreters.runtime.refs import Ref
 from lamina.interpreters.runtime.runtime_tokens import effects_barrier
 from lamina.interpreters.runtime.sharding import Sharding, SingleDeviceSharding, sharding_for_device
 from lamina.interpreters.runtime.transfer import (
@@ -241,6 +250,7 @@ __all__ = [
     "CustomVJPPrimal",
     "Device",
     "DidntWant",
+    "Discharged",
     "DontWant",
     "DynamicJaxprTrace",
     "EvalTrace",
@@ -258,6 +268,7 @@ __all__ = [
     "LoweredModule",
     "LoweringRuleContext",
     "NonConcreteBooleanIndexError",
+    "Ref",
     "ShapeDtypeStruct",
     "Shard",
     "Sharding",
@@ -312,6 +323,7 @@ __all__ = [
     "device_put_value",
     "devices",
     "disable_jit",
+    "discharge_state",
     "effects_barrier",
     "emit_python_callback",
     "enable_x64",
@@ -326,6 +338,7 @@ __all__ = [
     "get_backend",
     "get_lowering_rule",
     "grad",
+    "has_refs",
     "hessian",
     "host_count",
     "host_id",
@@ -363,12 +376,14 @@ __all__ = [
     "process_index",
     "process_indices",
     "pycapsule",
+    "ref_methods",
     "register_ffi_target",
     "register_ffi_target_as_batch_partitionable",
     "register_ffi_type",
     "register_ffi_type_id",
     "register_tracer_class",
     "remat",
+    "run_discharged",
     "scalar_array",
     "set_array_attribute",
     "set_current_trace",

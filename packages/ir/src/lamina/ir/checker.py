@@ -14,6 +14,7 @@ import numpy as np
 from lamina.ir.core.avals import AbstractValue, ShapedArray
 from lamina.ir.core.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, pp_eqn
 from lamina.ir.core.primitives import Primitive, PrimitiveRegistry, abstract_eval_rules
+from lamina.ir.effects import RefEffect
 
 __all__ = ["JaxprTypeError", "check_jaxpr"]
 
@@ -121,7 +122,13 @@ class _Checker:
                 check_jaxpr(sub, registry=self.registry)
             except JaxprTypeError as error:
                 raise JaxprTypeError(f"{error}\n  inside a sub-jaxpr of {where}") from None
-        undeclared = eqn.effects - self.jaxpr.effects
+        # Effects on references the jaxpr allocates itself stay inside it.
+        inputs = {id(v) for v in (*self.jaxpr.constvars, *self.jaxpr.invars)}
+        undeclared = {
+            e
+            for e in eqn.effects - self.jaxpr.effects
+            if not (isinstance(e, RefEffect) and id(e.input) not in inputs)
+        }
         if undeclared:
             raise JaxprTypeError(
                 f"{where} has effects {sorted(map(repr, undeclared))} that its jaxpr does not "
@@ -137,6 +144,8 @@ class _Checker:
             return
         try:
             out = rule(*(x.aval for x in eqn.invars), **eqn.params)
+            if getattr(eqn.primitive, "effectful", False):
+                out, _ = out
         except Exception as error:
             raise JaxprTypeError(
                 f"abstract evaluation of '{eqn.primitive.name}' failed in {where}: {error}"

@@ -11,15 +11,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 __all__ = [
+    "AccumEffect",
     "Effect",
     "EffectTypeSet",
     "Effects",
+    "InternalMutableArrayEffect",
+    "ReadEffect",
+    "RefEffect",
+    "WriteEffect",
     "control_flow_allowed_effects",
     "custom_derivatives_allowed_effects",
+    "internal_mutable_array_effect",
     "is_ordered",
     "lowerable_effects",
     "no_effects",
     "ordered_effects",
+    "ref_effects_of",
     "remat_allowed_effects",
 ]
 
@@ -65,3 +72,69 @@ remat_allowed_effects = EffectTypeSet()
 
 def is_ordered(effect: Effect) -> bool:
     return ordered_effects.contains(effect)
+
+
+# ---------------------------------------------------------------- mutable array references
+
+
+class RefEffect(Effect):
+    """An access to a mutable array reference. ``input`` names the reference: the
+    position of an equation's operand while a rule computes effects, the ``Var`` of
+    that operand once the equation is staged."""
+
+    name = "Ref"
+
+    def __init__(self, input):
+        self.input = input
+
+    def _key(self):
+        # A Var compares by identity, an operand position by value.
+        return self.input if isinstance(self.input, int) else id(self.input)
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash((type(self), self._key()))
+
+    def __str__(self):
+        return f"{self.name}<{self.input}>"
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.input!r})"
+
+    def pretty_print(self, context) -> str:
+        ref = self.input if isinstance(self.input, int) else context.var_name(self.input)
+        return f"{self.name}<{ref}>"
+
+    def with_input(self, input) -> RefEffect:
+        return type(self)(input)
+
+
+class ReadEffect(RefEffect):
+    name = "Read"
+
+
+class WriteEffect(RefEffect):
+    name = "Write"
+
+
+class AccumEffect(RefEffect):
+    name = "Accum"
+
+
+class InternalMutableArrayEffect(Effect):
+    """A program allocates mutable array references of its own."""
+
+
+internal_mutable_array_effect = InternalMutableArrayEffect()
+
+for _set in (control_flow_allowed_effects, custom_derivatives_allowed_effects,
+             remat_allowed_effects):  # fmt: skip
+    _set.add_type(RefEffect)
+    _set.add_type(InternalMutableArrayEffect)
+del _set
+
+
+def ref_effects_of(effects: Iterable[Effect]) -> list[RefEffect]:
+    return [e for e in effects if isinstance(e, RefEffect)]

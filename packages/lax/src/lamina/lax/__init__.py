@@ -119,6 +119,26 @@ from lamina.lax.prng import (  # noqa: F401, E402  (PRNG keys, for lamina.random
     wrap_key_data,
 )
 from lamina.lax.sorting import take_along  # noqa: F401, E402
+from lamina.lax.state.access import (  # noqa: F401, E402  (mutable array references)
+    addupdate_p,
+    get_p,
+    ref_addupdate,
+    ref_get,
+    ref_set,
+    ref_swap,
+    swap_p,
+)
+from lamina.lax.state.allocation import (  # noqa: F401, E402
+    empty_ref,
+    empty_ref_p,
+    free_ref,
+    free_ref_p,
+    freeze,
+    freeze_p,
+    new_ref,
+    new_ref_p,
+)
+from lamina.lax.state.indexing import Indexer, Slice, ds, dslice  # noqa: F401, E402
 
 # Each module lists its public names in __all__; the package exports their union.
 _MODULES = (

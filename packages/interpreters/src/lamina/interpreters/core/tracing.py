@@ -37,7 +37,14 @@ from lamina.interpreters.core.errors import (
     TracerIntegerConversionError,
     UnexpectedTracerError,
 )
-from lamina.ir import AbstractToken, ShapedArray, dtypes, impl_rules, set_bind_handler
+from lamina.ir import (
+    AbstractRef,
+    AbstractToken,
+    ShapedArray,
+    dtypes,
+    impl_rules,
+    set_bind_handler,
+)
 
 __all__ = [
     "EvalTrace",
@@ -48,6 +55,7 @@ __all__ = [
     "ensure_compile_time_eval",
     "eval_trace",
     "find_current_trace",
+    "ref_methods",
     "runs_eagerly",
     "set_current_trace",
     "shaped_abstractify",
@@ -222,6 +230,9 @@ def leaked_tracer_error(tracer: Tracer) -> UnexpectedTracerError:
 
 # Operator and method implementations for tracers, filled by the lax/numpy layers.
 array_methods: dict[str, Any] = {}
+# Those of mutable array references (``Ref``s and tracers of type ``AbstractRef``),
+# filled by lax: ``__getitem__``, ``__setitem__``, ``addupdate``.
+ref_methods: dict[str, Any] = {}
 
 _OPERATORS = [
     "__neg__",
@@ -280,6 +291,15 @@ def _missing_method(name: str) -> TypeError:
     )
 
 
+def _ref_method(ref, name: str):
+    """The method ``name`` of a reference, bound to it."""
+    impl = ref_methods.get(name)
+    if impl is None:
+        op = name.strip("_")
+        raise TypeError(f"mutable array references of type {ref.aval} do not support '{op}'")
+    return impl.__get__(ref, type(ref))
+
+
 def _dtype_method(tracer, name: str):
     """The method ``name`` an extended dtype (PRNG keys) gives its arrays, or None; the
     fallback when the array layers installed none of that name."""
@@ -289,6 +309,8 @@ def _dtype_method(tracer, name: str):
 
 def _forward(name: str):
     def method(self, *args, **kwargs):
+        if type(self.aval) is AbstractRef:
+            return _ref_method(self, name)(*args, **kwargs)
         impl = array_methods.get(name)
         if impl is None:
             impl = _dtype_method(self, name)
@@ -321,7 +343,7 @@ class Tracer:
     weak_type = property(lambda self: self.aval.weak_type)
 
     def _is_traced_array(self) -> bool:  # jaxlib's isinstance(t, Array) hook
-        return True
+        return type(self.aval) is not AbstractRef
 
     def to_concrete_value(self):
         """The value, where the trace knows it (a JVP of concrete values, say); else None."""
@@ -381,6 +403,10 @@ class Tracer:
 
     def __getattr__(self, name):
         # Only called for names not found normally: array methods from the table.
+        if type(self.aval) is AbstractRef and not name.startswith("__"):
+            if name in ref_methods:
+                return _ref_method(self, name)
+            raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
         impl = array_methods.get(name)
         if impl is None and not name.startswith("__"):
             impl = _dtype_method(self, name)
@@ -412,7 +438,7 @@ def shaped_abstractify(x) -> ShapedArray:
     if isinstance(x, Tracer):
         return x.aval
     aval = getattr(x, "aval", None)
-    if isinstance(aval, ShapedArray | AbstractToken):
+    if isinstance(aval, ShapedArray | AbstractToken | AbstractRef):
         return aval
     if dtypes.is_python_scalar(x):
         return ShapedArray((), dtypes.dtype(x), weak_type=dtypes.is_weakly_typed(x))

@@ -13,9 +13,10 @@ one executable.
 from __future__ import annotations
 
 from lamina.interpreters.core.tracing import Tracer, shaped_abstractify
+from lamina.interpreters.jaxprs.discharge import discharge_state
 from lamina.interpreters.jaxprs.lowering import call_lowering
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
-from lamina.ir import ClosedJaxpr, Jaxpr, Literal, Primitive
+from lamina.ir import AbstractRef, ClosedJaxpr, Jaxpr, Literal, Primitive
 
 __all__ = ["UNSPECIFIED", "call_jaxpr", "call_staged", "eval_jaxpr", "jit_p"]
 
@@ -128,6 +129,10 @@ def call_jaxpr(closed_jaxpr: ClosedJaxpr, *args, name: str = "jaxpr", **params):
     """Binds ``jit_p`` on a traced ``closed_jaxpr``; constants that are tracers of
     enclosing traces become leading arguments, as JAX does, so the equation only
     holds concrete constants."""
+    n_args = len(args)
+    closed_jaxpr, args = _refs_as_arguments(closed_jaxpr, args)
+    if "donated_invars" in params and len(args) > n_args:
+        params["donated_invars"] = (*params["donated_invars"], *[False] * (len(args) - n_args))
     jaxpr, consts = closed_jaxpr.jaxpr, closed_jaxpr.consts
     traced = [isinstance(c, Tracer) for c in consts]
     if any(traced):
@@ -140,6 +145,40 @@ def call_jaxpr(closed_jaxpr: ClosedJaxpr, *args, name: str = "jaxpr", **params):
         extra = len(args) - len(params["donated_invars"])
         params["donated_invars"] = (False,) * extra + tuple(params["donated_invars"])
     return jit_p.bind(*args, **jit_params(closed_jaxpr, name, **params))
+
+
+def _refs_as_arguments(closed: ClosedJaxpr, args):
+    """Constants that are references become trailing arguments, as JAX passes them."""
+    jaxpr = closed.jaxpr
+    is_ref = [type(v.aval) is AbstractRef for v in jaxpr.constvars]
+    if not any(is_ref):
+        return closed, args
+    pairs = list(zip(jaxpr.constvars, closed.consts, is_ref, strict=True))
+    jaxpr = jaxpr.replace(
+        constvars=[v for v, _, r in pairs if not r],
+        invars=[*jaxpr.invars, *[v for v, _, r in pairs if r]],
+    )
+    closed = ClosedJaxpr(jaxpr, [c for _, c, r in pairs if not r])
+    return closed, (*args, *[c for _, c, r in pairs if r])
+
+
+def _jit_discharge(in_avals, out_avals, *args, jaxpr: ClosedJaxpr, **params):
+    discharged = discharge_state(jaxpr)
+    outs = jit_p.bind(
+        *args,
+        **jit_params(
+            discharged.jaxpr,
+            params["name"],
+            donated_invars=params["donated_invars"],
+            keep_unused=params["keep_unused"],
+            inline=params["inline"],
+        ),
+    )
+    n = len(out_avals)
+    return discharged.new_values(args, outs[n:]), outs[:n]
+
+
+jit_p.def_discharge(_jit_discharge)
 
 
 def call_staged(fun, *args, name: str | None = None, inline: bool = False, **params):

@@ -29,9 +29,11 @@ from lamina.interpreters.core.tracing import (
     shaped_abstractify,
 )
 from lamina.ir import (
+    AbstractRef,
     ClosedJaxpr,
     Jaxpr,
     Literal,
+    RefEffect,
     SourceInfo,
     Var,
     abstract_eval_rules,
@@ -65,12 +67,13 @@ class DynamicJaxprTracer(Tracer):
 
 def params_effects(params: dict) -> frozenset:
     """The effects of the Jaxprs among ``params`` (alone or in tuples): a primitive
-    running a Jaxpr (a call, a loop, a branch) has that Jaxpr's effects."""
+    running a Jaxpr (a call, a loop, a branch) has that Jaxpr's effects, except those on
+    references, which name the inner Jaxpr's variables."""
     found = set()
     for value in params.values():
         for v in value if type(value) in (tuple, list) else (value,):
             if isinstance(v, Jaxpr | ClosedJaxpr):
-                found.update(v.effects)
+                found.update(e for e in v.effects if not isinstance(e, RefEffect))
     return frozenset(found)
 
 
@@ -120,6 +123,7 @@ class DynamicJaxprTrace(Trace):
         effects = no_effects
         if getattr(primitive, "effectful", False):
             out, effects = out
+            effects = _name_refs(effects, tracers)
         inner = params_effects(params)
         if inner:
             effects = frozenset(effects) | inner
@@ -136,11 +140,42 @@ class DynamicJaxprTrace(Trace):
     def to_jaxpr(self, outs) -> ClosedJaxpr:
         """The Jaxpr with outputs ``outs`` (tracers of this trace or constants)."""
         out_atoms = [self.to_jaxpr_tracer(x)._atom for x in outs]
-        jaxpr = Jaxpr(self.constvars, self.invars, out_atoms, self.eqns, frozenset(self.effects))
+        # Accesses to references the program allocates itself are not its effects.
+        inputs = {id(v) for v in (*self.constvars, *self.invars)}
+        effects = frozenset(
+            e for e in self.effects if not isinstance(e, RefEffect) or id(e.input) in inputs
+        )
+        jaxpr = Jaxpr(self.constvars, self.invars, out_atoms, self.eqns, effects)
         return ClosedJaxpr(jaxpr, self.consts)
 
     def __repr__(self):
         return f"DynamicJaxprTrace({self.debug_info or ''})"
+
+
+def _name_refs(effects, tracers):
+    """Effects on references given by operand position, given by the operand's Var."""
+    return frozenset(
+        e.with_input(tracers[e.input]._atom)
+        if isinstance(e, RefEffect) and isinstance(e.input, int)
+        else e
+        for e in effects
+    )
+
+
+def returned_ref_error(fun_name: str | None, x, what: str, arg_name: str | None):
+    """JAX's error for a traced function that returns a mutable array reference."""
+    if arg_name == "an input":
+        origin = "was passed in as an argument"
+    elif arg_name is not None:
+        origin = f"was passed in as the argument {arg_name}"
+    else:
+        line = getattr(x, "_line", None)
+        origin = f"was created on line {line}" if line else "was created inside it"
+    return ValueError(
+        f"function {fun_name or 'being traced'} traced for {what} returned a mutable array "
+        f"reference of type {x.aval.str_short()}, but mutable array references cannot be "
+        f"returned.\n\nThe returned mutable array {origin}."
+    )
 
 
 def _literal_value(x, aval):
@@ -158,16 +193,26 @@ def describe_function(fun) -> str:
     return f"{name} at {code.co_filename}:{code.co_firstlineno}"
 
 
-def trace_to_jaxpr(fun, in_avals, debug_info: str | None = None):
+def trace_to_jaxpr(
+    fun, in_avals, debug_info: str | None = None, *, what: str = "jit", arg_names=None
+):
     """Traces ``fun(*tracers)`` (flat in, flat out: a sequence of values) for inputs of
     types ``in_avals``; returns the ``ClosedJaxpr`` and ``fun``'s flat outputs as given.
-    The trace ends (its tracers become leaked) when this returns."""
+    The trace ends (its tracers become leaked) when this returns. Returning a mutable
+    array reference is an error (naming ``what`` traced, and ``arg_names`` of inputs)."""
     trace = DynamicJaxprTrace(debug_info)
     try:
         in_tracers = [trace.new_arg(aval) for aval in in_avals]
         with set_current_trace(trace):
             outs = list(fun(*in_tracers))
         for x in outs:
+            if isinstance(getattr(x, "aval", None), AbstractRef):
+                position = next((i for i, t in enumerate(in_tracers) if t is x), None)
+                arg_name = None
+                if position is not None:
+                    names = arg_names or ()
+                    arg_name = names[position] if position < len(names) else "an input"
+                raise returned_ref_error(debug_info, x, what, arg_name)
             try:
                 shaped_abstractify(x)
             except TypeError:

@@ -17,6 +17,7 @@ from jaxlib import _jax
 
 from lamina.interpreters.core.config import config
 from lamina.interpreters.core.tracing import eval_trace, find_current_trace, runs_eagerly
+from lamina.interpreters.jaxprs.discharge import has_refs
 from lamina.interpreters.runtime.cpp_pjit import (
     CacheKey,
     FastpathData,
@@ -47,6 +48,8 @@ def clear_cpp_caches() -> None:
 def _fastpath(jitted: JitWrapped, args, kwargs, leaves, entry, outs):
     """The C++ path's data for this call, or None when it cannot take it."""
     if find_current_trace() is not eval_trace or config.jax_debug_nans or entry.closed.effects:
+        return None
+    if has_refs(entry.closed):
         return None
     for x in (*leaves, *outs):
         if is_extended_value(x):

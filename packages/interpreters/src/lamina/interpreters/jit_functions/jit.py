@@ -38,6 +38,8 @@ from lamina.interpreters.jit_functions.jit_args import (
     _argnums_and_names,
     _bad_argument,
     _hash_static,
+    check_ref_aliasing,
+    leaf_names,
 )
 from lamina.interpreters.jit_functions.stages import Traced
 from lamina.interpreters.runtime import backend, dispatch, execute
@@ -48,7 +50,7 @@ from lamina.interpreters.runtime.executables import (
     compiled_call,
     logger,
 )
-from lamina.ir import tree_util
+from lamina.ir import AbstractRef, tree_util
 
 __all__ = ["clear_caches", "compiled_call", "jit"]
 
@@ -130,6 +132,8 @@ class JitWrapped:
             raise _bad_argument(
                 self._fun, args, kwargs, self._static_argnums, self._static_argnames
             ) from None
+        if self._takes_refs(avals):
+            check_ref_aliasing(self._fun, self._debug, leaves, dyn_args, dyn_kwargs)
         key = (treedef, avals, static_key, trace_context())
         entry = self._cache.get(key)
         if entry is None:
@@ -140,6 +144,10 @@ class JitWrapped:
                     if not any(isinstance(c, Tracer) for c in entry.closed.consts):
                         self._cache[key] = entry  # closures over tracers are never reused
         return entry, leaves
+
+    @staticmethod
+    def _takes_refs(avals) -> bool:
+        return any(type(a) is AbstractRef for a in avals)
 
     def _trace(self, args, kwargs, dyn_args, dyn_kwargs, treedef, avals) -> TraceEntry:
         n = len(args)
@@ -157,8 +165,11 @@ class JitWrapped:
             return [x for _, x in with_paths]
 
         start = time.perf_counter()
+        arg_names = None
+        if any(type(a) is AbstractRef for a in avals):
+            arg_names = leaf_names(self._fun, dyn_args, dyn_kwargs)
         with compile_step(JAXPR_TRACE_EVENT, self._name):
-            closed, _ = trace_to_jaxpr(flat_fun, avals, self._debug)
+            closed, _ = trace_to_jaxpr(flat_fun, avals, self._debug, arg_names=arg_names)
         logger.log(
             _log_level(),
             "Finished tracing + transforming %s for pjit in %.9f sec",

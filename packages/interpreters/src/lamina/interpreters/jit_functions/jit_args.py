@@ -12,7 +12,7 @@ import inspect
 from jaxlib import xla_client
 
 from lamina.interpreters.core.tracing import shaped_abstractify
-from lamina.ir import tree_util
+from lamina.ir import AbstractRef, tree_util
 
 ArrayImpl = xla_client.ArrayImpl
 
@@ -91,6 +91,48 @@ def _bad_argument(fun, args, kwargs, static_argnums, static_argnames) -> TypeErr
                     "the static_argnums or static_argnames parameters of jax.jit."
                 )
     return TypeError(f"Error interpreting an argument to {fun} as an abstract array.")
+
+
+def leaf_names(fun, dyn_args, dyn_kwargs) -> list[str]:
+    """A name per leaf of ``(dyn_args, dyn_kwargs)``, as JAX's messages name arguments
+    (``x``, ``d['a']``, ``args[1]``): the parameter's name and the path inside it."""
+    try:
+        params = [
+            p.name
+            for p in inspect.signature(fun).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i, a in enumerate(dyn_args):
+        prefix = params[i] if i < len(params) else f"args[{i}]"
+        names += [prefix + tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(a)[0]]
+    for k in sorted(dyn_kwargs):
+        leaves = tree_util.tree_flatten_with_path(dyn_kwargs[k])[0]
+        names += [k + tree_util.keystr(p) for p, _ in leaves]
+    return names
+
+
+def check_ref_aliasing(fun, debug: str, leaves, dyn_args, dyn_kwargs) -> None:
+    """JAX's ``ValueError`` when one ``Ref`` is passed twice to a jitted function."""
+    seen: dict[int, int] = {}
+    for i, x in enumerate(leaves):
+        if type(getattr(x, "aval", None)) is not AbstractRef:
+            continue
+        if id(x) in seen:
+            names = leaf_names(fun, dyn_args, dyn_kwargs)
+            first, second = seen[id(x)], i
+            if len(names) == len(leaves):
+                where = f"{names[first]} and {names[second]}"
+            else:
+                where = f"argument positions {first} and {second}"
+            raise ValueError(
+                "only one reference to a mutable array may be passed as an argument to a "
+                f"function, but when tracing {debug} for jit the mutable array reference "
+                f"of type {x.aval.str_short()} appeared at both {where}."
+            )
+        seen[id(x)] = i
 
 
 def _name_of(signature, index):

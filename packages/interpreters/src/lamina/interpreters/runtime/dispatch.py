@@ -34,8 +34,10 @@ from lamina.interpreters.core.monitoring import (
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.cpp_pjit import CacheKey, FastpathData, registry, shard_arg
+from lamina.interpreters.runtime.executables import compiled_call
 from lamina.interpreters.runtime.execute import CompiledModule, EffectfulModule, compile_lowered
 from lamina.interpreters.runtime.extended import PhysicalCall, is_extended_value, physical_value
+from lamina.interpreters.runtime.refs import Ref
 from lamina.interpreters.runtime.transfer import device_put
 from lamina.ir import (
     ClosedJaxpr,
@@ -81,6 +83,7 @@ def compile_count() -> int:
 
 def clear_dispatch_cache() -> None:
     _cache.clear()
+    _ref_jaxprs.clear()
     _extended_calls.clear()
     _scalars.clear()
     _fast.clear()
@@ -187,6 +190,8 @@ def apply_primitive(primitive: Primitive, *args, **params):
     each argument signature (and every call jaxlib declines) takes :func:`_apply`."""
     for x in args:
         if type(x) is not ArrayImpl:
+            if any(type(a) is Ref for a in args):
+                return _apply_with_refs(primitive, args, params)
             try:
                 args = [x if type(x) is ArrayImpl else _to_array(x) for x in args]
             except _ExtendedOperand:
@@ -199,6 +204,22 @@ def apply_primitive(primitive: Primitive, *args, **params):
     except TypeError:  # unhashable params: _apply says so
         return _apply(primitive, args, params)
     return fast(*args)
+
+
+_ref_jaxprs: dict[Any, ClosedJaxpr] = {}
+
+
+def _apply_with_refs(primitive: Primitive, args, params):
+    """Eager dispatch with ``Ref`` operands: the one-primitive Jaxpr (made once per
+    primitive, params and operand types) run discharged by ``compiled_call``."""
+    args = [x if type(x) in (ArrayImpl, Ref) else _to_array(x) for x in args]
+    avals = tuple(x.aval for x in args)
+    key = (primitive, _params_key(params), avals)
+    closed = _ref_jaxprs.get(key)
+    if closed is None:
+        closed = _ref_jaxprs[key] = _one_equation_jaxpr(primitive, list(avals), params)
+    outs = compiled_call(closed, args, name=primitive.name)
+    return outs if primitive.multiple_results else outs[0]
 
 
 def _apply(primitive: Primitive, args, params):

@@ -21,12 +21,14 @@ from jaxlib import xla_client
 from lamina.interpreters.core.config import config
 from lamina.interpreters.core.monitoring import JAXPR_TO_MLIR_MODULE_EVENT, compile_step
 from lamina.interpreters.jaxprs.calls import jit_p
+from lamina.interpreters.jaxprs.discharge import discharge_state, has_refs
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr
 from lamina.interpreters.jaxprs.tokens import split_tokens
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.execute import compile_lowered
 from lamina.interpreters.runtime.extended import PhysicalCall
-from lamina.ir import ClosedJaxpr, Literal, is_extended_aval, physical_aval
+from lamina.interpreters.runtime.refs import Ref
+from lamina.ir import AbstractRef, ClosedJaxpr, Literal, is_extended_aval, physical_aval
 
 __all__ = [
     "Executable",
@@ -150,7 +152,14 @@ def compiled_call(
     result_names=None,
 ) -> list:
     """Run ``closed`` on ``args`` (flat) as one compiled executable, compiled once per
-    (Jaxpr object, donation, keep_unused, device)."""
+    (Jaxpr object, donation, keep_unused, device). A Jaxpr with mutable array
+    references runs discharged: each ``Ref`` argument or constant passes its array in
+    and gets its final array back."""
+    if has_refs(closed):
+        return _call_with_refs(
+            closed, args, name=name, donated_invars=donated_invars, keep_unused=keep_unused,
+            device=device,
+        )  # fmt: skip
     split = split_tokens(closed)
     if split is not None:
         donated = [donated_invars[i] for i in split.in_kept] if donated_invars else ()
@@ -186,6 +195,61 @@ def compiled_call(
     if config.jax_debug_nans:
         check_nans(closed, args, outs, name)
     return outs
+
+
+_with_ref_args: dict[int, tuple[ClosedJaxpr, ClosedJaxpr, list]] = {}
+
+
+def _refs_to_inputs(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
+    """``closed`` taking its ``Ref`` constants as trailing inputs, and those ``Ref``s."""
+    entry = _with_ref_args.get(id(closed))
+    if entry is None or entry[0] is not closed:
+        jaxpr = closed.jaxpr
+        is_ref = [type(v.aval) is AbstractRef for v in jaxpr.constvars]
+        pairs = list(zip(jaxpr.constvars, closed.consts, is_ref, strict=True))
+        moved = jaxpr.replace(
+            constvars=[v for v, _, r in pairs if not r],
+            invars=[*jaxpr.invars, *[v for v, _, r in pairs if r]],
+        )
+        refs = [c for _, c, r in pairs if r]
+        entry = (closed, ClosedJaxpr(moved, [c for _, c, r in pairs if not r]), refs)
+        _with_ref_args[id(closed)] = entry
+    return entry[1], entry[2]
+
+
+def _call_with_refs(closed, args, *, name, donated_invars, keep_unused, device) -> list:
+    opened, ref_consts = _refs_to_inputs(closed)
+    args = [*args, *ref_consts]
+    seen: set[int] = set()
+    for var, x in zip(opened.jaxpr.invars, args, strict=True):
+        if type(var.aval) is AbstractRef:
+            if type(x) is not Ref:
+                raise TypeError(
+                    f"expected a mutable array reference of type {var.aval.str_short()}, "
+                    f"got {type(x).__name__}"
+                )
+            if id(x) in seen:
+                raise ValueError(
+                    "only one reference to a mutable array may be passed as an argument "
+                    f"to a function, but the mutable array reference of type "
+                    f"{var.aval.str_short()} appeared twice"
+                )
+            seen.add(id(x))
+    discharged = discharge_state(opened)
+    donated = (*donated_invars, *[False] * len(ref_consts)) if donated_invars else ()
+    outs = compiled_call(
+        discharged.jaxpr,
+        [x._buf if type(x) is Ref else x for x in args],
+        name=name,
+        donated_invars=donated,
+        keep_unused=keep_unused,
+        device=device,
+    )
+    n = len(closed.out_avals)
+    for x, new in zip(args, discharged.new_values(args, outs[n:]), strict=True):
+        if new is not None:
+            x._buf = new
+    return outs[:n]
 
 
 def _log_compile(name: str, in_avals) -> None:

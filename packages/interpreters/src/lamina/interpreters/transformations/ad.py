@@ -159,7 +159,7 @@ class JVPTrace(Trace):
             primals.append(p)
             tangents.append(t)
         with set_current_trace(self.parent):
-            if all(type(t) is Zero for t in tangents):
+            if all(type(t) is Zero for t in tangents) and not primitive.ref_allocating:
                 return primitive.bind(*primals, **params)
             rule = jvp_rules.get(primitive)
             if rule is None:

@@ -41,7 +41,14 @@ from lamina.interpreters.core.tracing import (
 from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr, jit_p
 from lamina.interpreters.jaxprs.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
-from lamina.ir import MissingRuleError, batching_rules, collective_rules, prefix_errors, tree_util
+from lamina.ir import (
+    AbstractRef,
+    MissingRuleError,
+    batching_rules,
+    collective_rules,
+    prefix_errors,
+    tree_util,
+)
 
 __all__ = [
     "AxisData",
@@ -132,6 +139,13 @@ def _aval_of(x):
     return shaped_abstractify(x)
 
 
+def with_shape(aval, shape):
+    """``aval`` with ``shape`` (a reference's type: that of the array it refers to)."""
+    if type(aval) is AbstractRef:
+        return aval.update(inner_aval=aval.inner_aval.update(shape=shape))
+    return aval.update(shape=shape)
+
+
 class BatchTracer(Tracer):
     """A value of a :class:`BatchTrace`: ``val`` with its batch axis at ``batch_dim``."""
 
@@ -148,7 +162,7 @@ class BatchTracer(Tracer):
         if self.batch_dim is not_mapped:
             return aval
         shape = aval.shape[: self.batch_dim] + aval.shape[self.batch_dim + 1 :]
-        return aval.update(shape=shape)
+        return with_shape(aval, shape)
 
     def __repr__(self):
         return f"BatchTracer({self.aval}, batch_dim={self.batch_dim})"
@@ -180,7 +194,7 @@ class BatchTrace(Trace):
                 return [self._wrap(v, d) for v, d in zip(out, out_dim, strict=True)]
             return self._wrap(out, out_dim)
         with set_current_trace(self.parent):
-            if all(d is not_mapped for d in dims):
+            if all(d is not_mapped for d in dims) and not primitive.ref_allocating:
                 return primitive.bind(*vals, **params)
             rule = batching_rules.get(primitive)
             if rule is None:
@@ -360,7 +374,7 @@ def batch_jaxpr(closed_jaxpr, axis_data: AxisData, in_dims):
         if d is not not_mapped:
             shape = list(aval.shape)
             shape.insert(d, axis_data.size)
-            aval = aval.update(shape=tuple(shape))
+            aval = with_shape(aval, tuple(shape))
         in_avals.append(aval)
     out_dims: list = []
 

@@ -1,5 +1,5 @@
-"""Abstract values: the types of the values in a Jaxpr (arrays of a shape and dtype, and
-tokens)."""
+"""Abstract values: the types of the values in a Jaxpr (arrays of a shape and dtype,
+tokens, and mutable references to arrays)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 from lamina.ir import dtypes
 
 __all__ = [
+    "AbstractRef",
     "AbstractToken",
     "AbstractValue",
     "ShapedArray",
@@ -123,3 +124,47 @@ class AbstractToken(AbstractValue):
 
 
 abstract_token = AbstractToken()
+
+
+class AbstractRef(AbstractValue):
+    """The type of a mutable reference to an array of type ``inner_aval``
+    (``Ref{f32[3]}``). Its shape and dtype are those of the array it refers to."""
+
+    __slots__ = ("inner_aval", "kind", "memory_space")
+
+    def __init__(self, inner_aval: AbstractValue, memory_space=None, kind=None):
+        if not isinstance(inner_aval, AbstractValue):
+            raise TypeError(f"AbstractRef needs an abstract value, got {inner_aval!r}")
+        self.inner_aval = inner_aval
+        self.memory_space = memory_space
+        self.kind = kind
+
+    shape = property(lambda self: self.inner_aval.shape)
+    dtype = property(lambda self: self.inner_aval.dtype)
+    ndim = property(lambda self: len(self.inner_aval.shape))
+    size = property(lambda self: self.inner_aval.size)
+    weak_type = property(lambda self: getattr(self.inner_aval, "weak_type", False))
+
+    def update(self, inner_aval=None, memory_space=None, kind=None) -> AbstractRef:
+        return AbstractRef(
+            self.inner_aval if inner_aval is None else inner_aval,
+            self.memory_space if memory_space is None else memory_space,
+            self.kind if kind is None else kind,
+        )
+
+    def __eq__(self, other):
+        return (
+            type(other) is AbstractRef
+            and self.inner_aval == other.inner_aval
+            and self.memory_space == other.memory_space
+        )
+
+    def __hash__(self):
+        return hash((AbstractRef, self.inner_aval, self.memory_space))
+
+    def str_short(self, short_dtypes: bool = False) -> str:
+        inner = self.inner_aval.str_short(short_dtypes)
+        space = "" if self.memory_space is None else f"<{self.memory_space}>"
+        return f"Ref{space}{{{inner}}}"
+
+    __str__ = __repr__ = str_short

@@ -62,12 +62,13 @@ import numpy as np
 from lamina.ir import dtypes
 from lamina.ir.core import pretty_doc as pd
 from lamina.ir.core.avals import AbstractValue
-from lamina.ir.core.primitives import pp_param_rules, shared_names_rules
-from lamina.ir.effects import Effect, no_effects
+from lamina.ir.core.primitives import pp_eqn_rules, pp_param_rules, shared_names_rules
+from lamina.ir.effects import Effect, RefEffect, no_effects
 
 __all__ = [
     "ClosedJaxpr",
     "DropVar",
+    "EqnNames",
     "Jaxpr",
     "JaxprEqn",
     "Literal",
@@ -334,19 +335,33 @@ class _Matcher:
             )
         return self.renaming.get(x) is y
 
+    def effects(self, xs, ys) -> bool:
+        """Equal effect sets, a reference's effects matched through the renaming."""
+        if xs == ys:
+            return True
+        renamed = {
+            x.with_input(self.renaming.get(x.input, x.input))
+            if isinstance(x, RefEffect) and not isinstance(x.input, int)
+            else x
+            for x in xs
+        }
+        return renamed == set(ys)
+
     def jaxprs(self, a: Jaxpr, b: Jaxpr) -> bool:
         if a is b:
             return True
-        if a.effects != b.effects or len(a.eqns) != len(b.eqns):
+        if len(a.eqns) != len(b.eqns):
             return False
         if not (self.bind(a.constvars, b.constvars) and self.bind(a.invars, b.invars)):
+            return False
+        if not self.effects(a.effects, b.effects):
             return False
         for ea, eb in zip(a.eqns, b.eqns, strict=True):
             if (
                 ea.primitive is not eb.primitive
                 and getattr(ea.primitive, "name", ea.primitive)
                 != getattr(eb.primitive, "name", eb.primitive)
-            ) or ea.effects != eb.effects:
+            ) or not self.effects(ea.effects, eb.effects):
                 return False
             if len(ea.invars) != len(eb.invars):
                 return False
@@ -605,8 +620,34 @@ def _effect_text(effect, context: PpContext) -> str:
 # ---------------------------------------------------------------- equations
 
 
+class EqnNames:
+    """What a ``pp_eqn_rules`` entry prints an equation with: the text of its atoms."""
+
+    def __init__(self, context: PpContext, settings: PpSettings):
+        self.context = context
+        self.settings = settings
+
+    def binder(self, v: Var) -> str:
+        name = _atom_text(v, self.context, self.settings)
+        if not self.settings.print_shapes:
+            return name
+        return f"{name}:{_aval_text(v.aval, self.settings)}"
+
+    def use(self, atom, literal_dtype: bool = True) -> str:
+        if isinstance(atom, Literal) and not literal_dtype:
+            return str(np.asarray(atom.val).item())
+        return _atom_text(atom, self.context, self.settings)
+
+    def is_unused(self, v: Var) -> bool:
+        return isinstance(v, DropVar) or self.context.var_names.get(v) == "_"
+
+
 def eqn_doc(eqn: JaxprEqn, context: PpContext, settings: PpSettings) -> pd.Doc:
     """``outvars = primitive[params] invars``; without outputs, ``primitive[...] invars``."""
+    if settings.custom_pp_eqn_rules:
+        rule = pp_eqn_rules.get(eqn.primitive)
+        if rule is not None:
+            return pd.text(rule(eqn, EqnNames(context, settings)))
     params = _printed_params(eqn, context, settings)
     source_note = _source_summary(eqn.source_info) if settings.source_info else None
     stack_note = f"[{_name_stack(eqn.source_info)}]" if settings.name_stack else None

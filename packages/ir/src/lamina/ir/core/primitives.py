@@ -20,11 +20,13 @@ __all__ = [
     "batching_rules",
     "collective_rules",
     "default_registry",
+    "discharge_rules",
     "impl_rules",
     "jvp_rules",
     "lowering_rules",
     "param_completion_rules",
     "partial_eval_rules",
+    "pp_eqn_rules",
     "pp_param_rules",
     "remat_split_rules",
     "set_bind_handler",
@@ -73,6 +75,18 @@ lowering_rules = RuleTable("Lowering")
 # a pp rule returns the params to print and a completion rule restores them when parsing.
 pp_param_rules = RuleTable("Pretty-printing")
 param_completion_rules = RuleTable("Parameter completion")
+# Primitives printed in a form of their own (``c:f32[3] <- a[0,:]``):
+# ``rule(eqn, names) -> str``, where ``names.binder(v)`` is ``v``'s typed text as an
+# output, ``names.use(atom)`` its text as an operand and ``names.is_unused(v)`` whether
+# it prints ``_``; names are given in the order the rule asks for them.
+pp_eqn_rules = RuleTable("Equation printing")
+# Discharging mutable array references (turning a Jaxpr that reads and writes ``Ref``s
+# into one that passes arrays): ``rule(in_avals, out_avals, *args, **params) ->
+# (new_values, outs)``. ``args`` holds, for each operand of type ``AbstractRef``, the
+# array it refers to now; ``new_values`` has, per operand, the array it refers to after
+# the equation (None: unchanged); an output of type ``AbstractRef`` is given as the
+# array a new reference starts with.
+discharge_rules = RuleTable("Discharge")
 # Primitives that need more than "stage the whole equation" when some operand is
 # unknown during partial evaluation: ``rule(trace, args, **params) -> outs``.
 partial_eval_rules = RuleTable("Partial evaluation")
@@ -122,6 +136,10 @@ class Primitive:
     """An operation of the IR. ``multiple_results`` primitives return a list."""
 
     multiple_results = False
+    # Whether the primitive makes a mutable array reference: batching and JVP apply its
+    # rule even when no operand is batched or differentiated (the new reference may be
+    # written with batched or differentiated values later).
+    ref_allocating = False
 
     def __init__(self, name: str, *, registry: PrimitiveRegistry | None = default_registry):
         if not isinstance(name, str) or not name:
@@ -186,6 +204,15 @@ class Primitive:
         """``axis_names(params)``: the named axes the primitive works over; ``rule``
         runs under the batching trace of such an axis."""
         collective_rules[self] = (axis_names, rule)
+        return rule
+
+    def def_discharge(self, rule):
+        discharge_rules[self] = rule
+        return rule
+
+    def def_pp_eqn(self, rule):
+        """Print this primitive's equations as ``rule(eqn, names)`` says."""
+        pp_eqn_rules[self] = rule
         return rule
 
     def def_lowering(self, rule, platform: str | None = None):

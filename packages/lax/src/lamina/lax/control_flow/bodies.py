@@ -17,10 +17,11 @@ from lamina.interpreters import (
     describe_function,
     eval_jaxpr,
     partial_eval_jaxpr,
+    run_discharged,
     shaped_abstractify,
     trace_to_jaxpr,
 )
-from lamina.ir import ClosedJaxpr, Var, tree_util
+from lamina.ir import AbstractRef, ClosedJaxpr, Var, tree_util
 
 __all__: list[str] = []
 
@@ -239,3 +240,33 @@ def batch_jaxpr_forced(closed: ClosedJaxpr, axis_data, in_dims, out_dims_wanted)
 
     jaxpr, _ = trace_to_jaxpr(batched, in_avals, "batched")
     return jaxpr, box["dims"]
+
+
+# ---------------------------------------------------------------- discharge
+
+
+def is_ref(aval) -> bool:
+    return type(aval) is AbstractRef
+
+
+def value_type(aval):
+    """The type of the array a reference of type ``aval`` holds (others unchanged)."""
+    return aval.inner_aval if type(aval) is AbstractRef else aval
+
+
+def discharged_fun(closed: ClosedJaxpr):
+    """``closed`` run with arrays for its reference inputs: ``f(*args)`` returns its
+    outputs followed by the final array of each reference input, in input order."""
+
+    def run(*args):
+        outs, finals = run_discharged(closed.jaxpr, closed.consts, args)
+        return [*outs, *[finals[v] for v in closed.jaxpr.invars if is_ref(v.aval)]]
+
+    return run
+
+
+def retrace(fun, in_avals, debug: str) -> tuple[ClosedJaxpr, list]:
+    """``fun`` traced for ``in_avals``: a Jaxpr taking its constants as leading inputs,
+    and their values."""
+    closed, _ = trace_to_jaxpr(fun, in_avals, debug)
+    return open_closed(closed)

@@ -371,3 +371,44 @@ def_standard_impl(cond_p)
 cond_p.def_jvp(_cond_jvp)
 cond_p.def_transpose(_cond_transpose)
 batching.batching_rules[cond_p] = _cond_batching
+
+
+# ---------------------------------------------------------------- discharge
+
+
+def _cond_discharge(in_avals, out_avals, index, *ops, branches):
+    """Each branch discharged, returning the final arrays of the references too."""
+    op_avals = [bodies.value_type(a) for a in in_avals[1:]]
+    new_branches, consts = [], []
+    for branch in branches:
+        jaxpr, c = bodies.retrace(bodies.discharged_fun(branch), op_avals, "discharged branch")
+        new_branches.append(jaxpr)
+        consts.append(c)
+    # Branch constants become leading operands of every branch.
+    all_avals = [bodies.abstractify(c) for cs in consts for c in cs]
+    padded, offset = [], 0
+    for jaxpr, cs in zip(new_branches, consts, strict=True):
+        before = all_avals[:offset]
+        after = all_avals[offset + len(cs) :]
+        inner = jaxpr.jaxpr
+        moved = jaxpr.replace(
+            jaxpr=inner.replace(
+                invars=[
+                    *[Var(a) for a in before],
+                    *inner.invars[: len(cs)],
+                    *[Var(a) for a in after],
+                    *inner.invars[len(cs) :],
+                ]
+            )
+        )
+        padded.append(moved)
+        offset += len(cs)
+    flat_consts = [c for cs in consts for c in cs]
+    outs = cond_p.bind(index, *flat_consts, *ops, branches=tuple(padded))
+    n = len(out_avals)
+    finals = iter(outs[n:])
+    new_values = [None] + [next(finals) if bodies.is_ref(a) else None for a in in_avals[1:]]
+    return new_values, outs[:n]
+
+
+cond_p.def_discharge(_cond_discharge)

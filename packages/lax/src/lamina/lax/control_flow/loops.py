@@ -379,3 +379,69 @@ while_p.def_jvp(_while_jvp)
 while_p.def_transpose(_while_transpose)
 batching.batching_rules[while_p] = _while_batching
 del Var
+
+
+# ---------------------------------------------------------------- discharge
+
+
+def _while_discharge(in_avals, out_avals, *args, cond_jaxpr, body_jaxpr, cond_nconsts,
+                     body_nconsts):  # fmt: skip
+    """References among the constants (of the condition or the body, one reference
+    possibly in both) become leading carries of a loop of the discharged functions."""
+    nc, nb = cond_nconsts, body_nconsts
+    cond_consts, body_consts, carry = args[:nc], args[nc : nc + nb], args[nc + nb :]
+    # The distinct references, by the identity of the array each holds now.
+    held: list = []
+    where: dict[int, int] = {}
+    for i in range(nc + nb):
+        if bodies.is_ref(in_avals[i]):
+            key = id(args[i])
+            if key not in where:
+                where[key] = len(held)
+                held.append(i)
+    n_refs = len(held)
+
+    def slot(i):
+        return where[id(args[i])]
+
+    cond_run = bodies.discharged_fun(cond_jaxpr)
+    body_run = bodies.discharged_fun(body_jaxpr)
+    n_carry = len(carry)
+
+    def with_refs(consts, first, refs):
+        return [refs[slot(first + k)] if bodies.is_ref(in_avals[first + k]) else c
+                for k, c in enumerate(consts)]  # fmt: skip
+
+    def new_cond(*flat):
+        consts, refs, c = flat[:nc], flat[nc : nc + n_refs], flat[nc + n_refs :]
+        outs = cond_run(*with_refs(consts, 0, refs), *c)
+        return outs[:1]
+
+    def new_body(*flat):
+        consts, refs, c = flat[:nb], flat[nb : nb + n_refs], flat[nb + n_refs :]
+        outs = body_run(*with_refs(consts, nc, refs), *c)
+        finals = list(refs)
+        ref_positions = [k for k in range(nb) if bodies.is_ref(in_avals[nc + k])]
+        for k, final in zip(ref_positions, outs[n_carry:], strict=True):
+            finals[slot(nc + k)] = final
+        return [*finals, *outs[:n_carry]]
+
+    value_avals = [bodies.value_type(in_avals[i]) for i in held]
+    carry_avals = [bodies.value_type(a) for a in in_avals[nc + nb :]]
+    # A reference constant stays an operand (its array, unused) so positions hold.
+    const_avals = [bodies.value_type(a) for a in in_avals[: nc + nb]]
+    cond_avals = [*const_avals[:nc], *value_avals, *carry_avals]
+    body_avals = [*const_avals[nc:], *value_avals, *carry_avals]
+    new_cond_jaxpr, cc = bodies.retrace(new_cond, cond_avals, "discharged while cond")
+    new_body_jaxpr, bc = bodies.retrace(new_body, body_avals, "discharged while body")
+    outs = while_p.bind(
+        *cc, *cond_consts, *bc, *body_consts, *[args[i] for i in held], *carry,
+        cond_jaxpr=new_cond_jaxpr, body_jaxpr=new_body_jaxpr,
+        cond_nconsts=len(cc) + nc, body_nconsts=len(bc) + nb,
+    )  # fmt: skip
+    finals = outs[:n_refs]
+    new_values = [finals[slot(i)] if bodies.is_ref(a) else None for i, a in enumerate(in_avals)]
+    return new_values, outs[n_refs:]
+
+
+while_p.def_discharge(_while_discharge)

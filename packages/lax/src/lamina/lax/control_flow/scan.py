@@ -438,3 +438,53 @@ scan_p.def_jvp(_scan_jvp)
 scan_p.def_transpose(_scan_transpose)
 batching.batching_rules[scan_p] = _scan_batching
 scan_p.def_pp_params(_scan_pp, _scan_complete)
+
+
+# ---------------------------------------------------------------- discharge
+
+
+def _scan_discharge(in_avals, out_avals, *args, jaxpr, num_consts, num_carry, linear, **params):
+    """References among the constants become leading carries of a scan of the
+    discharged body."""
+    consts, carry, xs = _split(list(args), num_consts, num_carry)
+    const_avals = in_avals[:num_consts]
+    refs = [i for i, a in enumerate(const_avals) if bodies.is_ref(a)]
+    others = [i for i, a in enumerate(const_avals) if not bodies.is_ref(a)]
+    run = bodies.discharged_fun(jaxpr)
+    n_out = len(jaxpr.out_avals)
+
+    def body(*flat):
+        plain, held, rest = (
+            flat[: len(others)],
+            flat[len(others) : len(others) + len(refs)],
+            flat[len(others) + len(refs) :],
+        )
+        full = [None] * num_consts
+        for i, v in zip(others, plain, strict=True):
+            full[i] = v
+        for i, v in zip(refs, held, strict=True):
+            full[i] = v
+        outs = run(*full, *rest)
+        return [*outs[n_out:], *outs[:n_out]]
+
+    body_avals = [
+        *[const_avals[i] for i in others],
+        *[const_avals[i].inner_aval for i in refs],
+        *[bodies.value_type(a) for a in jaxpr.in_avals[num_consts:]],
+    ]
+    new_jaxpr, new_consts = bodies.retrace(body, body_avals, "discharged scan body")
+    operands = [*new_consts, *[consts[i] for i in others], *[consts[i] for i in refs], *carry, *xs]
+    outs = scan_p.bind(
+        *operands,
+        jaxpr=new_jaxpr,
+        num_consts=len(new_consts) + len(others),
+        num_carry=len(refs) + num_carry,
+        linear=(False,) * len(operands),
+        **params,
+    )
+    finals = iter(outs[: len(refs)])
+    new_values = [next(finals) if bodies.is_ref(a) else None for a in in_avals]
+    return new_values, outs[len(refs) :]
+
+
+scan_p.def_discharge(_scan_discharge)

@@ -1,0 +1,1 @@
+"""Mutable array references: indexing, reading and writing, allocation."""
