@@ -263,3 +263,13 @@ def test_version_memory_and_environment_info(capsys):
     assert lines[4] == 'device info: cpu-1, 1 local devices"'
     assert jax.print_environment_info() is None
     assert capsys.readouterr().out == text + "\n"
+
+
+def test_vjp_with_refs_accumulates_into_a_ref():
+    f = lambda x, y: (x * y).sum()  # noqa: E731
+    _, f_vjp = jax.vjp(f, jnp.ones(3), jnp.full(3, 2.0))
+    ref = jax.new_ref(jnp.zeros(3))
+    for expected in (2.0, 4.0):  # recorded from JAX 0.10.2
+        result = f_vjp.with_refs(ref, jax.ad.DontWant())(1.0)
+        assert result == (jax.ad.GradRef(), jax.ad.DidntWant())
+        np.testing.assert_array_equal(ref[...], [expected] * 3)
