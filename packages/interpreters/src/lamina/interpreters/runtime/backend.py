@@ -161,7 +161,7 @@ def backends() -> dict[str, Client]:
 
 def _refuse_after_start(name: str):
     def validate(new_value: Any) -> None:
-        if _clients and new_value != config.read(name):
+        if _clients and new_value != config._read(name):
             raise RuntimeError(
                 f"{name} config should be updated before backends are initialized, i.e. "
                 "before any lamina operation is executed: it must be set before first "
