@@ -186,10 +186,13 @@ def test_precision_forms():
         lax.Precision.HIGH,
         "F32_F32_F32",
         lax.DotAlgorithmPreset.BF16_BF16_F32,
-        lax.DotAlgorithm(np.float32, np.float32, np.float32),
     ]:
         got = lax.dot(a, b, precision=precision)
         np.testing.assert_allclose(np.asarray(got), a @ b, rtol=1e-2, atol=1e-2)
+    # Recorded from JAX 0.10.2: explicit algorithms and most presets are refused on CPU.
+    for precision in [lax.DotAlgorithm(np.float32, np.float32, np.float32), "TF32_TF32_F32"]:
+        with pytest.raises(ValueError, match="is not supported by dot_general on CPU"):
+            lax.dot(a, b, precision=precision)
     jaxpr = str(make_jaxpr(lambda a, b: lax.dot(a, b, precision="F32_F32_F32"))(a, b))
     assert "precision=F32_F32_F32" in jaxpr
     jaxpr = str(make_jaxpr(lambda a, b: lax.dot(a, b, precision=("highest", "default")))(a, b))

@@ -21,12 +21,12 @@ from lamina.interpreters.core import errors as errors
 from lamina.interpreters.core import tracing as tracing
 from lamina.interpreters.core.config import (
     Config,
-    config,
     allow_f16_reductions,
     array_garbage_collection_guard,
     auto_pcast,
     check_tracer_leaks,
     checking_leaks,
+    config,
     debug_infs,
     debug_key_reuse,
     debug_nans,

@@ -29,7 +29,6 @@ from jaxlib import _jax
 
 from lamina.interpreters.core.config_state import (
     Config,
-    Flag,
     Override,
     State,
     bool_state,
@@ -265,9 +264,7 @@ log_compiles = bool_state("jax_log_compiles", False)
 no_execution = bool_state("jax_no_execution", False, key="jit+trace")
 no_tracing = bool_state("jax_no_tracing", False)
 softmax_custom_jvp = bool_state("jax_softmax_custom_jvp", False, key="jit+trace")
-default_device = object_state(
-    "jax_default_device", None, _check_default_device, key="jit+trace"
-)
+default_device = object_state("jax_default_device", None, _check_default_device, key="jit+trace")
 
 # Debugging and errors (their effects: lamina's failure handling).
 debug_infs = bool_state("jax_debug_infs", False)
@@ -327,14 +324,10 @@ array_garbage_collection_guard = enum_state(
     "jax_array_garbage_collection_guard", ("allow", "log", "fatal"), None, optional=True,
     on_global=_gc[0], local_context=_gc[1],
 )  # fmt: skip
-thread_guard = bool_state(
-    "jax_thread_guard", False, local_context=_thread_guard_local
-)
+thread_guard = bool_state("jax_thread_guard", False, local_context=_thread_guard_local)
 
 # Logging.
-string_state(
-    "jax_debug_log_modules", "", optional=False, on_global=_set_debug_log_modules
-)
+string_state("jax_debug_log_modules", "", optional=False, on_global=_set_debug_log_modules)
 enum_state(
     "jax_logging_level", _LOG_LEVELS, logging.getLevelName(_lamina_logger.level),
     optional=True, on_global=_set_logging_level,
@@ -511,4 +504,3 @@ def make_user_context(default_value: Any = None) -> _UserContext:
 def trace_context() -> tuple:
     """The values of the options lamina's caches key on, as jaxlib's C++ side sees them."""
     return _jax.config.trace_context()
-

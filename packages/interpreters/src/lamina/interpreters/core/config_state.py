@@ -28,10 +28,10 @@ __all__ = [
     "Flag",
     "Override",
     "State",
-    "config",
     "bool_state",
-    "enum_state",
+    "config",
     "enum_class_state",
+    "enum_state",
     "flag",
     "float_state",
     "int_state",
@@ -68,8 +68,16 @@ class State(_jax.config.Config):
     # ``local_context(value)`` gives a context manager entered while an Override is in
     # force, for state kept outside the holder.
 
-    __slots__ = ("name", "parse", "on_global", "local_context", "override_default",
-                 "validators", "__name__", "__doc__")  # fmt: skip
+    __slots__ = (
+        "__doc__",
+        "__name__",
+        "local_context",
+        "name",
+        "on_global",
+        "override_default",
+        "parse",
+        "validators",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -92,7 +100,9 @@ class State(_jax.config.Config):
         # Functions called with a new process-wide value before it is stored; they may raise.
         self.validators: list[Callable[[Any], None]] = []
         self.__name__ = name.removeprefix("jax_")
-        self.__doc__ = f"Context manager and decorator setting the ``{name}`` option in this thread."
+        self.__doc__ = (
+            f"Context manager and decorator setting the ``{name}`` option in this thread."
+        )
         if on_global is not None:
             on_global(default)
 
@@ -129,7 +139,7 @@ class Override:
     """A state set to a value in this thread: ``with`` it, or decorate a function (or a
     class, which then becomes a function building instances within the override)."""
 
-    __slots__ = ("state", "value", "_saved")
+    __slots__ = ("_saved", "state", "value")
 
     def __init__(self, state: State, value: Any):
         self.state = state
@@ -168,7 +178,7 @@ class Override:
 class Flag:
     """A process-wide option without a context manager; updates are not checked."""
 
-    __slots__ = ("name", "value", "on_set", "validators")
+    __slots__ = ("name", "on_set", "validators", "value")
 
     def __init__(self, name: str, default: Any, on_set: Callable[[Any], None] | None = None):
         self.name = name

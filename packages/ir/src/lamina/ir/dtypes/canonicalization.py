@@ -94,7 +94,9 @@ _explicit_x64_local: contextvars.ContextVar[str | None] = contextvars.ContextVar
 
 def _check_explicit_x64_mode(mode: str) -> str:
     if mode not in EXPLICIT_X64_MODES:
-        raise ValueError(f"jax_explicit_x64_dtypes must be one of {EXPLICIT_X64_MODES}, got {mode!r}")
+        raise ValueError(
+            f"jax_explicit_x64_dtypes must be one of {EXPLICIT_X64_MODES}, got {mode!r}"
+        )
     return mode
 
 
