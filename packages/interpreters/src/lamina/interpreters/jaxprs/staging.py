@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from lamina.interpreters.core.config import config
 from lamina.interpreters.core.errors import user_frame
+from lamina.interpreters.core.leak_check import check_for_leaks
 from lamina.interpreters.core.tracing import (
     Trace,
     Tracer,
@@ -34,6 +36,7 @@ from lamina.ir import (
     SourceInfo,
     Var,
     abstract_eval_rules,
+    check_jaxpr,
     dtypes,
     new_jaxpr_eqn,
     no_effects,
@@ -145,20 +148,30 @@ def describe_function(fun) -> str:
 def trace_to_jaxpr(fun, in_avals, debug_info: str | None = None):
     """Traces ``fun(*tracers)`` (flat in, flat out: a sequence of values) for inputs of
     types ``in_avals``; returns the ``ClosedJaxpr`` and ``fun``'s flat outputs as given.
-    The trace ends (its tracers become leaked) when this returns."""
+    The trace ends (its tracers become leaked) when this returns. With
+    ``jax_enable_checks`` the Jaxpr is type-checked; with ``jax_check_tracer_leaks``,
+    tracers kept beyond the trace are reported."""
     trace = DynamicJaxprTrace(debug_info)
     try:
-        in_tracers = [trace.new_arg(aval) for aval in in_avals]
-        with set_current_trace(trace):
-            outs = list(fun(*in_tracers))
-        for x in outs:
-            try:
-                shaped_abstractify(x)
-            except TypeError:
-                raise TypeError(
-                    f"function {debug_info or 'being traced'} returned a value of type "
-                    f"{type(x)}, which is not a valid JAX type"
-                ) from None
-        return trace.to_jaxpr(outs), outs
+        closed, outs = _stage(trace, fun, in_avals, debug_info)
     finally:
         trace.invalidate()
+    check_for_leaks(trace, [*outs, *trace._const_tracers.values()], f"{debug_info} for jit")
+    if config.jax_enable_checks:
+        check_jaxpr(closed)
+    return closed, outs
+
+
+def _stage(trace, fun, in_avals, debug_info):
+    in_tracers = [trace.new_arg(aval) for aval in in_avals]
+    with set_current_trace(trace):
+        outs = list(fun(*in_tracers))
+    for x in outs:
+        try:
+            shaped_abstractify(x)
+        except TypeError:
+            raise TypeError(
+                f"function {debug_info or 'being traced'} returned a value of type "
+                f"{type(x)}, which is not a valid JAX type"
+            ) from None
+    return trace.to_jaxpr(outs), outs

@@ -141,6 +141,10 @@ class JitWrapped:
         return entry, leaves
 
     def _trace(self, args, kwargs, dyn_args, dyn_kwargs, treedef, avals) -> TraceEntry:
+        if config.jax_no_tracing:
+            raise RuntimeError(
+                f"re-tracing function {self._debug} for `jit`, but 'no_tracing' is set"
+            )
         n = len(args)
         static_nums = {i % n for i in self._static_argnums if -n <= i < n}
         out_info = {}

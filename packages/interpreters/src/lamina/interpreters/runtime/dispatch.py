@@ -26,6 +26,7 @@ from typing import Any
 
 from jaxlib import _jax, xla_client
 
+from lamina.interpreters.core.config import config
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.cpp_pjit import CacheKey, FastpathData, registry, shard_arg
@@ -151,6 +152,10 @@ def _compile(key, primitive, in_avals, params, device) -> CompiledModule:
         compiled = _cache.get(key)
         if compiled is not None:
             return compiled
+        if config.jax_no_tracing:
+            raise RuntimeError(
+                f"re-tracing function {primitive.name} for `jit`, but 'no_tracing' is set"
+            )
         closed = _one_equation_jaxpr(primitive, list(in_avals), params)
         target = backend.default_device() if device is None else device
         lowered = lower_jaxpr(

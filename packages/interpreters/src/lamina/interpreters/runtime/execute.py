@@ -21,6 +21,7 @@ import ml_dtypes
 import numpy as np
 from jaxlib import xla_client
 
+from lamina.interpreters.core.config import no_execution
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.sharding import sharding_for_device
 from lamina.interpreters.runtime.transfer import copy_array, device_put
@@ -78,6 +79,7 @@ class CompiledModule:
     """
 
     def __init__(self, module: str | bytes, device, *, name: str = "module", out_avals=None):
+        self.name = name
         self.device = device
         self.sharding = sharding_for_device(device)
         self.executable = backend.compile(module, [device], name=name)
@@ -95,6 +97,8 @@ class CompiledModule:
         }
 
     def __call__(self, *args: Any) -> list:
+        if no_execution.value:
+            _refuse_execution(self.name)
         committed = False
         for a in args:
             if type(a) is not ArrayImpl or a._sharding is not self.sharding:
@@ -125,6 +129,15 @@ class CompiledModule:
 _cache: dict[tuple[str, Any], CompiledModule] = {}
 _MODULE_NAME = re.compile(r"module\s+@([\w.$-]+)")
 _cache_lock = threading.Lock()
+
+
+def _refuse_execution(name: str):
+    """JAX's error for an execution under ``jax_no_execution``."""
+    if name.startswith("jit_"):  # a primitive's module, named as JAX's jit(add)
+        name = f"jit({name[4:]})"
+    raise RuntimeError(
+        f"JAX tried to execute function {name}, but the no_execution config option is set"
+    )
 
 
 def execute_stablehlo(text: str, args: Sequence[Any] = ()) -> list:
