@@ -265,8 +265,13 @@ _default_device: Device | None = None
 
 
 def default_device() -> Device:
-    """Where uncommitted values go: the first local device of the default backend."""
+    """Where uncommitted values go: the ``jax_default_device`` option's device (for a
+    platform name, that platform's first device), else the first local device of the
+    default backend."""
     global _default_device
+    chosen = config.jax_default_device
+    if chosen is not None:
+        return get_backend(chosen).local_devices()[0] if isinstance(chosen, str) else chosen
     if _default_device is None:
         _default_device = get_backend().local_devices()[0]
     return _default_device

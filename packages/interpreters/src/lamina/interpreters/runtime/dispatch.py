@@ -32,7 +32,7 @@ from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.cpp_pjit import CacheKey, FastpathData, registry, shard_arg
 from lamina.interpreters.runtime.execute import CompiledModule
 from lamina.interpreters.runtime.extended import PhysicalCall, is_extended_value, physical_value
-from lamina.interpreters.runtime.transfer import device_put
+from lamina.interpreters.runtime.transfer import put_on_device
 from lamina.ir import (
     ClosedJaxpr,
     Jaxpr,
@@ -88,7 +88,7 @@ def scalar_array(x):
     key = (type(x), repr(x), dtypes.x64_enabled())  # a Python int is int64 under x64
     arr = _scalars.get(key)
     if arr is None:
-        arr = device_put(x)
+        arr = put_on_device(x)
         if len(_scalars) < _MAX_SCALARS:
             _scalars[key] = arr
     return arr
@@ -104,7 +104,7 @@ def _to_array(x):
         return scalar_array(x)
     if is_extended_value(x):
         raise _ExtendedOperand
-    return device_put(x)
+    return put_on_device(x)
 
 
 def _to_physical_operand(x):
@@ -139,6 +139,8 @@ def _one_equation_jaxpr(primitive: Primitive, in_avals, params) -> ClosedJaxpr:
 def primitive_executable(primitive: Primitive, in_avals, params: dict, device=None):
     """The ``CompiledModule`` computing ``primitive`` on inputs of types ``in_avals``
     on ``device`` (None: the default device); compiled once and cached."""
+    if device is None:
+        device = backend.default_device()
     key = (primitive, _params_key(params), tuple(in_avals), device)
     compiled = _cache.get(key)
     if compiled is None:

@@ -24,7 +24,7 @@ from jaxlib import xla_client
 from lamina.interpreters.core.config import no_execution
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.sharding import sharding_for_device
-from lamina.interpreters.runtime.transfer import copy_array, device_put
+from lamina.interpreters.runtime.transfer import copy_array, put_on_device
 from lamina.ir import ShapedArray
 
 __all__ = ["CompiledModule", "execute_stablehlo", "tensor_type"]
@@ -114,7 +114,7 @@ class CompiledModule:
         placed = []
         for a in args:
             if type(a) is not ArrayImpl:
-                a = device_put(a)
+                a = put_on_device(a)
             if a._sharding != self.sharding:
                 if a._committed:
                     raise ValueError(
@@ -210,7 +210,7 @@ def unstack(x) -> list:
     """The rows of a one-device array, as arrays on its device (computed there)."""
     x._check_if_deleted()
     if x.sharding.num_devices != 1:  # as JAX does: through the host, to the default device
-        return [device_put(row) for row in x._value]
+        return [put_on_device(row) for row in x._value]
     device = x._sharding._device
     rows = []
     for start in range(0, x.shape[0], _CHUNK):
