@@ -163,15 +163,17 @@ def _refuse_after_start(name: str):
     def validate(new_value: Any) -> None:
         if _clients and new_value != config._read(name):
             raise RuntimeError(
-                f"{name} config should be updated before backends are initialized, i.e. "
-                "before any lamina operation is executed: it must be set before first "
-                "use. Set it right after `import lamina`."
+                f"{name} config should be updated before backends are initialized i.e. "
+                "before any JAX operation is executed. You should initialize this config "
+                "immediately after `import jax`."
             )
 
     return validate
 
 
-config._add_validator("jax_num_cpu_devices", _refuse_after_start("jax_num_cpu_devices"))
+for _name in ("jax_num_cpu_devices", "jax_cpu_get_local_topology_timeout_minutes",
+              "jax_cpu_get_global_topology_timeout_minutes"):  # fmt: skip
+    config._add_validator(_name, _refuse_after_start(_name))
 
 
 def get_backend(platform: str | Client | None = None) -> Client:
