@@ -61,7 +61,7 @@ def test_kind_and_default(name):
 
 def test_read_refuses_options_with_a_context_manager():
     # Recorded from JAX 0.10.2: read() is for flags; x64 is the exception.
-    with pytest.raises(AttributeError, match="read their value via e.g. `config.jax_debug_nans`"):
+    with pytest.raises(AttributeError, match=r"value via e\.g\. `config\.jax_debug_nans`"):
         config.read("jax_debug_nans")
     assert config.read("jax_enable_x64") is False
     assert config.read("jax_platform_name") == ""
