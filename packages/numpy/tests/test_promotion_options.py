@@ -7,9 +7,9 @@ import warnings
 import numpy as np
 import pytest
 
-import lamina as jax
+import lamina.interpreters as jax
 import lamina.numpy as jnp
-from lamina.dtypes import TypePromotionError
+from lamina.ir.dtypes import TypePromotionError
 
 A = jnp.ones((2, 3))
 B = jnp.ones(3)
