@@ -156,7 +156,8 @@ def trace_to_jaxpr(fun, in_avals, debug_info: str | None = None):
         closed, outs = _stage(trace, fun, in_avals, debug_info)
     finally:
         trace.invalidate()
-    check_for_leaks(trace, [*outs, *trace._const_tracers.values()], f"{debug_info} for jit")
+    if config.jax_check_tracer_leaks:
+        check_for_leaks(trace, [*outs, *trace._const_tracers.values()], f"{debug_info} for jit")
     if config.jax_enable_checks:
         check_jaxpr(closed)
     return closed, outs
