@@ -58,7 +58,7 @@ def test_num_cpu_devices_must_be_set_before_first_use():
     li.devices()  # the backend has started
     current = li.config.jax_num_cpu_devices
     li.config.update("jax_num_cpu_devices", current)  # the same value is fine
-    with pytest.raises(RuntimeError, match="must be set before first use"):
+    with pytest.raises(RuntimeError, match="should be updated before backends are initialized"):
         li.config.update("jax_num_cpu_devices", current + 3)
     assert li.config.jax_num_cpu_devices == current
 

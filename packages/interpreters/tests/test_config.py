@@ -108,7 +108,7 @@ def test_disable_jit_context_manager():
 
 def test_jaxlib_sees_the_states():
     # jaxlib refuses device puts until it has an x64 state; lamina registers one.
-    holder = config_module._options["jax_enable_x64"].holder
+    holder = config._state("jax_enable_x64")
     assert isinstance(holder, _jax.config.Config)
     with li.enable_x64():
         assert holder.value is True

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import enable_x64, grad, jit, make_jaxpr, vmap
+from lamina.interpreters import default_matmul_precision, enable_x64, grad, jit, make_jaxpr, vmap
 from lamina.interpreters.test_util import check_grads
 
 rng = np.random.default_rng(5)
@@ -186,10 +186,13 @@ def test_precision_forms():
         lax.Precision.HIGH,
         "F32_F32_F32",
         lax.DotAlgorithmPreset.BF16_BF16_F32,
-        lax.DotAlgorithm(np.float32, np.float32, np.float32),
     ]:
         got = lax.dot(a, b, precision=precision)
         np.testing.assert_allclose(np.asarray(got), a @ b, rtol=1e-2, atol=1e-2)
+    # Recorded from JAX 0.10.2: explicit algorithms and most presets are refused on CPU.
+    for precision in [lax.DotAlgorithm(np.float32, np.float32, np.float32), "TF32_TF32_F32"]:
+        with pytest.raises(ValueError, match="is not supported by dot_general on CPU"):
+            lax.dot(a, b, precision=precision)
     jaxpr = str(make_jaxpr(lambda a, b: lax.dot(a, b, precision="F32_F32_F32"))(a, b))
     assert "precision=F32_F32_F32" in jaxpr
     jaxpr = str(make_jaxpr(lambda a, b: lax.dot(a, b, precision=("highest", "default")))(a, b))
@@ -274,3 +277,59 @@ def test_ragged_dot_general_with_a_ragged_batch_dimension_is_a_dot_general():
     with pytest.raises(NotImplementedError, match="Unimplemented group_offset support"):
         lax.ragged_dot_general(lhs, rhs, np.array([1, 2], np.int32), numbers,
                                group_offset=np.zeros(1, np.int32))  # fmt: skip
+
+
+def _dot_lines(f, *args):
+    text = jit(f).lower(*args).as_text()
+    return [
+        line.strip() for line in text.splitlines() if "dot_general" in line or "convolution" in line
+    ]
+
+
+def test_default_matmul_precision_option():
+    # Lowered lines and Jaxprs recorded from JAX 0.10.2.
+    x = np.ones((2, 2), np.float32)
+    f = lambda a: lax.dot(a, a)  # noqa: E731
+    dot = "%0 = stablehlo.dot_general %arg0, %arg0, contracting_dims = [1] x [0], "
+    types = " : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>"
+    assert _dot_lines(f, x) == [dot + "precision = [DEFAULT, DEFAULT]" + types]
+    for option, shown in [
+        ("highest", "HIGHEST"),
+        ("tensorfloat32", "HIGH"),
+        ("bfloat16", "DEFAULT"),
+    ]:
+        with default_matmul_precision(option):
+            assert _dot_lines(f, x) == [dot + f"precision = [{shown}, {shown}]" + types]
+            assert f"precision=(Precision.{shown}, Precision.{shown})" in str(make_jaxpr(f)(x))
+    with default_matmul_precision("F32_F32_F32"):
+        assert _dot_lines(f, x) == [
+            dot + "precision = [DEFAULT, DEFAULT], algorithm = <lhs_precision_type = f32, "
+            "rhs_precision_type = f32, accumulation_type = f32, lhs_component_count = 1, "
+            "rhs_component_count = 1, num_primitive_operations = 1, "
+            "allow_imprecise_accumulation = false>" + types
+        ]
+        assert "precision=F32_F32_F32" in str(make_jaxpr(f)(x))
+    with default_matmul_precision("highest"):  # an explicit precision wins
+        assert (
+            "[DEFAULT, DEFAULT]" in _dot_lines(lambda a: lax.dot(a, a, precision="default"), x)[0]
+        )
+        conv = _dot_lines(
+            lambda a, b: lax.conv(a, b, (1, 1), "SAME"),
+            np.ones((1, 1, 5, 5), np.float32),
+            np.ones((1, 1, 3, 3), np.float32),
+        )
+        assert (
+            "precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]"
+            in conv[0]
+        )
+
+
+def test_default_matmul_precision_keys_the_jit_cache():
+    x = np.ones((2, 2), np.float32)
+    traces = []
+    f = jit(lambda a: traces.append(1) or lax.dot(a, a))
+    f(x)
+    with default_matmul_precision("highest"):
+        f(x)
+    f(x)
+    assert len(traces) == 2

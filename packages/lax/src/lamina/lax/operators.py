@@ -14,11 +14,14 @@ does the rest.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from jaxlib.xla_client import ArrayImpl
 
 from lamina.interpreters import (
     Tracer,
+    config,
     device_put_value,
     jit,
     scalar_array,
@@ -101,6 +104,8 @@ def _promote_shapes(fun_name, args, avals):
     ranks = {a.ndim for a in avals if a.ndim}
     if len(ranks) < 2:  # same ranks: the lax operation itself reports a mismatch (TypeError)
         return args
+    if config.jax_numpy_rank_promotion != "allow":
+        _rank_promotion_warning_or_error(fun_name, avals)
     _check_broadcastable(fun_name, avals)
     ndim = max(ranks)
     out = []
@@ -110,6 +115,26 @@ def _promote_shapes(fun_name, args, avals):
             x = broadcast_in_dim(x, (1,) * lead + aval.shape, tuple(range(lead, ndim)))
         out.append(x)
     return out
+
+
+def _rank_promotion_warning_or_error(fun_name, avals):
+    """What ``jax_numpy_rank_promotion`` ("warn" or "raise") says of operands of different
+    ranks."""
+    shapes = " ".join(str(a.shape) for a in avals)
+    if config.jax_numpy_rank_promotion == "warn":
+        warnings.warn(
+            f"Following NumPy automatic rank promotion for {fun_name} on shapes {shapes}. "
+            "Set the jax_numpy_rank_promotion config option to 'allow' to disable this "
+            "warning; for more information, see "
+            "https://docs.jax.dev/en/latest/rank_promotion_warning.html.",
+            stacklevel=4,
+        )
+    else:
+        raise ValueError(
+            f"Operands could not be broadcast together for {fun_name} on shapes {shapes} "
+            "and with the config option jax_numpy_rank_promotion='raise'. For more "
+            "information, see https://docs.jax.dev/en/latest/rank_promotion_warning.html."
+        )
 
 
 def _check_broadcastable(fun_name, avals):

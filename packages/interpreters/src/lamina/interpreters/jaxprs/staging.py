@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from lamina.interpreters.core.config import config
 from lamina.interpreters.core.errors import user_frame
+from lamina.interpreters.core.leak_check import check_for_leaks
 from lamina.interpreters.core.tracing import (
     Trace,
     Tracer,
@@ -37,6 +39,7 @@ from lamina.ir import (
     SourceInfo,
     Var,
     abstract_eval_rules,
+    check_jaxpr,
     dtypes,
     new_jaxpr_eqn,
     no_effects,
@@ -199,27 +202,38 @@ def trace_to_jaxpr(
     """Traces ``fun(*tracers)`` (flat in, flat out: a sequence of values) for inputs of
     types ``in_avals``; returns the ``ClosedJaxpr`` and ``fun``'s flat outputs as given.
     The trace ends (its tracers become leaked) when this returns. Returning a mutable
-    array reference is an error (naming ``what`` traced, and ``arg_names`` of inputs)."""
+    array reference is an error (naming ``what`` traced, and ``arg_names`` of inputs).
+    With ``jax_enable_checks`` the Jaxpr is type-checked; with
+    ``jax_check_tracer_leaks``, tracers kept beyond the trace are reported."""
     trace = DynamicJaxprTrace(debug_info)
     try:
-        in_tracers = [trace.new_arg(aval) for aval in in_avals]
-        with set_current_trace(trace):
-            outs = list(fun(*in_tracers))
-        for x in outs:
-            if isinstance(getattr(x, "aval", None), AbstractRef):
-                position = next((i for i, t in enumerate(in_tracers) if t is x), None)
-                arg_name = None
-                if position is not None:
-                    names = arg_names or ()
-                    arg_name = names[position] if position < len(names) else "an input"
-                raise returned_ref_error(debug_info, x, what, arg_name)
-            try:
-                shaped_abstractify(x)
-            except TypeError:
-                raise TypeError(
-                    f"function {debug_info or 'being traced'} returned a value of type "
-                    f"{type(x)}, which is not a valid JAX type"
-                ) from None
-        return trace.to_jaxpr(outs), outs
+        closed, outs = _stage(trace, fun, in_avals, debug_info, what, arg_names)
     finally:
         trace.invalidate()
+    if config.jax_check_tracer_leaks:
+        check_for_leaks(trace, [*outs, *trace._const_tracers.values()], f"{debug_info} for jit")
+    if config.jax_enable_checks:
+        check_jaxpr(closed)
+    return closed, outs
+
+
+def _stage(trace, fun, in_avals, debug_info, what, arg_names):
+    in_tracers = [trace.new_arg(aval) for aval in in_avals]
+    with set_current_trace(trace):
+        outs = list(fun(*in_tracers))
+    for x in outs:
+        if isinstance(getattr(x, "aval", None), AbstractRef):
+            position = next((i for i, t in enumerate(in_tracers) if t is x), None)
+            arg_name = None
+            if position is not None:
+                names = arg_names or ()
+                arg_name = names[position] if position < len(names) else "an input"
+            raise returned_ref_error(debug_info, x, what, arg_name)
+        try:
+            shaped_abstractify(x)
+        except TypeError:
+            raise TypeError(
+                f"function {debug_info or 'being traced'} returned a value of type "
+                f"{type(x)}, which is not a valid JAX type"
+            ) from None
+    return trace.to_jaxpr(outs), outs

@@ -32,6 +32,7 @@ from lamina.interpreters.jaxprs import tokens
 from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr
 from lamina.interpreters.jaxprs.jaxpr_cache import clear_jaxpr_caches
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
+from lamina.interpreters.jit_functions.cache_miss import explain_cache_miss
 from lamina.interpreters.jit_functions.fastpath import clear_cpp_caches, fast_function
 from lamina.interpreters.jit_functions.jit_args import (
     _abstractify,
@@ -140,6 +141,8 @@ class JitWrapped:
             with _miss_lock:
                 entry = self._cache.get(key)
                 if entry is None:
+                    if config.jax_explain_cache_misses:
+                        explain_cache_miss(logger, self._fun, self._name, key, list(self._cache))
                     entry = self._trace(args, kwargs, dyn_args, dyn_kwargs, treedef, avals)
                     if not any(isinstance(c, Tracer) for c in entry.closed.consts):
                         self._cache[key] = entry  # closures over tracers are never reused
@@ -150,6 +153,10 @@ class JitWrapped:
         return any(type(a) is AbstractRef for a in avals)
 
     def _trace(self, args, kwargs, dyn_args, dyn_kwargs, treedef, avals) -> TraceEntry:
+        if config.jax_no_tracing:
+            raise RuntimeError(
+                f"re-tracing function {self._debug} for `jit`, but 'no_tracing' is set"
+            )
         n = len(args)
         static_nums = {i % n for i in self._static_argnums if -n <= i < n}
         out_info = {}

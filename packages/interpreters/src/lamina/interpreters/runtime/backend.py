@@ -190,17 +190,19 @@ def backends() -> dict[str, Client]:
 
 def _refuse_after_start(name: str):
     def validate(new_value: Any) -> None:
-        if _clients and new_value != config.read(name):
+        if _clients and new_value != config._read(name):
             raise RuntimeError(
-                f"{name} config should be updated before backends are initialized, i.e. "
-                "before any lamina operation is executed: it must be set before first "
-                "use. Set it right after `import lamina`."
+                f"{name} config should be updated before backends are initialized i.e. "
+                "before any JAX operation is executed. You should initialize this config "
+                "immediately after `import jax`."
             )
 
     return validate
 
 
-config._add_validator("jax_num_cpu_devices", _refuse_after_start("jax_num_cpu_devices"))
+for _name in ("jax_num_cpu_devices", "jax_cpu_get_local_topology_timeout_minutes",
+              "jax_cpu_get_global_topology_timeout_minutes"):  # fmt: skip
+    config._add_validator(_name, _refuse_after_start(_name))
 
 
 def get_backend(platform: str | Client | None = None) -> Client:
@@ -304,8 +306,13 @@ def clear_backends() -> None:
 
 
 def default_device() -> Device:
-    """Where uncommitted values go: the first local device of the default backend."""
+    """Where uncommitted values go: the ``jax_default_device`` option's device (for a
+    platform name, that platform's first device), else the first local device of the
+    default backend."""
     global _default_device
+    chosen = config.jax_default_device
+    if chosen is not None:
+        return get_backend(chosen).local_devices()[0] if isinstance(chosen, str) else chosen
     if _default_device is None:
         _default_device = get_backend().local_devices()[0]
     return _default_device

@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from jaxlib import _jax, xla_client
 
-from lamina.interpreters.runtime.transfer import copy_array, device_put
+from lamina.interpreters.runtime.transfer import copy_array, put_on_device
 
 __all__ = ["CacheKey", "FastpathData", "register_extended_class", "registry", "shard_arg"]
 
@@ -64,5 +64,5 @@ def shard_arg(x, sharding, layout):
     """The C++ path's hook for arguments that are not arrays already (NumPy, scalars)."""
     if type(x) is ArrayImpl:
         return copy_array(x, sharding, committed=False)
-    a = device_put(x)
+    a = put_on_device(x)
     return a if a._sharding == sharding else copy_array(a, sharding, committed=False)

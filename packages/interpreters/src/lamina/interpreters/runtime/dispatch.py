@@ -26,6 +26,7 @@ from typing import Any
 
 from jaxlib import _jax, xla_client
 
+from lamina.interpreters.core.config import config
 from lamina.interpreters.core.monitoring import (
     JAXPR_TO_MLIR_MODULE_EVENT,
     JAXPR_TRACE_EVENT,
@@ -38,7 +39,7 @@ from lamina.interpreters.runtime.executables import compiled_call
 from lamina.interpreters.runtime.execute import CompiledModule, EffectfulModule, compile_lowered
 from lamina.interpreters.runtime.extended import PhysicalCall, is_extended_value, physical_value
 from lamina.interpreters.runtime.refs import Ref
-from lamina.interpreters.runtime.transfer import device_put
+from lamina.interpreters.runtime.transfer import put_on_device
 from lamina.ir import (
     ClosedJaxpr,
     Jaxpr,
@@ -95,7 +96,7 @@ def scalar_array(x):
     key = (type(x), repr(x), dtypes.x64_enabled())  # a Python int is int64 under x64
     arr = _scalars.get(key)
     if arr is None:
-        arr = device_put(x)
+        arr = put_on_device(x)
         if len(_scalars) < _MAX_SCALARS:
             _scalars[key] = arr
     return arr
@@ -111,7 +112,7 @@ def _to_array(x):
         return scalar_array(x)
     if is_extended_value(x):
         raise _ExtendedOperand
-    return device_put(x)
+    return put_on_device(x)
 
 
 def _to_physical_operand(x):
@@ -146,6 +147,8 @@ def _one_equation_jaxpr(primitive: Primitive, in_avals, params) -> ClosedJaxpr:
 def primitive_executable(primitive: Primitive, in_avals, params: dict, device=None):
     """The ``CompiledModule`` computing ``primitive`` on inputs of types ``in_avals``
     on ``device`` (None: the default device); compiled once and cached."""
+    if device is None:
+        device = backend.default_device()
     key = (primitive, _params_key(params), tuple(in_avals), device)
     compiled = _cache.get(key)
     if compiled is None:
@@ -159,6 +162,10 @@ def _compile(key, primitive, in_avals, params, device) -> CompiledModule:
         compiled = _cache.get(key)
         if compiled is not None:
             return compiled
+        if config.jax_no_tracing:
+            raise RuntimeError(
+                f"re-tracing function {primitive.name} for `jit`, but 'no_tracing' is set"
+            )
         with compile_step(JAXPR_TRACE_EVENT, primitive.name):
             closed = _one_equation_jaxpr(primitive, list(in_avals), params)
         target = backend.default_device() if device is None else device

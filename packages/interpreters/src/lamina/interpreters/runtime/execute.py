@@ -24,10 +24,11 @@ import ml_dtypes
 import numpy as np
 from jaxlib import xla_client
 
+from lamina.interpreters.core.config import no_execution
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.runtime_tokens import runtime_tokens
 from lamina.interpreters.runtime.sharding import sharding_for_device
-from lamina.interpreters.runtime.transfer import copy_array, device_put
+from lamina.interpreters.runtime.transfer import copy_array, put_on_device
 from lamina.ir import ShapedArray
 
 __all__ = [
@@ -96,6 +97,7 @@ class CompiledModule:
         out_avals=None,
         host_callbacks: Sequence[Any] = (),
     ):
+        self.name = name
         self.device = device
         self.sharding = sharding_for_device(device)
         self.host_callbacks = list(host_callbacks)  # kept alive with the executable
@@ -116,6 +118,8 @@ class CompiledModule:
         }
 
     def __call__(self, *args: Any) -> list:
+        if no_execution.value:
+            _refuse_execution(self.name)
         committed = False
         for a in args:
             if type(a) is not ArrayImpl or a._sharding is not self.sharding:
@@ -136,7 +140,7 @@ class CompiledModule:
         placed = []
         for a in args:
             if type(a) is not ArrayImpl:
-                a = device_put(a)
+                a = put_on_device(a)
             if a._sharding != self.sharding:
                 if a._committed:
                     raise ValueError(
@@ -192,6 +196,15 @@ def compile_lowered(lowered, device, *, name: str, out_avals=None) -> CompiledMo
 _cache: dict[tuple[str, Any], CompiledModule] = {}
 _MODULE_NAME = re.compile(r"module\s+@([\w.$-]+)")
 _cache_lock = threading.Lock()
+
+
+def _refuse_execution(name: str):
+    """JAX's error for an execution under ``jax_no_execution``."""
+    if name.startswith("jit_"):  # a primitive's module, named as JAX's jit(add)
+        name = f"jit({name[4:]})"
+    raise RuntimeError(
+        f"JAX tried to execute function {name}, but the no_execution config option is set"
+    )
 
 
 def execute_stablehlo(text: str, args: Sequence[Any] = ()) -> list:
@@ -264,7 +277,7 @@ def unstack(x) -> list:
     """The rows of a one-device array, as arrays on its device (computed there)."""
     x._check_if_deleted()
     if x.sharding.num_devices != 1:  # as JAX does: through the host, to the default device
-        return [device_put(row) for row in x._value]
+        return [put_on_device(row) for row in x._value]
     device = x._sharding._device
     rows = []
     for start in range(0, x.shape[0], _CHUNK):

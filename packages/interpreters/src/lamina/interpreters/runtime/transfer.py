@@ -14,10 +14,12 @@ so values are converted to the dtype of their ``aval`` here first.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-from jaxlib import xla_client
+from jaxlib import _jax, xla_client
 
 from lamina.interpreters.core.tracing import Tracer
 from lamina.interpreters.runtime import backend
@@ -26,7 +28,14 @@ from lamina.interpreters.runtime.extended import is_extended_value
 from lamina.interpreters.runtime.sharding import Sharding, sharding_for_device
 from lamina.ir import ShapedArray, dtypes, tree_util
 
-__all__ = ["block_until_ready", "copy_to_host_async", "device_get", "device_put", "live_arrays"]
+__all__ = [
+    "block_until_ready",
+    "copy_to_host_async",
+    "device_get",
+    "device_put",
+    "live_arrays",
+    "put_on_device",
+]
 
 ArrayImpl = xla_client.ArrayImpl
 _VALID_DTYPES = frozenset(dtypes.ALL_DTYPES)
@@ -106,15 +115,35 @@ def copy_array(x, sharding, committed: bool = True):
     return copy
 
 
+@contextlib.contextmanager
+def _explicit(kind: str) -> Iterator[None]:
+    """Within the block, jaxlib's transfer guards count transfers as explicit ones
+    (``kind`` is "explicit_device_put" or "explicit_device_get")."""
+    state = _jax.guard_lib.thread_local_state()
+    previous = getattr(state, kind)
+    setattr(state, kind, True)
+    try:
+        yield
+    finally:
+        setattr(state, kind, previous)
+
+
 def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = False,
                may_alias: bool | None = None) -> Any:  # fmt: skip
     """Put every leaf of the pytree ``x`` on a device, as an array.
 
     With ``device=None`` values go to the default device *uncommitted* (later
     computations may move them) and arrays are returned as they are; with a device or a
-    sharding, the results are *committed* to it.
+    sharding, the results are *committed* to it. Its transfers are explicit ones for
+    the ``jax_transfer_guard`` options.
     """
     del src, donate, may_alias  # accepted for JAX compatibility; copies are cheap here
+    with _explicit("explicit_device_put"):
+        return put_on_device(x, device)
+
+
+def put_on_device(x: Any, device: Any = None) -> Any:
+    """:func:`device_put` for lamina's own (implicit) transfers."""
     leaves, tree = tree_util.tree_flatten(x)
     if any(isinstance(leaf, Tracer) for leaf in leaves):
         return tree_util.tree_unflatten(tree, traced_device_put(leaves, device))
@@ -134,7 +163,8 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: bool = Fa
 def _device_put_impl(*xs, devices, srcs, copy_semantics):
     """The impl rule of ``device_put_p``: each value moved as :func:`device_put` does."""
     del srcs, copy_semantics
-    return [device_put(x, device) for x, device in zip(xs, devices, strict=True)]
+    with _explicit("explicit_device_put"):
+        return [put_on_device(x, device) for x, device in zip(xs, devices, strict=True)]
 
 
 device_put_p.def_impl(_device_put_impl)
@@ -150,10 +180,11 @@ def device_put_value(value: np.ndarray, *, weak_type: bool = False, device: Any 
 def device_get(x: Any) -> Any:
     """Every array leaf of the pytree ``x`` as a (read-only) NumPy array; other leaves
     are returned as they are. Copies to the host all start before any is waited for."""
-    for leaf in tree_util.tree_leaves(x):
-        if isinstance(leaf, ArrayImpl):
-            leaf.copy_to_host_async()
-    return tree_util.tree_map(lambda v: v._value if isinstance(v, ArrayImpl) else v, x)
+    with _explicit("explicit_device_get"):
+        for leaf in tree_util.tree_leaves(x):
+            if isinstance(leaf, ArrayImpl):
+                leaf.copy_to_host_async()
+        return tree_util.tree_map(lambda v: v._value if isinstance(v, ArrayImpl) else v, x)
 
 
 def copy_to_host_async(x: Any) -> Any:

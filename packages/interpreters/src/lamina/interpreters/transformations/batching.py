@@ -30,6 +30,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from lamina.interpreters.core.leak_check import check_for_leaks
 from lamina.interpreters.core.tracing import (
     Trace,
     Tracer,
@@ -220,13 +221,19 @@ def batch_flat(fun, axis_data: AxisData, vals, dims):
     parent = find_current_trace()
     trace = BatchTrace(parent, axis_data)
     try:
-        args = [trace._wrap(v, d) for v, d in zip(vals, dims, strict=True)]
-        with set_current_trace(trace), _extend_axis_env(axis_data):
-            outs = list(fun(*args))
-        pairs = [trace.to_batch_info(x) for x in outs]
-        return [v for v, _ in pairs], [d for _, d in pairs]
+        result = _batch_in(trace, fun, axis_data, vals, dims)
     finally:
         trace.invalidate()
+    check_for_leaks(trace)
+    return result
+
+
+def _batch_in(trace, fun, axis_data, vals, dims):
+    args = [trace._wrap(v, d) for v, d in zip(vals, dims, strict=True)]
+    with set_current_trace(trace), _extend_axis_env(axis_data):
+        outs = list(fun(*args))
+    pairs = [trace.to_batch_info(x) for x in outs]
+    return [v for v, _ in pairs], [d for _, d in pairs]
 
 
 # ---------------------------------------------------------------- helpers for rules
@@ -559,7 +566,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             a, kw = tree_util.tree_unflatten(in_tree, flat)
             out = fun(*a, **kw)
             out_leaves, out_tree = tree_util.tree_flatten(out)
-            out_tree_box.append((out, out_tree))
+            # The structure only: holding the tracers would keep them past the trace.
+            skeleton = tree_util.tree_unflatten(out_tree, [0] * len(out_leaves))
+            out_tree_box.append((skeleton, out_tree))
             return out_leaves
 
         outs, out_dims = batch_flat(flat_fun, axis_data, leaves, dims)

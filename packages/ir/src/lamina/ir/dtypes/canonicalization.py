@@ -83,6 +83,45 @@ def enable_x64(enabled: bool = True) -> Iterator[None]:
         _x64_local.reset(token)
 
 
+# What an explicitly requested 64-bit dtype does with x64 off (jax_explicit_x64_dtypes):
+# "warn" (warn and use the 32-bit type), "error" (raise) or "allow" (use it).
+EXPLICIT_X64_MODES = ("warn", "error", "allow")
+_explicit_x64_global = "warn"
+_explicit_x64_local: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "lamina_explicit_x64", default=None
+)
+
+
+def _check_explicit_x64_mode(mode: str) -> str:
+    if mode not in EXPLICIT_X64_MODES:
+        raise ValueError(
+            f"jax_explicit_x64_dtypes must be one of {EXPLICIT_X64_MODES}, got {mode!r}"
+        )
+    return mode
+
+
+def get_explicit_x64_mode() -> str:
+    """What an explicit 64-bit dtype does with x64 off: "warn", "error" or "allow"."""
+    local = _explicit_x64_local.get()
+    return _explicit_x64_global if local is None else local
+
+
+def set_explicit_x64_mode(mode: str) -> None:
+    """Set :func:`get_explicit_x64_mode` for the whole process."""
+    global _explicit_x64_global
+    _explicit_x64_global = _check_explicit_x64_mode(mode)
+
+
+@contextlib.contextmanager
+def explicit_x64_mode(mode: str) -> Iterator[None]:
+    """Within the block (in this thread or task only), the explicit-x64 mode is ``mode``."""
+    token = _explicit_x64_local.set(_check_explicit_x64_mode(mode))
+    try:
+        yield
+    finally:
+        _explicit_x64_local.reset(token)
+
+
 # Default dtype of each category ("i": default int, ...), with x64 on and off.
 _DEFAULTS_64 = {"b": np.dtype(bool), **dict(zip("iufc", _DTYPES_64, strict=True))}
 _DEFAULTS_32 = {"b": np.dtype(bool), **dict(zip("iufc", _DTYPES_32, strict=True))}
@@ -263,7 +302,8 @@ def check_and_canonicalize_user_dtype(dtype: Any, fun_name: str | None = None) -
     """Validate a ``dtype=`` argument a user passed and return its canonical form.
 
     Python scalar types give their default dtype. With x64 off, an explicit 64-bit dtype
-    gives a ``UserWarning`` and its 32-bit counterpart.
+    gives a ``UserWarning`` and its 32-bit counterpart (or, as the explicit-x64 mode
+    says, a ``ValueError`` or the 64-bit dtype itself).
     """
     where = f" in {fun_name}" if fun_name else ""
     if dtype is None:
@@ -285,6 +325,15 @@ def check_and_canonicalize_user_dtype(dtype: Any, fun_name: str | None = None) -
         )
     canonical = canonicalize_dtype(dt)
     if canonical != dt:
+        mode = get_explicit_x64_mode()
+        if mode == "allow":
+            return dt
+        if mode == "error":
+            raise ValueError(
+                f"Explicitly requested dtype {dt}{where} is not available with x64 mode "
+                "off. To use it, set the jax_enable_x64 option, or set "
+                "jax_explicit_x64_dtypes to 'allow'."
+            )
         warnings.warn(
             f"Explicitly requested dtype {dt}{where} is not available with x64 mode off, "
             f"so {canonical} is used instead. To get {dt}, set the jax_enable_x64 option "

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from lamina.interpreters import reverse
+from lamina.interpreters import config, reverse
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes, register_value_reader
 from lamina.lax.base.bilinear import bilinear_jvp
@@ -127,8 +127,12 @@ def _one_precision(p):
 
 def canonicalize_precision(precision):
     """None, a pair of ``Precision`` for the two operands, or a ``DotAlgorithmPreset`` /
-    ``DotAlgorithm`` (kept as given; presets may be named by their member name)."""
-    if precision is None or isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+    ``DotAlgorithm`` (kept as given; presets may be named by their member name). None
+    takes the ``jax_default_matmul_precision`` option's value when it is set."""
+    if precision is None:
+        default = config.jax_default_matmul_precision
+        return None if default is None else canonicalize_precision(default)
+    if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
         return precision
     if isinstance(precision, str) and precision in DotAlgorithmPreset.__members__:
         return DotAlgorithmPreset[precision]
@@ -149,11 +153,44 @@ def canonicalize_precision(precision):
 
 
 def precision_config(precision):
-    """The ``precision_config`` attribute of a product. Algorithms are not passed on:
-    CPU computes in the operands' types (what XLA's CPU backend does with them too)."""
+    """The ``precision_config`` attribute of a product (DEFAULT for an algorithm)."""
     if not isinstance(precision, tuple) or isinstance(precision, DotAlgorithm):
         precision = (Precision.DEFAULT, Precision.DEFAULT)
     return ir.ArrayAttr.get([hlo.PrecisionAttr.get(p.name) for p in precision])
+
+
+# The presets XLA's CPU backend runs: the operand types each accepts (others are
+# converted to the first), its accumulation type, and its algorithm attribute's
+# (lhs, rhs, accumulation) types and number of primitive products. JAX refuses the
+# other presets on CPU.
+_CPU_PRESETS = {
+    DotAlgorithmPreset.F16_F16_F16: (("float16",), "float16", ("f16", "f16", "f16"), 1),
+    DotAlgorithmPreset.BF16_BF16_F32: (
+        ("bfloat16", "float32"), "float32", ("bf16", "bf16", "f32"), 1
+    ),
+    DotAlgorithmPreset.BF16_BF16_F32_X3: (("float32",), "float32", ("bf16", "bf16", "f32"), 3),
+    DotAlgorithmPreset.BF16_BF16_F32_X6: (("float32",), "float32", ("bf16", "bf16", "f32"), 6),
+    DotAlgorithmPreset.F32_F32_F32: (("float32",), "float32", ("f32", "f32", "f32"), 1),
+    DotAlgorithmPreset.F64_F64_F64: (("float64",), "float64", ("f64", "f64", "f64"), 1),
+}  # fmt: skip
+_MLIR_FLOATS = {"f16": "F16Type", "bf16": "BF16Type", "f32": "F32Type", "f64": "F64Type"}
+
+
+def _preset(precision, platform):
+    """The CPU table entry of an algorithm precision, or None (no algorithm, or one the
+    backend is trusted with); ValueError for one XLA's CPU backend would ignore."""
+    if not isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+        return None
+    if precision is DotAlgorithmPreset.DEFAULT:
+        return None
+    if platform == "cpu" and precision not in _CPU_PRESETS:
+        raise ValueError(f"The precision '{precision}' is not supported by dot_general on CPU")
+    return _CPU_PRESETS.get(precision)
+
+
+def _algorithm_attr(types, ops):
+    lhs, rhs, acc = (getattr(ir, _MLIR_FLOATS[t]).get() for t in types)
+    return hlo.DotAlgorithm.get(lhs, rhs, acc, 1, 1, ops, False)
 
 
 def check_preferred_element_type(input_dtype, preferred) -> None:
@@ -228,7 +265,19 @@ def _lowering(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_
     (lc, rc), (lb, rb) = dimension_numbers
     lhs_aval, rhs_aval = ctx.avals_in
     aval_out = ctx.avals_out[0]
-    if lhs_aval.dtype != rhs_aval.dtype:  # mixed inputs: both in the result's dtype
+    preset = _preset(precision, ctx.platform)
+    algorithm, acc_aval = None, aval_out
+    if preset is not None:  # operands in types the algorithm takes, its own accumulation
+        accepted, acc, types, ops = preset
+        lhs, rhs = (
+            x
+            if aval.dtype in accepted
+            else ctx.convert(x, aval, aval.update(dtype=np.dtype(accepted[0])))
+            for x, aval in ((lhs, lhs_aval), (rhs, rhs_aval))
+        )
+        algorithm = _algorithm_attr(types, ops)
+        acc_aval = aval_out.update(dtype=np.dtype(acc), weak_type=False)
+    elif lhs_aval.dtype != rhs_aval.dtype:  # mixed inputs: both in the result's dtype
         lhs = ctx.convert(lhs, lhs_aval, aval_out)
         rhs = ctx.convert(rhs, rhs_aval, aval_out)
     numbers = hlo.DotDimensionNumbers.get(
@@ -237,8 +286,11 @@ def _lowering(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_
         lhs_contracting_dimensions=list(lc),
         rhs_contracting_dimensions=list(rc),
     )
-    config = precision_config(precision)
-    return [hlo.dot_general(ctx.ir_type(aval_out), lhs, rhs, numbers, precision_config=config)]
+    out = hlo.dot_general(
+        ctx.ir_type(acc_aval), lhs, rhs, numbers,
+        precision_config=precision_config(precision), algorithm=algorithm,
+    )  # fmt: skip
+    return [out if acc_aval.dtype == aval_out.dtype else ctx.convert(out, acc_aval, aval_out)]
 
 
 def _pp_params(params):
@@ -253,9 +305,9 @@ def _complete_params(params, in_avals, out_avals):
     precision = params.get("precision")
     return {
         "dimension_numbers": ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))),
-        "precision": canonicalize_precision(
-            tuple(precision) if isinstance(precision, list) else precision
-        ),
+        "precision": None
+        if precision is None
+        else canonicalize_precision(tuple(precision) if isinstance(precision, list) else precision),
         "preferred_element_type": params.get("preferred_element_type"),
         "out_sharding": params.get("out_sharding"),
     }
