@@ -43,7 +43,6 @@ from lamina.interpreters.core.config import (
     jax2tf_associative_scan_reductions,
     legacy_prng_key,
     log_compiles,
-    make_user_context,
     no_execution,
     no_tracing,
     numpy_dtype_promotion,

@@ -12,8 +12,7 @@ Change x64 mode through this module (``update`` or :data:`enable_x64`), not thro
 
 The options with a context manager at lamina's top level are the module attributes
 named after them (``numpy_dtype_promotion``, ``debug_nans``, ...), plus
-:func:`disable_jit`, :func:`transfer_guard`, :data:`checking_leaks` and
-:func:`make_user_context`.
+:func:`disable_jit`, :func:`transfer_guard` and :data:`checking_leaks`.
 """
 
 from __future__ import annotations
@@ -70,7 +69,6 @@ __all__ = [
     "jax2tf_associative_scan_reductions",
     "legacy_prng_key",
     "log_compiles",
-    "make_user_context",
     "no_execution",
     "no_tracing",
     "numpy_dtype_promotion",
@@ -465,40 +463,6 @@ def transfer_guard(new_val: str) -> Iterator[None]:
                       transfer_guard_device_to_host, _transfer_guard):  # fmt: skip
             stack.enter_context(state(new_val))
         yield
-
-
-class _UserContext:
-    """``make_user_context``'s result: ``.value``, and ``ctx(value)`` as a context
-    manager setting it in this thread."""
-
-    def __init__(self, default_value: Any):
-        self._holder = _jax.config.Config(
-            "user_context", default_value, include_in_jit_key=True, include_in_trace_context=True
-        )
-
-    @property
-    def value(self) -> Any:
-        return self._holder.value
-
-    def get_global(self) -> Any:
-        return self._holder.get_global()
-
-    def set_global(self, new_value: Any) -> None:
-        self._holder.set_global(new_value)
-
-    @contextlib.contextmanager
-    def __call__(self, new_value: Any) -> Iterator[None]:
-        previous = self._holder.swap_local(new_value)
-        try:
-            yield
-        finally:
-            self._holder.set_local(previous)
-
-
-def make_user_context(default_value: Any = None) -> _UserContext:
-    """A context whose value is part of every jit cache key: changing it makes jitted
-    functions trace and compile again."""
-    return _UserContext(default_value)
 
 
 def trace_context() -> tuple:
