@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from lamina.interpreters import jit, make_jaxpr
+from lamina.interpreters import Array, jit, make_jaxpr
 from lamina.interpreters.test_util import check_grads
 from lamina.interpreters.transformations.ad import defjvp, deflinear
 from lamina.interpreters.transformations.partial_eval import linearize_flat
@@ -127,3 +127,13 @@ def test_errors():
     deflinear(cube_p)
     with pytest.raises(MissingRuleError, match=r"Transpose rule .* for 'twice' not implemented"):
         grad(cube_p.bind)(np.float32(1))
+
+
+def test_gradient_that_is_the_seed_is_an_array():
+    # recorded from JAX 0.10.2: an output that is an input still gives an Array,
+    # weakly typed where the input was
+    g = grad(lambda x: x)(1.0)
+    assert isinstance(g, Array) and g.weak_type and g.dtype == np.float32
+    gx, gy = grad(lambda x, y: x, argnums=(0, 1))(np.float32(1.0), 2.0)
+    assert isinstance(gx, Array) and not gx.weak_type
+    assert isinstance(gy, Array) and gy.weak_type and float(gy) == 0.0

@@ -24,6 +24,8 @@ from lamina.interpreters.core.tracing import find_current_trace
 from lamina.interpreters.jaxprs.calls import call_jaxpr, jit_p
 from lamina.interpreters.jaxprs.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
+from lamina.interpreters.runtime.dispatch import scalar_array
+from lamina.interpreters.runtime.transfer import put_on_device
 from lamina.interpreters.transformations import ad
 from lamina.interpreters.transformations.ad import add_any_p, add_tangents
 from lamina.interpreters.transformations.partial_eval import linearize_flat
@@ -498,13 +500,25 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
         _check_scalar(ans)
         _check_output_dtype_revderiv("grad", holomorphic, ans)
         one = np.ones((), ad._check_jax_type(ans).dtype)  # 1+0j for holomorphic outputs
-        g = vjp_fun(one)
+        g = tree_util.tree_map(_on_device, vjp_fun(one), dyn)
         g = g[0] if int_argnums else tuple(g)
         if has_aux:
             return (ans, aux), g
         return ans, g
 
     return value_and_grad_f
+
+
+def _on_device(g, primal):
+    """A gradient that backward_pass left a host value (the seed cotangent itself, for an
+    output that is an input) as an array, weakly typed where the input was."""
+    if not isinstance(g, np.ndarray | np.generic):
+        return g
+    if ad._check_jax_type(primal).weak_type and g.shape == ():
+        weak = scalar_array(g.item())
+        if weak.dtype == g.dtype:
+            return weak
+    return put_on_device(g)
 
 
 def _is_leaf_array(x) -> bool:
