@@ -19,6 +19,7 @@ copy falls behind.
 from __future__ import annotations
 
 import contextlib
+import enum
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -154,8 +155,53 @@ def _precision_from_env(text: str) -> str:
     return text
 
 
-def _bool_option(name: str, **kw) -> _Option:
-    return _Option(name, False, bool, lambda s: _bool_from_env(s, name.upper()), **kw)
+def _bool_option(name: str, default: bool = False, **kw) -> _Option:
+    return _Option(name, default, bool, lambda s: _bool_from_env(s, name.upper()), **kw)
+
+
+def _enum_option(name: str, values: tuple[str, ...], default: str, **kw) -> _Option:
+    def check(value: Any) -> str:
+        if value not in values:
+            raise ValueError(
+                f"new enum value must be in {list(values)}, got {value} of type {type(value)}."
+            )
+        return value
+
+    def from_env(text: str) -> str:
+        if text not in values:
+            raise ValueError(f'Invalid value "{text}" for JAX flag {name}')
+        return text
+
+    return _Option(name, default, check, from_env, **kw)
+
+
+class LegacyPrngKeyState(enum.StrEnum):
+    """What ``jax.random`` does when given a raw ``uint32`` key array."""
+
+    ALLOW = "allow"
+    WARN = "warn"
+    ERROR = "error"
+
+
+def _legacy_prng_key_option() -> _Option:
+    def check(value: Any) -> LegacyPrngKeyState:
+        if isinstance(value, str):
+            return LegacyPrngKeyState(value)
+        raise TypeError(
+            f"new enum value must be an instance of {LegacyPrngKeyState}, got {value} of "
+            f"type {type(value)}."
+        )
+
+    def from_env(text: str) -> LegacyPrngKeyState:
+        try:
+            return LegacyPrngKeyState(text)
+        except ValueError:
+            raise ValueError(f'Invalid value "{text}" for JAX flag jax_legacy_prng_key') from None
+
+    return _Option("jax_legacy_prng_key", LegacyPrngKeyState.ALLOW, check, from_env)
+
+
+PRNG_IMPL_NAMES = ("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32")
 
 
 _options: dict[str, _Option] = {
@@ -173,6 +219,11 @@ _options: dict[str, _Option] = {
             "jax_default_matmul_precision", None, _check_precision, _precision_from_env,
             jit_key=True,
         ),
+        _enum_option("jax_default_prng_impl", PRNG_IMPL_NAMES, "threefry2x32"),
+        _legacy_prng_key_option(),
+        _bool_option("jax_enable_custom_prng"),
+        _bool_option("jax_threefry_partitionable", True, jit_key=True),
+        _bool_option("jax_debug_key_reuse", jit_key=True),
     ]
 }  # fmt: skip
 
