@@ -18,6 +18,7 @@ _SUBMODULES = (
     "custom_derivatives",
     "dtypes",
     "errors",
+    "example_libraries",
     "image",
     "lax",
     "nn",

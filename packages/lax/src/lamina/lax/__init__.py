@@ -73,13 +73,10 @@ from lamina.lax.operators import (  # noqa: F401, E402
 )
 from lamina.lax.prng import (  # noqa: F401, E402  (PRNG keys, for lamina.random and numpy)
     PRNG_IMPLS,
-    RBG,
     THREEFRY,
-    UNSAFE_RBG,
     PRNGKeyArray,
     PRNGSpec,
     check_prng_key,
-    default_prng_impl,
     is_typed_key,
     key_dtype,
     random_bits,

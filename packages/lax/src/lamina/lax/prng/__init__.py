@@ -1,10 +1,11 @@
 """PRNG keys in lax: the Threefry-2x32 hash, the implementations on XLA's bit generator
-(``rbg``, ``unsafe_rbg``), the key dtypes (``key<fry>``, ...) and typed key arrays, the primitives on keys (``random_seed``, ``random_bits``, ``random_split``,
+(``rbg``, ``unsafe_rbg``), the key dtypes (``key<fry>``, ...) and typed key arrays, the
+primitives on keys (``random_seed``, ``random_bits``, ``random_split``,
 ``random_fold_in``, ``random_wrap``, ``random_unwrap``, ``random_clone``), their indexing,
 the structural lax primitives that accept keys, and typed keys from key data.
 
-Tiers, bottom to top: :mod:`.threefry` (the hash and the raw-key operations), :mod:`.rbg`,
-:mod:`.key_indexing` (NumPy indexing of concrete key arrays), :mod:`.key_types`
+Tiers, bottom to top: :mod:`.threefry` (the hash and the raw-key operations), :mod:`.rbg`
+(the raw-key operations of ``rbg`` and ``unsafe_rbg``), :mod:`.key_indexing` (NumPy indexing of concrete key arrays), :mod:`.key_types`
 (implementations, the key dtype, ``PRNGKeyArray``), :mod:`.key_primitives`,
 :mod:`.key_structural` (lax's structural primitives on keys) and :mod:`.key_data`.
 The samplers of ``jax.random`` are built on these in lamina-random.

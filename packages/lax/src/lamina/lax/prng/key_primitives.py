@@ -102,10 +102,7 @@ def _map_over_keys(fun, *shapes):
             fun = vmap(fun, in_axes=(None, 0))
         return fun
     for size1, size2 in reversed(list(zip(*shapes, strict=True))):
-        if size1 == size2:
-            fun = vmap(fun)
-        else:
-            fun = _unmap_singleton(fun, left=size1 == 1)
+        fun = vmap(fun) if size1 == size2 else _unmap_singleton(fun, left=size1 == 1)
     return fun
 
 

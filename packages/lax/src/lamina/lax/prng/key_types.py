@@ -3,9 +3,9 @@
 an extended dtype) and typed key arrays (:class:`PRNGKeyArray`).
 
 A typed key array is an array of an extended dtype such as ``key<fry>`` overlaying
-``uint32[..., *impl.key_shape]`` key data (its physical data; see :func:`lamina.interpreters.physical_value`).
-Transformations see one value of type ``key<fry>[...]``; lowering and execution see
-the data.
+``uint32[..., *impl.key_shape]`` key data (its physical data; see
+:func:`lamina.interpreters.physical_value`). Transformations see one value of type
+``key<fry>[...]``; lowering and execution see the data.
 """
 
 from __future__ import annotations
