@@ -22,6 +22,7 @@ from lamina.interpreters.core import tracing as tracing
 from lamina.interpreters.core.config import (
     Config,
     config,
+    debug_key_reuse,
     disable_jit,
     enable_x64,
     log_compiles,
@@ -142,6 +143,7 @@ from lamina.interpreters.transformations import checkpoint_partial_eval as check
 from lamina.interpreters.transformations import custom_calls as custom_calls
 from lamina.interpreters.transformations import custom_derivatives as custom_derivatives
 from lamina.interpreters.transformations import jacobians as jacobians
+from lamina.interpreters.transformations import key_reuse as key_reuse
 from lamina.interpreters.transformations import partial_eval as partial_eval
 from lamina.interpreters.transformations import reverse as reverse
 from lamina.interpreters.transformations.ad import JVPTrace, JVPTracer, jvp
@@ -261,6 +263,7 @@ __all__ = [
     "custom_jvp_call_p",
     "custom_vjp",
     "custom_vjp_call_p",
+    "debug_key_reuse",
     "def_standard_impl",
     "default_backend",
     "describe_function",

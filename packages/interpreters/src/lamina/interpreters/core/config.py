@@ -320,6 +320,8 @@ class _ThreadLocalOption:
 softmax_custom_jvp = _ThreadLocalOption("jax_softmax_custom_jvp")
 # jax.log_compiles: compiles log at WARNING level within the block.
 log_compiles = _ThreadLocalOption("jax_log_compiles")
+# jax.debug_key_reuse: PRNG key reuse is checked within the block.
+debug_key_reuse = _ThreadLocalOption("jax_debug_key_reuse")
 
 
 def trace_context() -> tuple:

@@ -47,6 +47,7 @@ from lamina.interpreters.runtime.executables import (
     compiled_call,
     logger,
 )
+from lamina.interpreters.transformations.key_reuse import check_jitted_call, check_key_reuse_jaxpr
 from lamina.ir import tree_util
 
 __all__ = ["clear_caches", "compiled_call", "jit"]
@@ -157,6 +158,8 @@ class JitWrapped:
 
         start = time.perf_counter()
         closed, _ = trace_to_jaxpr(flat_fun, avals, self._debug)
+        if config.jax_debug_key_reuse:
+            check_key_reuse_jaxpr(closed)
         logger.log(
             _log_level(),
             "Finished tracing + transforming %s for pjit in %.9f sec",
@@ -202,6 +205,8 @@ class JitWrapped:
     def _call_entry(self, entry, leaves) -> list:
         """The flat outputs: run, or staged into the current trace."""
         if runs_eagerly(leaves):
+            if config.jax_debug_key_reuse:
+                return check_jitted_call(entry.closed, leaves, lambda: self._run(entry, leaves))
             return self._run(entry, leaves)
         if self._inline:
             return eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves)

@@ -4,14 +4,19 @@ primitives on keys (``random_seed``, ``random_bits``, ``random_split``,
 ``random_fold_in``, ``random_wrap``, ``random_unwrap``, ``random_clone``), their indexing,
 the structural lax primitives that accept keys, and typed keys from key data.
 
-Tiers, bottom to top: :mod:`.threefry` (the hash and the raw-key operations), :mod:`.rbg`
-(the raw-key operations of ``rbg`` and ``unsafe_rbg``), :mod:`.key_indexing` (NumPy indexing of concrete key arrays), :mod:`.key_types`
-(implementations, the key dtype, ``PRNGKeyArray``), :mod:`.key_primitives`,
-:mod:`.key_structural` (lax's structural primitives on keys) and :mod:`.key_data`.
+Tiers, bottom to top: :mod:`.threefry` (the hash and the raw-key operations),
+:mod:`.rbg` (the raw-key operations of ``rbg`` and ``unsafe_rbg``), :mod:`.key_indexing`
+(NumPy indexing of concrete key arrays), :mod:`.key_types` (implementations, the key
+dtypes, ``PRNGKeyArray``), :mod:`.key_primitives`, :mod:`.key_structural` (lax's
+structural primitives on keys), :mod:`.key_data` and :mod:`.key_reuse` (the key-reuse
+signatures of lax's primitives).
 The samplers of ``jax.random`` are built on these in lamina-random.
 """
 
-from lamina.lax.prng import key_structural  # noqa: F401  (keys through lax's structural ops)
+from lamina.lax.prng import (  # noqa: F401  (registrations: key-reuse signatures, structural ops)
+    key_reuse,
+    key_structural,
+)
 from lamina.lax.prng.key_data import check_key_data, check_prng_key, is_typed_key, wrap_key_data
 from lamina.lax.prng.key_primitives import (
     random_bits,

@@ -193,6 +193,9 @@ class PRNGKeyArray(Array):
     __array_priority__ = 100
     __hash__ = None
     weak_type = False
+    # What the key-reuse checker (jax_debug_key_reuse) has seen consumed: a bool, or a
+    # bool mask over the keys.
+    _consumed = False
 
     def __init__(self, impl: PRNGImpl, base_array):
         self._impl = impl

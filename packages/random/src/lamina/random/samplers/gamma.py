@@ -20,6 +20,7 @@ from lamina.interpreters import (
     def_standard_impl,
     default_backend,
     jit,
+    key_reuse,
     lower_fun,
     vmap,
 )
@@ -179,6 +180,8 @@ def _gamma_batching(axis_data, vals, dims, *, log_space):
 
 random_gamma_p.def_jvp(_gamma_jvp)
 batching.batching_rules[random_gamma_p] = _gamma_batching
+# Drawing gamma samples consumes the keys (for jax_debug_key_reuse).
+key_reuse.key_reuse_signatures[random_gamma_p] = key_reuse.KeyReuseSignature(key_reuse.Sink(0))
 
 
 def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
