@@ -58,6 +58,7 @@ from lamina.interpreters.core.tracing import (
 )
 from lamina.interpreters.jaxprs import calls as calls
 from lamina.interpreters.jaxprs import jaxpr_cache as jaxpr_cache
+from lamina.interpreters.jaxprs import key_reuse as key_reuse
 from lamina.interpreters.jaxprs import lowering as lowering
 from lamina.interpreters.jaxprs import mlir_builders as mlir_builders
 from lamina.interpreters.jaxprs import staging as staging
@@ -143,7 +144,6 @@ from lamina.interpreters.transformations import checkpoint_partial_eval as check
 from lamina.interpreters.transformations import custom_calls as custom_calls
 from lamina.interpreters.transformations import custom_derivatives as custom_derivatives
 from lamina.interpreters.transformations import jacobians as jacobians
-from lamina.interpreters.transformations import key_reuse as key_reuse
 from lamina.interpreters.transformations import partial_eval as partial_eval
 from lamina.interpreters.transformations import reverse as reverse
 from lamina.interpreters.transformations.ad import JVPTrace, JVPTracer, jvp

@@ -30,6 +30,7 @@ from lamina.interpreters.core.tracing import (
 from lamina.interpreters.jaxprs import tokens
 from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr
 from lamina.interpreters.jaxprs.jaxpr_cache import clear_jaxpr_caches
+from lamina.interpreters.jaxprs.key_reuse import check_jitted_call, check_key_reuse_jaxpr
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
 from lamina.interpreters.jit_functions.fastpath import clear_cpp_caches, fast_function
 from lamina.interpreters.jit_functions.jit_args import (
@@ -47,7 +48,6 @@ from lamina.interpreters.runtime.executables import (
     compiled_call,
     logger,
 )
-from lamina.interpreters.transformations.key_reuse import check_jitted_call, check_key_reuse_jaxpr
 from lamina.ir import tree_util
 
 __all__ = ["clear_caches", "compiled_call", "jit"]

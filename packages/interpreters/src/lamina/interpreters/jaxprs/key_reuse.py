@@ -10,9 +10,9 @@ consumed twice on the way raises :class:`KeyReuseError`. Concrete key arrays car
 primitives and eager calls of jitted functions refuse consumed keys where their
 signature sinks them, and mark what they consumed.
 
-Signatures live in ``key_reuse_signatures``: layers register those of their primitives
-(lax its key and structural primitives); this module registers ``jit``, ``checkpoint``
-and ``device_put``.
+Signatures live in ``key_reuse_signatures``, registered beside the primitives (lax's
+key, structural and control-flow primitives in ``lamina.lax.prng.key_reuse``); this
+module registers ``jit``'s.
 """
 
 from __future__ import annotations
@@ -27,9 +27,6 @@ from lamina.interpreters.core import tracing
 from lamina.interpreters.core.errors import KeyReuseError
 from lamina.interpreters.jaxprs.calls import jit_p
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
-from lamina.interpreters.runtime.device_put_primitive import device_put_p
-from lamina.interpreters.runtime.extended import is_extended_value
-from lamina.interpreters.transformations.checkpoint import checkpoint_p
 from lamina.ir import Literal, dtypes, tree_util
 
 __all__ = [
@@ -190,7 +187,8 @@ def _is_key_aval(aval) -> bool:
 
 
 def _is_key_value(x) -> bool:
-    return is_extended_value(x) and hasattr(x, "_consumed")
+    # Concrete key arrays carry ``_consumed``.
+    return hasattr(type(x), "_consumed")
 
 
 def _unknown_signature(eqn) -> KeyReuseSignature:
@@ -343,27 +341,9 @@ def check_jitted_call(closed, leaves, run):
 tracing.set_key_reuse_hook(call_with_key_reuse_checks)
 
 
-# ---------------------------------------------------------------- signatures of calls
-
-
 @dynamic_key_reuse_signature
 def _jit_signature(eqn):
     return jaxpr_type_signature(eqn.params["jaxpr"])
 
 
-@dynamic_key_reuse_signature
-def _checkpoint_signature(eqn):
-    # The differentiated pass consumes only what the forward pass did.
-    if eqn.params.get("differentiated"):
-        return KeyReuseSignature()
-    return jaxpr_type_signature(eqn.params["jaxpr"])
-
-
-@dynamic_key_reuse_signature
-def _device_put_signature(eqn):
-    return KeyReuseSignature(*(Forward(i, i) for i in range(len(eqn.invars))))
-
-
 key_reuse_signatures[jit_p] = _jit_signature
-key_reuse_signatures[checkpoint_p] = _checkpoint_signature
-key_reuse_signatures[device_put_p] = _device_put_signature
