@@ -40,6 +40,7 @@ __all__ = [
     "check_key_reuse",
     "check_key_reuse_jaxpr",
     "dynamic_key_reuse_signature",
+    "function_type_signature",
     "jaxpr_type_signature",
     "key_reuse_signatures",
 ]
