@@ -91,6 +91,7 @@ from lamina.interpreters.jaxprs import calls as calls
 from lamina.interpreters.jaxprs import discharge as discharge
 from lamina.interpreters.jaxprs import host_callbacks as host_callbacks
 from lamina.interpreters.jaxprs import jaxpr_cache as jaxpr_cache
+from lamina.interpreters.jaxprs import key_reuse as key_reuse
 from lamina.interpreters.jaxprs import lowering as lowering
 from lamina.interpreters.jaxprs import mlir_builders as mlir_builders
 from lamina.interpreters.jaxprs import staging as staging

@@ -1,14 +1,16 @@
 """The key functions of ``jax.random``: ``key``, ``PRNGKey``, ``split``, ``fold_in``,
 ``bits``, ``key_data``, ``key_impl``, ``clone`` (``wrap_key_data`` and ``key_dtype`` are
 lax's), and :func:`split_keys`, the samplers' way to split a key. Every function accepts
-typed key arrays and legacy raw keys (``uint32[2]`` arrays, what ``PRNGKey`` returns);
-functions returning keys return the kind they were given."""
+typed key arrays and legacy raw keys (``uint32`` key data, what ``PRNGKey`` returns, in
+the default implementation); functions returning keys return the kind they were given,
+or typed keys under the option ``jax_enable_custom_prng``."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from lamina import lax
+from lamina.interpreters import config
 from lamina.ir import dtypes
 from lamina.random.arguments import canonicalize_shape
 
@@ -26,7 +28,9 @@ __all__ = [
 
 
 def _return_keys(typed: bool, keys):
-    return keys if typed else lax.random_unwrap(keys)
+    if typed or config.jax_enable_custom_prng:
+        return keys
+    return lax.random_unwrap(keys)
 
 
 def _key(ctor_name: str, seed, impl_spec):
@@ -48,7 +52,8 @@ def _key(ctor_name: str, seed, impl_spec):
 
 
 def key(seed, *, impl=None, dtype=None):
-    """A typed PRNG key (dtype ``key<fry>``, shape ``()``) made from an integer seed."""
+    """A typed PRNG key (shape ``()``, dtype ``key<fry>`` for the default Threefry) made
+    from an integer seed."""
     if dtype is not None:
         if impl is not None:
             raise ValueError("Cannot specify both `impl` and `dtype` arguments to jax.random.key")
@@ -57,8 +62,9 @@ def key(seed, *, impl=None, dtype=None):
 
 
 def PRNGKey(seed, *, impl=None):
-    """A legacy raw PRNG key: the ``uint32[2]`` data of ``key(seed)``."""
-    return lax.random_unwrap(_key("PRNGKey", seed, impl))
+    """A legacy raw PRNG key: the ``uint32`` data of ``key(seed)`` (the typed key
+    itself under ``jax_enable_custom_prng``)."""
+    return _return_keys(False, _key("PRNGKey", seed, impl))
 
 
 def fold_in(key, data):
@@ -106,18 +112,15 @@ def bits(key, shape=(), dtype=None, *, out_sharding=None):
 
 
 def key_data(keys):
-    """The ``uint32[..., 2]`` data under keys (typed, or raw ones wrapped first)."""
+    """The ``uint32`` data under keys (typed, or raw ones wrapped first)."""
     typed_keys, _ = lax.check_prng_key("key_data", keys, allow_batched=True)
     return lax.random_unwrap(typed_keys)
 
 
 def key_impl(keys):
     """The name of the PRNG implementation of ``keys``."""
-    if lax.is_typed_key(keys):
-        impl = keys.dtype.impl
-    else:
-        lax.check_prng_key("key_impl", keys, allow_batched=True)
-        impl = lax.THREEFRY
+    typed_keys, _ = lax.check_prng_key("key_impl", keys, allow_batched=True)
+    impl = typed_keys.dtype.impl
     return impl.name if impl.name in lax.PRNG_IMPLS else lax.PRNGSpec(impl)
 
 

@@ -19,6 +19,9 @@ layers fill: ``array_methods["__add__"] = lambda x, y: ...``.
 
 :func:`shaped_abstractify` gives the abstract value of anything a trace may be handed:
 a tracer's ``aval``, or the shape, canonical dtype and weak type of a concrete value.
+
+With ``jax_debug_key_reuse`` on, the eval trace runs impl rules through the key-reuse
+checker, which installs itself with :func:`set_key_reuse_hook`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina.interpreters.core.config import debug_key_reuse
 from lamina.interpreters.core.errors import (
     ConcretizationTypeError,
     TracerArrayConversionError,
@@ -58,6 +62,7 @@ __all__ = [
     "ref_methods",
     "runs_eagerly",
     "set_current_trace",
+    "set_key_reuse_hook",
     "shaped_abstractify",
     "take_current_trace",
     "typeof",
@@ -108,6 +113,8 @@ class EvalTrace(Trace):
             if isinstance(x, Tracer):
                 return _bind_traced(primitive, args, params, x)
         rule = impl_rules[primitive]
+        if _key_reuse_hook is not None and _debug_key_reuse.value:
+            rule = _checked_rule(primitive, rule)
         # Impl rules may bind primitives themselves; those run eagerly too. Entering the
         # context costs microseconds, so the common case (already current) skips it.
         if _current_trace.get() is self:
@@ -124,6 +131,23 @@ class _NoTrace(Trace):
             f"primitive '{primitive.name}' was bound inside take_current_trace(); "
             "set a trace current first"
         )
+
+
+# hook(primitive, rule, args, params): the key-reuse checker's run of an impl rule.
+_key_reuse_hook = None
+_debug_key_reuse = debug_key_reuse
+
+
+def set_key_reuse_hook(hook) -> None:
+    global _key_reuse_hook
+    _key_reuse_hook = hook
+
+
+def _checked_rule(primitive, rule):
+    def checked(*args, **params):
+        return _key_reuse_hook(primitive, rule, args, params)
+
+    return checked
 
 
 eval_trace = EvalTrace()
@@ -206,6 +230,8 @@ def bind(primitive, args, params):
         for x in args:
             if isinstance(x, Tracer):
                 return _bind_traced(primitive, args, params, x)
+        if _key_reuse_hook is not None and _debug_key_reuse.value:
+            return _key_reuse_hook(primitive, impl_rules[primitive], args, params)
         return impl_rules[primitive](*args, **params)
     return trace.process_primitive(primitive, args, params)
 

@@ -92,7 +92,7 @@ def fast_function(jitted: JitWrapped):
         if config.jax_disable_jit:
             return jitted._fun(*args, **kwargs), None, False
         entry, leaves = jitted._lookup(args, kwargs)
-        if not runs_eagerly(leaves):
+        if not runs_eagerly(leaves) or config.jax_debug_key_reuse:
             return (
                 tree_util.tree_unflatten(entry.out_tree, jitted._call_entry(entry, leaves)),
                 None,

@@ -31,6 +31,7 @@ from lamina.interpreters.core.tracing import (
 from lamina.interpreters.jaxprs import tokens
 from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr
 from lamina.interpreters.jaxprs.jaxpr_cache import clear_jaxpr_caches
+from lamina.interpreters.jaxprs.key_reuse import check_jitted_call, check_key_reuse_jaxpr
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
 from lamina.interpreters.jit_functions.cache_miss import explain_cache_miss
 from lamina.interpreters.jit_functions.fastpath import clear_cpp_caches, fast_function
@@ -177,6 +178,8 @@ class JitWrapped:
             arg_names = leaf_names(self._fun, dyn_args, dyn_kwargs)
         with compile_step(JAXPR_TRACE_EVENT, self._name):
             closed, _ = trace_to_jaxpr(flat_fun, avals, self._debug, arg_names=arg_names)
+        if config.jax_debug_key_reuse:
+            check_key_reuse_jaxpr(closed)
         logger.log(
             _log_level(),
             "Finished tracing + transforming %s for pjit in %.9f sec",
@@ -222,6 +225,8 @@ class JitWrapped:
     def _call_entry(self, entry, leaves) -> list:
         """The flat outputs: run, or staged into the current trace."""
         if runs_eagerly(leaves):
+            if config.jax_debug_key_reuse:
+                return check_jitted_call(entry.closed, leaves, lambda: self._run(entry, leaves))
             return self._run(entry, leaves)
         if self._inline:
             return eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from jaxlib import xla_client
 
 from lamina.interpreters.core.tangents import Zero
+from lamina.interpreters.jaxprs import key_reuse
 from lamina.ir import Primitive
 
 __all__ = ["device_put_p", "traced_device_put"]
@@ -23,6 +24,12 @@ ALWAYS_COPY = xla_client.ArrayCopySemantics.ALWAYS_COPY
 
 device_put_p = Primitive("device_put")
 device_put_p.multiple_results = True
+# Keys pass through (for jax_debug_key_reuse).
+key_reuse.key_reuse_signatures[device_put_p] = key_reuse.dynamic_key_reuse_signature(
+    lambda eqn: key_reuse.KeyReuseSignature(
+        *(key_reuse.Forward(i, i) for i in range(len(eqn.invars)))
+    )
+)
 
 
 def _jvp(primals, tangents, *, devices, srcs, copy_semantics):

@@ -26,7 +26,7 @@ from typing import Any
 
 from jaxlib import _jax, xla_client
 
-from lamina.interpreters.core.config import config
+from lamina.interpreters.core.config import config, trace_context
 from lamina.interpreters.core.monitoring import (
     JAXPR_TO_MLIR_MODULE_EVENT,
     JAXPR_TRACE_EVENT,
@@ -146,10 +146,11 @@ def _one_equation_jaxpr(primitive: Primitive, in_avals, params) -> ClosedJaxpr:
 
 def primitive_executable(primitive: Primitive, in_avals, params: dict, device=None):
     """The ``CompiledModule`` computing ``primitive`` on inputs of types ``in_avals``
-    on ``device`` (None: the default device); compiled once and cached."""
+    on ``device`` (None: the default device); compiled once per configuration that
+    lowerings may read (``trace_context()``) and cached."""
     if device is None:
         device = backend.default_device()
-    key = (primitive, _params_key(params), tuple(in_avals), device)
+    key = (primitive, _params_key(params), tuple(in_avals), device, trace_context())
     compiled = _cache.get(key)
     if compiled is None:
         compiled = _compile(key, primitive, in_avals, params, device)
@@ -277,7 +278,7 @@ def apply_extended(primitive: Primitive, args, params):
         if data._committed:
             device = _committed_device(device, data)
     avals = tuple(x.aval for x in args)
-    key = (primitive, _params_key(params), avals, device)
+    key = (primitive, _params_key(params), avals, device, trace_context())
     call = _extended_calls.get(key)
     if call is None:
         compiled = primitive_executable(primitive, avals, params, device)

@@ -27,6 +27,7 @@ import functools
 from lamina.interpreters.core.errors import ConcretizationTypeError
 from lamina.interpreters.core.tangents import Zero
 from lamina.interpreters.core.tracing import set_current_trace, shaped_abstractify
+from lamina.interpreters.jaxprs import key_reuse
 from lamina.interpreters.jaxprs.calls import eval_jaxpr
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr_body
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
@@ -59,6 +60,17 @@ __all__ = [
 checkpoint_p = Primitive("checkpoint")
 checkpoint_p.multiple_results = True
 declare_param(checkpoint_p, "jaxpr", Jaxpr)  # printed Jaxprs parse back to open ones
+
+
+@key_reuse.dynamic_key_reuse_signature
+def _key_reuse_signature(eqn):
+    # The differentiated pass consumes only keys the forward pass consumed.
+    if eqn.params["differentiated"]:
+        return key_reuse.KeyReuseSignature()
+    return key_reuse.jaxpr_type_signature(eqn.params["jaxpr"])
+
+
+key_reuse.key_reuse_signatures[checkpoint_p] = _key_reuse_signature
 
 
 # --------------------------------------------------------------------------- the API

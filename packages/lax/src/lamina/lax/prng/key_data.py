@@ -1,16 +1,19 @@
-"""Typed keys from key data: the checks of raw ``uint32[..., 2]`` key data,
+"""Typed keys from key data: the checks of raw ``uint32[..., *key_shape]`` key data,
 ``wrap_key_data`` (``jax.random.wrap_key_data``) and :func:`check_prng_key`, which
 turns the typed or legacy raw key a function of ``jax.random`` is given into a typed
-key, wrapping raw data with ``random_wrap`` as JAX does."""
+key, wrapping raw data with ``random_wrap`` in the default implementation as JAX does
+(warning or failing as the option ``jax_legacy_prng_key`` says)."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from lamina.interpreters import Array
+from lamina.interpreters import Array, config
 from lamina.ir import ShapedArray
 from lamina.lax.prng.key_primitives import random_wrap
-from lamina.lax.prng.key_types import THREEFRY, KeyTy, PRNGImpl, resolve_prng_impl
+from lamina.lax.prng.key_types import KeyTy, PRNGImpl, default_prng_impl, resolve_prng_impl
 
 __all__ = ["check_key_data", "check_prng_key", "is_typed_key", "wrap_key_data"]
 
@@ -52,14 +55,16 @@ def _as_array(x):
 
 
 def check_prng_key(name: str, key, *, allow_batched: bool = False):
-    """``(typed key, was_typed)`` for a typed or raw key ``key``: raw ``uint32[..., 2]``
-    data is wrapped (``random_wrap``), as JAX does."""
+    """``(typed key, was_typed)`` for a typed or raw key ``key``: raw key data is
+    wrapped (``random_wrap``) in the default implementation, as JAX does."""
     if is_typed_key(key):
         typed_key, typed = key, True
     elif isinstance(key, (Array, np.ndarray, np.generic, int, float, bool, complex)):
         data = _as_array(key)
-        check_key_data(THREEFRY, data)
-        typed_key, typed = random_wrap(data, THREEFRY), False
+        impl = default_prng_impl()
+        check_key_data(impl, data)
+        typed_key, typed = random_wrap(data, impl), False
+        _check_legacy_key_allowed()
     else:
         raise TypeError(f"unexpected PRNG key type {type(key)}")
     if not allow_batched and typed_key.ndim:
@@ -70,8 +75,30 @@ def check_prng_key(name: str, key, *, allow_batched: bool = False):
     return typed_key, typed
 
 
+_LEGACY_KEY_MESSAGE = (
+    "Legacy uint32 key array passed as key to jax.random function. Please create keys "
+    "using jax.random.key(). If use of a raw key array was intended, set "
+    'jax_legacy_prng_key="allow".'
+)
+
+
+def _check_legacy_key_allowed() -> None:
+    mode = config.jax_legacy_prng_key
+    if mode == "error":
+        raise ValueError(_LEGACY_KEY_MESSAGE)
+    if mode == "warn":
+        warnings.warn(_LEGACY_KEY_MESSAGE, stacklevel=4)
+    elif config.jax_enable_custom_prng:
+        warnings.warn(
+            "Raw arrays as random keys to jax.random functions are deprecated. Assuming "
+            "valid threefry2x32 key for now.",
+            FutureWarning,
+            stacklevel=4,
+        )
+
+
 def wrap_key_data(key_bits_array, *, impl=None, dtype=None):
-    """Typed keys overlaying ``key_bits_array`` (``uint32[..., 2]``)."""
+    """Typed keys overlaying ``key_bits_array`` (``uint32[..., *key_shape]``)."""
     if dtype is not None:
         if impl is not None:
             raise ValueError(

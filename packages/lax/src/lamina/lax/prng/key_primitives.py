@@ -1,18 +1,22 @@
-"""The primitives on typed PRNG keys (dtype ``key<fry>``), as JAX 0.10.2 has them:
+"""The primitives on typed PRNG keys (dtypes ``key<fry>``, ``key<rbg>``, ...), as JAX
+0.10.2 has them:
 
 =====================================  ============================================
 ``random_seed[impl] seeds``            integer seeds -> keys of the same shape
 ``random_bits[bit_width shape] keys``  ``uint{bit_width}[*keys.shape, *shape]``
 ``random_split[shape] keys``           ``key[*keys.shape, *shape]``
 ``random_fold_in keys msgs``           keys with ``uint32`` data folded in
-``random_wrap[impl] data``             ``uint32[..., 2]`` key data -> keys
-``random_unwrap keys``                 keys -> their ``uint32[..., 2]`` data
+``random_wrap[impl] data``             ``uint32[..., *key_shape]`` data -> keys
+``random_unwrap keys``                 keys -> their ``uint32[..., *key_shape]`` data
 ``random_clone keys``                  the same keys (for JAX's key-reuse checker)
 =====================================  ============================================
 
-Each acts on every key of its operand: lowered as the Threefry operations of
-:mod:`.threefry` on one key's physical data (``uint32[2]``), mapped over the key
-array's shape. Outputs are integers or keys, so their tangents are zero (``float0``).
+Each acts on every key of its operand: lowered as the operation of the keys'
+implementation (:class:`.key_types.PRNGImpl`) on one key's physical data, mapped with
+``vmap`` over the key array's shape, as JAX maps it (a scalar operand beside a key array
+is not mapped; that matters for the implementations built on ``rng_bit_generator``,
+whose batching draws for the whole batch from the first key). Outputs are integers or
+keys, so their tangents are zero (``float0``).
 """
 
 from __future__ import annotations
@@ -30,10 +34,8 @@ from lamina.interpreters import (
     vmap,
 )
 from lamina.ir import Primitive, ShapedArray, dtypes, physical_aval
-from lamina.lax.base.filling import broadcast_shapes
 from lamina.lax.base.operands import aval_of, broadcasting_shape
-from lamina.lax.base.primitives import broadcast_in_dim
-from lamina.lax.prng import threefry
+from lamina.lax.base.reshaping import squeeze
 from lamina.lax.prng.key_types import KeyTy, PRNGKeyArray
 
 __all__ = [
@@ -57,31 +59,23 @@ _U32 = np.dtype(np.uint32)
 
 
 def _key_primitive(name: str, abstract_eval, lower_one, impl=None) -> Primitive:
-    """A primitive on key arrays. ``lower_one(*physical operands, **params)`` computes
-    it for operands of one element each (key data ``uint32[2]``, a scalar seed); it is
-    mapped over the operands' (broadcast) logical shape. ``lower_one=None``: the
-    primitive is the identity on physical data."""
+    """A primitive on key arrays. ``lower_one(impl, *physical operands, **params)``
+    computes it for operands of one element each (one key's data, a scalar seed) with
+    the PRNG implementation ``impl``; it is mapped over the operands' logical shapes.
+    ``lower_one=None``: the primitive is the identity on physical data."""
     prim = Primitive(name)
     prim.def_abstract_eval(abstract_eval)
 
     def lowering(ctx, *args, **params):
         if lower_one is None:
             return list(args)
-        batch_shape = broadcast_shapes(*(a.shape for a in ctx.avals_in))
+        prng_impl = params.get("impl") or ctx.avals_in[0].dtype.impl
 
         def per_key(*xs):
-            return [lower_one(*xs, **params)]
+            return [lower_one(prng_impl, *xs, **params)]
 
-        def mapped(*xs):
-            xs = [
-                _broadcast_physical(x, a, batch_shape)
-                for x, a in zip(xs, ctx.avals_in, strict=True)
-            ]
-            fun = per_key
-            for _ in batch_shape:
-                fun = vmap(fun)
-            return fun(*xs)
-
+        shapes = [a.shape for a in ctx.avals_in]
+        mapped = _map_over_keys(per_key, *shapes)
         return lower_on_physical(ctx, mapped, *args, name=f"{name} lowering")
 
     prim.def_lowering(lowering)
@@ -95,16 +89,33 @@ def _key_primitive(name: str, abstract_eval, lower_one, impl=None) -> Primitive:
     return prim
 
 
-def _broadcast_physical(x, logical_aval, batch_shape):
-    """The physical data ``x`` of ``logical_aval`` broadcast to ``batch_shape`` (its
-    element dimensions kept last)."""
-    if tuple(logical_aval.shape) == tuple(batch_shape):
-        return x
-    shape = aval_of(x).shape
-    element = shape[logical_aval.ndim :]
-    out_ndim = len(batch_shape) + len(element)
-    dims = tuple(range(out_ndim - len(shape), out_ndim))
-    return broadcast_in_dim(x, (*batch_shape, *element), dims)
+def _map_over_keys(fun, *shapes):
+    """``fun`` of one element per operand, mapped over operands of logical ``shapes``
+    (one, or two broadcasting ones): a scalar operand beside an array is not mapped, and
+    along an axis of size 1 in one operand only the other is mapped."""
+    if len(shapes) == 1 or not shapes[1]:
+        for _ in shapes[0]:
+            fun = vmap(fun) if len(shapes) == 1 else vmap(fun, in_axes=(0, None))
+        return fun
+    if not shapes[0]:
+        for _ in shapes[1]:
+            fun = vmap(fun, in_axes=(None, 0))
+        return fun
+    for size1, size2 in reversed(list(zip(*shapes, strict=True))):
+        fun = vmap(fun) if size1 == size2 else _unmap_singleton(fun, left=size1 == 1)
+    return fun
+
+
+def _unmap_singleton(fun, left: bool):
+    """``fun`` mapped over the leading axis of one operand, the other's size-1 leading
+    axis dropped (the left one's if ``left``)."""
+
+    def mapped(x, y):
+        if left:
+            return vmap(fun, in_axes=(None, 0))(squeeze(x, (0,)), y)
+        return vmap(fun, in_axes=(0, None))(x, squeeze(y, (0,)))
+
+    return mapped
 
 
 def _key_impl_of(aval, name: str):
@@ -134,7 +145,7 @@ def _seed_abstract_eval(seeds, *, impl):
 
 
 random_seed_p = _key_primitive(
-    "random_seed", _seed_abstract_eval, lambda seed, *, impl: threefry.raw_seed(seed)
+    "random_seed", _seed_abstract_eval, lambda prng, seed, *, impl: prng.seed(seed)
 )
 batching.defvectorized(random_seed_p)
 
@@ -156,7 +167,7 @@ def _bits_abstract_eval(keys, *, bit_width, shape):
 random_bits_p = _key_primitive(
     "random_bits",
     _bits_abstract_eval,
-    lambda key, *, bit_width, shape: threefry.raw_random_bits(key, bit_width, shape),
+    lambda prng, key, *, bit_width, shape: prng.random_bits(key, bit_width, shape),
 )
 _keys_first_rule(random_bits_p)
 
@@ -175,7 +186,7 @@ def _split_abstract_eval(keys, *, shape):
 
 
 random_split_p = _key_primitive(
-    "random_split", _split_abstract_eval, lambda key, *, shape: threefry.raw_split(key, shape)
+    "random_split", _split_abstract_eval, lambda prng, key, *, shape: prng.split(key, shape)
 )
 _keys_first_rule(random_split_p)
 
@@ -197,7 +208,7 @@ def _fold_in_abstract_eval(keys, msgs):
 
 
 random_fold_in_p = _key_primitive(
-    "random_fold_in", _fold_in_abstract_eval, lambda key, msg: threefry.raw_fold_in(key, msg)
+    "random_fold_in", _fold_in_abstract_eval, lambda prng, key, msg: prng.fold_in(key, msg)
 )
 batching.defbroadcasting(random_fold_in_p)
 

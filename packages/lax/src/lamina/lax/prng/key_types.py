@@ -1,11 +1,11 @@
-"""PRNG key types: the implementation record (:class:`PRNGImpl`, Threefry the only one),
-the key dtype ``key<fry>`` (:class:`KeyTy`, an extended dtype) and typed key arrays
-(:class:`PRNGKeyArray`).
+"""PRNG key types: the implementation record (:class:`PRNGImpl`: Threefry, ``rbg`` and
+``unsafe_rbg``), the key dtypes ``key<fry>``, ``key<rbg>``, ``key<urbg>`` (:class:`KeyTy`,
+an extended dtype) and typed key arrays (:class:`PRNGKeyArray`).
 
-A typed key array is an array of the extended dtype ``key<fry>`` overlaying
-``uint32[..., 2]`` key data (its physical data; see :func:`lamina.interpreters.physical_value`).
-Transformations see one value of type ``key<fry>[...]``; lowering and execution see
-the data.
+A typed key array is an array of an extended dtype such as ``key<fry>`` overlaying
+``uint32[..., *impl.key_shape]`` key data (its physical data; see
+:func:`lamina.interpreters.physical_value`). Transformations see one value of type
+``key<fry>[...]``; lowering and execution see the data.
 """
 
 from __future__ import annotations
@@ -13,20 +13,24 @@ from __future__ import annotations
 import functools
 import math
 import operator
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
 
-from lamina.interpreters import Array, tracing
+from lamina.interpreters import Array, config, tracing
 from lamina.ir import ExtendedDType, ShapedArray, prng_key, register_extended_dtype
 from lamina.lax.base.primitives import copy_p, reshape, transpose
 from lamina.lax.base.reshaping import squeeze
 from lamina.lax.operators import OPERATORS
+from lamina.lax.prng import rbg, threefry
 from lamina.lax.prng.key_indexing import index_keys
 
 __all__ = [
     "PRNG_IMPLS",
+    "RBG",
     "THREEFRY",
+    "UNSAFE_RBG",
     "KeyTy",
     "PRNGImpl",
     "PRNGKeyArray",
@@ -38,25 +42,54 @@ __all__ = [
 
 
 class PRNGImpl(NamedTuple):
-    """A PRNG implementation: the shape of its key data and its name and tag."""
+    """A PRNG implementation: the shape of its ``uint32`` key data, the functions on one
+    key's data (``seed(seed)``, ``split(key, shape)``, ``random_bits(key, bit_width,
+    shape)``, ``fold_in(key, data)``), and its name and tag."""
 
     key_shape: tuple[int, ...]
-    name: str
-    tag: str
+    seed: Callable
+    split: Callable
+    random_bits: Callable
+    fold_in: Callable
+    name: str = "<unnamed>"
+    tag: str = "?"
+
+    def __hash__(self) -> int:
+        return hash(self.tag)
 
     def __str__(self) -> str:
         return self.tag
 
 
-THREEFRY = PRNGImpl(key_shape=(2,), name="threefry2x32", tag="fry")
+THREEFRY = PRNGImpl(
+    (2,), threefry.raw_seed, threefry.raw_split, threefry.raw_random_bits,
+    threefry.raw_fold_in, name="threefry2x32", tag="fry",
+)  # fmt: skip
+RBG = PRNGImpl(
+    (4,), rbg.rbg_seed, rbg.rbg_split, rbg.rbg_random_bits, rbg.rbg_fold_in,
+    name="rbg", tag="rbg",
+)  # fmt: skip
+UNSAFE_RBG = PRNGImpl(
+    (4,), rbg.rbg_seed, rbg.unsafe_rbg_split, rbg.rbg_random_bits, rbg.unsafe_rbg_fold_in,
+    name="unsafe_rbg", tag="urbg",
+)  # fmt: skip
 # The implementations by name (what ``key_impl`` names rather than describes).
-PRNG_IMPLS = {THREEFRY.name: THREEFRY}
-# What JAX 0.10.2 registers; lamina implements the default one.
-_JAX_IMPL_NAMES = ("philox2x32", "philox4x32", "threefry2x32", "rbg", "unsafe_rbg", "threefry4x32")
+PRNG_IMPLS = {impl.name: impl for impl in (THREEFRY, RBG, UNSAFE_RBG)}
+# What JAX 0.10.2 registers; lamina implements the three above.
+_JAX_IMPL_NAMES = ("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32")
+
+
+def _not_available(name: str) -> ValueError:
+    names = ", ".join(f'"{n}"' for n in PRNG_IMPLS)
+    return ValueError(f'PRNG implementation "{name}" is not available in lamina; only {names} are.')
 
 
 def default_prng_impl() -> PRNGImpl:
-    return THREEFRY
+    """The implementation named by the option ``jax_default_prng_impl``."""
+    name = config.jax_default_prng_impl
+    if name not in PRNG_IMPLS:
+        raise _not_available(name)
+    return PRNG_IMPLS[name]
 
 
 class PRNGSpec:
@@ -116,7 +149,7 @@ class KeyTy(ExtendedDType):
         return hash((KeyTy, self._impl))
 
 
-_key_dtypes = {THREEFRY: register_extended_dtype(KeyTy(THREEFRY))}
+_key_dtypes = {impl: register_extended_dtype(KeyTy(impl)) for impl in PRNG_IMPLS.values()}
 
 
 def resolve_prng_impl(spec) -> PRNGImpl:
@@ -132,10 +165,7 @@ def resolve_prng_impl(spec) -> PRNGImpl:
         if spec in PRNG_IMPLS:
             return PRNG_IMPLS[spec]
         if spec in _JAX_IMPL_NAMES:
-            raise ValueError(
-                f'PRNG implementation "{spec}" is not available in lamina; only '
-                '"threefry2x32" (the default) is implemented.'
-            )
+            raise _not_available(spec)
         names = ", ".join(f'"{s}"' for s in _JAX_IMPL_NAMES)
         raise ValueError(
             f'unrecognized PRNG implementation "{spec}". Did you mean one of: {names}?'
@@ -144,7 +174,8 @@ def resolve_prng_impl(spec) -> PRNGImpl:
 
 
 def key_dtype(impl_spec=None) -> KeyTy:
-    """The dtype of typed keys of the implementation ``impl_spec`` (default: Threefry)."""
+    """The dtype of typed keys of the implementation ``impl_spec`` (default: the
+    default implementation)."""
     return KeyTy(resolve_prng_impl(impl_spec))
 
 
@@ -152,16 +183,19 @@ def key_dtype(impl_spec=None) -> KeyTy:
 
 
 class PRNGKeyArray(Array):
-    """A concrete array of PRNG keys (dtype ``key<fry>``): one array of an extended
-    dtype, whose physical data ``_base_array`` is ``uint32[*shape, 2]``.
+    """A concrete array of PRNG keys (dtype ``key<fry>``, say): one array of an extended
+    dtype, whose physical data ``_base_array`` is ``uint32[*shape, *impl.key_shape]``.
 
     It is one value to ``jit``, ``vmap``, ``grad`` and every other transformation
-    (not a pytree of its data); inside them keys are tracers of type ``key<fry>[...]``.
+    (not a pytree of its data); inside them keys are tracers of type ``key<...>[...]``.
     """
 
     __array_priority__ = 100
     __hash__ = None
     weak_type = False
+    # What the key-reuse checker (jax_debug_key_reuse) has seen consumed: a bool, or a
+    # bool mask over the keys.
+    _consumed = False
 
     def __init__(self, impl: PRNGImpl, base_array):
         self._impl = impl

@@ -4,9 +4,12 @@
 lowered as a loop-free sequence of StableHLO integer ops). ``iota_2x32_shape_p`` gives
 the 64-bit row-major index of every element of a shape as two ``uint32`` words. On top
 of them: seeding, splitting, folding in data and drawing bits from a raw ``uint32[2]``
-key, following JAX 0.10.2's "partitionable" Threefry scheme (its default), so that the
-bits are the same as JAX's for the same key. These are what the typed-key primitives
-(``random_seed``, ``random_split``, ... in :mod:`.key_primitives`) lower to, per key.
+key, following JAX 0.10.2's two Threefry schemes, chosen by the option
+``jax_threefry_partitionable``: the "partitionable" one (the default), which hashes each
+element's 64-bit index, and the original one, which hashes a flat ``uint32`` count; the
+bits are the same as JAX's for the same key. These are what the Threefry implementation
+of typed keys (``random_seed``, ``random_split``, ... in :mod:`.key_primitives`) lowers
+to, per key.
 """
 
 from __future__ import annotations
@@ -15,14 +18,17 @@ import math
 
 import numpy as np
 
-from lamina.interpreters import ad, batching
+from lamina.interpreters import ad, batching, config, vmap
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of, broadcasting_shape, standard_primitive
 from lamina.lax.base.primitives import (
+    bitwise_and,
     bitwise_or,
     bitwise_xor,
+    broadcast_in_dim,
     convert_element_type,
+    iota,
     reshape,
     shift_left,
     shift_right_logical,
@@ -33,6 +39,7 @@ __all__ = [
     "iota_2x32_shape",
     "iota_2x32_shape_p",
     "key_words",
+    "partitionable",
     "raw_fold_in",
     "raw_random_bits",
     "raw_seed",
@@ -168,13 +175,31 @@ def raw_seed(seed):
     return concatenate([expand_dims(high, (0,)), expand_dims(low, (0,))], 0)
 
 
+def partitionable() -> bool:
+    """Whether Threefry keys split and draw bits by the partitionable scheme."""
+    return bool(config.jax_threefry_partitionable)
+
+
 def raw_split(key, shape):
-    """``uint32[*shape, 2]``: new keys, each the hash of its index under ``key``."""
+    """``uint32[*shape, 2]``: new keys from ``key``, by the scheme in effect."""
+    if partitionable():
+        return _split_by_index(key, shape)
+    return _split_by_count(key, shape)
+
+
+def _split_by_index(key, shape):
+    # Each new key is the hash of its index under ``key``.
     k1, k2 = key_words(key)
     hi, lo = iota_2x32_shape(shape)
     b1, b2 = threefry2x32_p.bind(k1, k2, hi, lo)
     n = len(shape)
     return concatenate([expand_dims(b1, (n,)), expand_dims(b2, (n,))], n)
+
+
+def _split_by_count(key, shape):
+    # The new keys are the hash of the counts 0 .. 2n-1, two words each.
+    num = math.prod(shape)
+    return reshape(threefry_2x32(key_words(key), iota(_U32, num * 2)), (*shape, 2))
 
 
 def raw_fold_in(key, data):
@@ -183,8 +208,14 @@ def raw_fold_in(key, data):
 
 
 def raw_random_bits(key, bit_width: int, shape):
-    """Unsigned integers of ``bit_width`` bits and ``shape``: the hash of each element's
-    index, its two words xor-ed (or concatenated for 64 bits)."""
+    """Unsigned integers of ``bit_width`` bits and ``shape``, by the scheme in effect."""
+    if partitionable():
+        return _bits_by_index(key, bit_width, shape)
+    return _bits_by_count(key, bit_width, shape)
+
+
+def _bits_by_index(key, bit_width: int, shape):
+    # The hash of each element's index, its two words xor-ed (or joined for 64 bits).
     if math.prod(shape) > 2**64:
         raise NotImplementedError("random bits array of size exceeding 2 ** 64")
     k1, k2 = key_words(key)
@@ -196,3 +227,42 @@ def raw_random_bits(key, bit_width: int, shape):
         return bitwise_or(shift_left(high, np.array(32, dtype)), convert_element_type(b2, dtype))
     bits = bitwise_xor(b1, b2)
     return bits if bit_width == 32 else convert_element_type(bits, dtype)
+
+
+_MAX_COUNT = 2**32 - 1  # counts hashed under one key
+
+
+def _bits_by_count(key, bit_width: int, shape):
+    # Enough 32-bit words (the hash of the counts 0, 1, ...) to hold the bits, cut
+    # into ``bit_width``-bit values as a little-endian machine would; past 2**32 - 1
+    # words, each block of words is hashed under its own split key.
+    size = math.prod(shape)
+    words = -(-bit_width * size // 32)
+    blocks, rest = divmod(words, _MAX_COUNT)
+    if not blocks:
+        bits = threefry_2x32(key_words(key), iota(_U32, rest))
+    else:
+        keys = _split_by_count(key, (blocks + 1,))
+        full = vmap(lambda k: threefry_2x32(key_words(k), iota(_U32, _MAX_COUNT)))(
+            slice_in_dim(keys, 0, blocks)
+        )
+        last_key = squeeze(slice_in_dim(keys, blocks, blocks + 1), (0,))
+        last = threefry_2x32(key_words(last_key), iota(_U32, rest))
+        bits = concatenate([reshape(full, (blocks * _MAX_COUNT,)), last], 0)
+    dtype = np.dtype(f"uint{bit_width}")
+    if bit_width == 64:
+        half = words // 2
+        high = convert_element_type(slice_in_dim(bits, 0, half), dtype)
+        low = convert_element_type(slice_in_dim(bits, half, 2 * half), dtype)
+        bits = bitwise_or(shift_left(high, np.array(32, dtype)), low)
+    elif bit_width < 32:
+        per_word = 32 // bit_width
+        shifts = np.arange(per_word, dtype=_U32) * np.uint32(bit_width)
+        parts = shift_right_logical(
+            broadcast_in_dim(bits, (words, per_word), (0,)),
+            broadcast_in_dim(shifts, (words, per_word), (1,)),
+        )
+        parts = bitwise_and(parts, np.uint32(2**bit_width - 1))
+        parts = convert_element_type(reshape(parts, (words * per_word,)), dtype)
+        bits = slice_in_dim(parts, 0, size)
+    return reshape(bits, tuple(shape))

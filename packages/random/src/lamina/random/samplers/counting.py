@@ -37,6 +37,10 @@ def _isnan(x):
 def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
     """Poisson samples with rate ``lam``."""
     key, _ = lax.check_prng_key("poisson", key)
+    if key.dtype.impl != lax.THREEFRY:
+        raise NotImplementedError(
+            f"`poisson` is only implemented for the threefry2x32 RNG, not {key.dtype.impl}"
+        )
     dtype = np.dtype(dtypes.check_and_canonicalize_user_dtype(int if dtype is None else dtype))
     shape = jnp.shape(lam) if shape is None else canonicalize_shape(shape, "poisson")
     lam = lax.convert_element_type(jnp.broadcast_to(jnp.asarray(lam), shape), np.float32)

@@ -20,6 +20,7 @@ from lamina.interpreters import (
     def_standard_impl,
     default_backend,
     jit,
+    key_reuse,
     lower_fun,
     vmap,
 )
@@ -102,8 +103,10 @@ def _gamma_one(key, alpha, log_space: bool):
 
 
 def _gamma_impl(keys, a, *, log_space):
-    """Samples for every element of ``a``; ``keys`` (typed, ``key<fry>[*batch]``)
-    covers its leading ``batch`` axes and is split to one key per element."""
+    """Samples for every element of ``a``; ``keys`` (typed, ``key<...>[*batch]``)
+    covers its leading ``batch`` axes and is split to one key per element. Threefry
+    keys draw for all elements at once (``vmap``), other implementations one element
+    after another (``lax.map``), as in JAX."""
     a_shape = jnp.shape(a)
     keys_ndim = jnp.ndim(keys)
     per_key = math.prod(a_shape[keys_ndim:])
@@ -111,7 +114,11 @@ def _gamma_impl(keys, a, *, log_space):
     subkeys = vmap(lambda k: lax.random_split(k, (per_key,)))(flat_keys)
     subkeys = lax.reshape(subkeys, (math.prod(a_shape),))
     alphas = lax.reshape(a, (math.prod(a_shape),))
-    samples = vmap(partial(_gamma_one, log_space=log_space))(subkeys, alphas)
+    one = partial(_gamma_one, log_space=log_space)
+    if keys.dtype.impl == lax.THREEFRY:
+        samples = vmap(one)(subkeys, alphas)
+    else:
+        samples = lax.map(lambda args: one(*args), (subkeys, alphas))
     return lax.reshape(samples, a_shape)
 
 
@@ -173,6 +180,8 @@ def _gamma_batching(axis_data, vals, dims, *, log_space):
 
 random_gamma_p.def_jvp(_gamma_jvp)
 batching.batching_rules[random_gamma_p] = _gamma_batching
+# Drawing gamma samples consumes the keys (for jax_debug_key_reuse).
+key_reuse.key_reuse_signatures[random_gamma_p] = key_reuse.KeyReuseSignature(key_reuse.Sink(0))
 
 
 def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
