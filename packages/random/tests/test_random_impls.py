@@ -147,7 +147,7 @@ def restore_config():
         "jax_enable_custom_prng",
         "jax_threefry_partitionable",
     )
-    saved = {name: config.read(name) for name in names}
+    saved = {name: getattr(config, name) for name in names}
     try:
         yield
     finally:
