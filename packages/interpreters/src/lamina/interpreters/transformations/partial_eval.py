@@ -53,6 +53,10 @@ class PartialEvalTrace(Trace):
             return rule(self, args, **params)
         return self.staging.process_primitive(primitive, args, params)
 
+    def process_tangent_side(self, fn, args):
+        with set_current_trace(self.staging):
+            return fn(*args)
+
     def split_jit(self, args, params):
         name = params["name"]
         unknown = [self.is_unknown(x) for x in args]
