@@ -458,6 +458,10 @@ class VJP:
         outs = iter(backward_pass(jaxpr, self.residuals, undefined, cts))
         result = []
         for a, la in zip(t_avals, lin_avals, strict=True):
+            if type(a) is AbstractRef:  # a reference argument: its cotangent is an array
+                raise ValueError(
+                    f"Expected cotangent type {a} but got {tangent_aval(a.inner_aval)}"
+                )
             result.append(instantiate_zeros(next(outs) if la is not None else Zero(a)))
         return tree_util.tree_unflatten(in_tree, result)
 
