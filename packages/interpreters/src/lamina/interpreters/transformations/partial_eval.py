@@ -158,9 +158,7 @@ def _unknown_ref_allocations(jaxpr, unknown) -> frozenset:
         for eqn in jaxpr.eqns:
             if not any(type(v) is Var and v in unknown_vars for v in eqn.invars):
                 continue
-            written = [
-                e.input for e in eqn.effects if isinstance(e, (WriteEffect, AccumEffect))
-            ]
+            written = [e.input for e in eqn.effects if isinstance(e, (WriteEffect, AccumEffect))]
             for v in [*eqn.outvars, *written]:
                 if type(v) is Var and v not in unknown_vars:
                     unknown_vars.add(v)

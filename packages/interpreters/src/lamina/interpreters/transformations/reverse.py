@@ -32,6 +32,7 @@ from lamina.ir import AbstractRef, Literal, MissingRuleError, dtypes, transpose_
 __all__ = [
     "RefCotangent",
     "UndefinedPrimal",
+    "accept_ref_cotangents",
     "backward_pass",
     "grad",
     "is_undefined_primal",
@@ -106,6 +107,15 @@ def register_ref_cotangent_ops(*, new_ref, addupdate, freeze) -> None:
     _ref_ops.update(new_ref=new_ref, addupdate=addupdate, freeze=freeze)
 
 
+_ref_transposers: set = set()
+
+
+def accept_ref_cotangents(*primitives) -> None:
+    """Marks ``primitives`` as having transpose rules that take a :class:`RefCotangent`
+    for a tangent reference operand; transposing any other primitive with one fails."""
+    _ref_transposers.update(primitives)
+
+
 def _is_ref(atom) -> bool:
     return type(atom.aval) is AbstractRef
 
@@ -163,8 +173,7 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
         # Equations making or using tangent references always run: a write's value
         # gets its cotangent from the reference's, whatever flows into the outputs.
         touches_refs = eqn.primitive.ref_allocating or any(
-            is_undefined_primal(x) and _is_ref(a)
-            for a, x in zip(eqn.invars, invals, strict=True)
+            is_undefined_primal(x) and _is_ref(a) for a, x in zip(eqn.invars, invals, strict=True)
         )
         cts = [ref_cts.pop(v, None) if _is_ref(v) else ct_env.pop(v, None) for v in eqn.outvars]
         if all(c is None for c in cts) and not touches_refs:
@@ -180,6 +189,12 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
                 f"'{eqn.primitive.name}' not implemented"
             )
         if touches_refs:
+            if eqn.primitive not in _ref_transposers:
+                raise NotImplementedError(
+                    f"Reverse-mode differentiation of '{eqn.primitive.name}' with a "
+                    "reference made by the differentiated function as an operand is not "
+                    "supported"
+                )
             invals = [
                 ref_ct(a) if is_undefined_primal(x) and _is_ref(a) else x
                 for a, x in zip(eqn.invars, invals, strict=True)

@@ -14,6 +14,7 @@ from lamina.interpreters import (
     Ref,
     Tracer,
     Zero,
+    accept_ref_cotangents,
     ad,
     batching,
     device_put,
@@ -24,7 +25,7 @@ from lamina.interpreters import (
 from lamina.ir import AbstractRef, Primitive, ShapedArray, internal_mutable_array_effect
 from lamina.lax.base.filling import full
 from lamina.lax.base.operands import aval_of
-from lamina.lax.state.access import addupdate_p, get_p
+from lamina.lax.state.access import addupdate_p, get_p, swap_p
 
 __all__: list[str] = []
 
@@ -204,6 +205,7 @@ register_ref_cotangent_ops(
     addupdate=lambda ref, x: addupdate_p.bind(ref, x, indexer=None),
     freeze=freeze_p.bind,
 )
+accept_ref_cotangents(get_p, swap_p, addupdate_p, new_ref_p, empty_ref_p, freeze_p)
 
 
 # ---------------------------------------------------------------- batching
