@@ -32,11 +32,9 @@ _NO_DERIVATIVE = "no derivative is defined for it (grad raises, naming the primi
 _REFS = (
     "a mutable array reference operation: discharged (lamina.ir.discharge_rules) before lowering"
 )
-_EMPTY_REF = "makes a reference of unspecified contents inside a trace; nothing to transform"
 
 WITHOUT = {
     "jvp": {
-        "empty_ref": _EMPTY_REF,
         "after_all": _TOKENS,
         "create_token": _TOKENS,
         "psend": _TOKENS,
@@ -62,7 +60,6 @@ WITHOUT = {
         "tridiagonal": _NO_DERIVATIVE,
     },
     "batching": {
-        "empty_ref": _EMPTY_REF,
         "all_gather": _COLLECTIVES,
         "all_to_all": _COLLECTIVES,
         "axis_index": _COLLECTIVES,
@@ -105,6 +102,8 @@ WITH_TRANSPOSE = {
     *("ragged_all_to_all", "reduce_scatter", "cond", "while", "scan", "jit", "checkpoint"),
     *("custom_jvp_call", "custom_vjp_call", "custom_lin", "name", "optimization_barrier"),
     *("sharding_constraint", "stage"),
+    # references: tangent references are transposed into cotangent references
+    *("new_ref", "empty_ref", "freeze", "get", "swap", "addupdate"),
     # callbacks: as JAX, pure/io raise that they have no transpose, debug ones pass None
     *("pure_callback", "io_callback", "debug_callback", "debug_print"),
 }

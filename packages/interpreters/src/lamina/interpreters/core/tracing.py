@@ -86,6 +86,12 @@ class Trace:
     def process_primitive(self, primitive, args, params):
         raise NotImplementedError(f"{type(self).__name__} cannot process primitives")
 
+    def process_tangent_side(self, fn, args):
+        """Runs ``fn(*args)``, tangent work that a JVP rule wants kept with the tangents
+        even where its inputs are all known (the making of a tangent reference).
+        Partial evaluation stages it; other traces just run it."""
+        return fn(*args)
+
     def _unsupported(self, what: str):
         return NotImplementedError(f"{type(self).__name__} does not support {what} yet")
 

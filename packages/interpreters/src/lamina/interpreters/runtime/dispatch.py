@@ -32,6 +32,7 @@ from lamina.interpreters.core.monitoring import (
     JAXPR_TRACE_EVENT,
     compile_step,
 )
+from lamina.interpreters.jaxprs.discharge import discharge_state, has_refs
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.cpp_pjit import CacheKey, FastpathData, registry, shard_arg
@@ -169,6 +170,8 @@ def _compile(key, primitive, in_avals, params, device) -> CompiledModule:
             )
         with compile_step(JAXPR_TRACE_EVENT, primitive.name):
             closed = _one_equation_jaxpr(primitive, list(in_avals), params)
+            if has_refs(closed):  # references made inside (a loop body, say)
+                closed = discharge_state(closed).jaxpr
         target = backend.default_device() if device is None else device
         name = f"jit({primitive.name})"
         with compile_step(JAXPR_TO_MLIR_MODULE_EVENT, name):

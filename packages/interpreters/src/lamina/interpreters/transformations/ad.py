@@ -61,6 +61,7 @@ __all__ = [
     "jvp",
     "jvp_flat",
     "jvp_jaxpr",
+    "on_tangent_side",
     "register_zeros_maker",
     "split_jvp_outputs",
     "tangent_aval",
@@ -173,6 +174,13 @@ class JVPTrace(Trace):
 
     def __repr__(self):
         return f"JVPTrace(parent={self.parent!r})"
+
+
+def on_tangent_side(fn, *args):
+    """``fn(*args)`` run by a JVP rule as tangent work that must stay with the tangents
+    even when its inputs are known: under ``linearize`` it goes into the linear Jaxpr.
+    JVP rules making tangent references use it."""
+    return find_current_trace().process_tangent_side(fn, args)
 
 
 def jvp_flat(fun, primals, tangents):

@@ -20,7 +20,14 @@ from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr, jit_p, jit_
 from lamina.interpreters.jaxprs.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.jaxprs.staging import DynamicJaxprTrace, DynamicJaxprTracer, trace_to_jaxpr
 from lamina.interpreters.transformations import ad
-from lamina.ir import ClosedJaxpr, partial_eval_rules
+from lamina.ir import (
+    AccumEffect,
+    ClosedJaxpr,
+    Literal,
+    Var,
+    WriteEffect,
+    partial_eval_rules,
+)
 
 __all__ = [
     "PartialEvalTrace",
@@ -52,6 +59,10 @@ class PartialEvalTrace(Trace):
         if rule is not None:
             return rule(self, args, **params)
         return self.staging.process_primitive(primitive, args, params)
+
+    def process_tangent_side(self, fn, args):
+        with set_current_trace(self.staging):
+            return fn(*args)
 
     def split_jit(self, args, params):
         name = params["name"]
@@ -94,6 +105,7 @@ def partial_eval_jaxpr(
     if isinstance(instantiate, bool):
         instantiate = [instantiate] * len(closed.out_avals)
     known_avals = [a for a, u in zip(closed.in_avals, unknown, strict=True) if not u]
+    forced = _unknown_ref_allocations(closed.jaxpr, unknown)
     box = {}
 
     def known_fun(*kargs):
@@ -105,7 +117,10 @@ def partial_eval_jaxpr(
                 for a, u in zip(closed.in_avals, unknown, strict=True)
             ]
             with set_current_trace(inner):
-                outs = eval_jaxpr(closed.jaxpr, closed.consts, *ins)
+                if forced:
+                    outs = _eval_staging(closed.jaxpr, closed.consts, ins, inner, forced)
+                else:
+                    outs = eval_jaxpr(closed.jaxpr, closed.consts, *ins)
             out_unknown = [
                 inner.is_unknown(o) or inst for o, inst in zip(outs, instantiate, strict=True)
             ]
@@ -128,6 +143,51 @@ def partial_eval_jaxpr(
     jaxpr = box["staged"].jaxpr
     staged = ClosedJaxpr(jaxpr.replace(constvars=[], invars=[*jaxpr.constvars, *jaxpr.invars]), [])
     return known_closed, staged, box["out_unknown"], box["forwarded"]
+
+
+def _unknown_ref_allocations(jaxpr, unknown) -> frozenset:
+    """The equations of ``jaxpr`` making references into which unknown values are
+    written (tangent references, in the JVP of a Jaxpr): they must be staged, though
+    their own inputs are known. As the ids of those equations."""
+    if not any(eqn.primitive.ref_allocating for eqn in jaxpr.eqns):
+        return frozenset()
+    unknown_vars = {v for v, u in zip(jaxpr.invars, unknown, strict=True) if u}
+    changed = True
+    while changed:
+        changed = False
+        for eqn in jaxpr.eqns:
+            if not any(type(v) is Var and v in unknown_vars for v in eqn.invars):
+                continue
+            written = [e.input for e in eqn.effects if isinstance(e, (WriteEffect, AccumEffect))]
+            for v in [*eqn.outvars, *written]:
+                if type(v) is Var and v not in unknown_vars:
+                    unknown_vars.add(v)
+                    changed = True
+    return frozenset(
+        id(eqn)
+        for eqn in jaxpr.eqns
+        if eqn.primitive.ref_allocating and eqn.outvars[0] in unknown_vars
+    )
+
+
+def _eval_staging(jaxpr, consts, args, trace: PartialEvalTrace, forced):
+    """``eval_jaxpr`` in the partial evaluation ``trace``, staging the equations in
+    ``forced`` (ids) whatever their inputs."""
+    env = dict(zip(jaxpr.constvars, consts, strict=True))
+    env.update(zip(jaxpr.invars, args, strict=True))
+
+    def read(atom):
+        return atom.val if isinstance(atom, Literal) else env[atom]
+
+    for eqn in jaxpr.eqns:
+        invals = [read(a) for a in eqn.invars]
+        if id(eqn) in forced:
+            outs = trace.staging.process_primitive(eqn.primitive, invals, eqn.params)
+        else:
+            outs = eqn.primitive.bind(*invals, **eqn.params)
+        outs = outs if eqn.primitive.multiple_results else [outs]
+        env.update(zip(eqn.outvars, outs, strict=True))
+    return [read(v) for v in jaxpr.outvars]
 
 
 def partial_eval_flat(fun, known, unknown_avals, debug_info: str | None = None):

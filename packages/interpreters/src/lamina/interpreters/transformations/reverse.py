@@ -19,7 +19,7 @@ import dataclasses
 
 import numpy as np
 
-from lamina.interpreters.core.tangents import Zero, instantiate_zeros, tangent_aval
+from lamina.interpreters.core.tangents import Zero, instantiate_zeros, tangent_aval, zeros_like_aval
 from lamina.interpreters.core.tracing import find_current_trace
 from lamina.interpreters.jaxprs.calls import call_jaxpr, jit_p
 from lamina.interpreters.jaxprs.jaxpr_cache import cache_on_jaxpr
@@ -29,15 +29,18 @@ from lamina.interpreters.runtime.transfer import put_on_device
 from lamina.interpreters.transformations import ad
 from lamina.interpreters.transformations.ad import add_any_p, add_tangents
 from lamina.interpreters.transformations.partial_eval import linearize_flat
-from lamina.ir import Literal, MissingRuleError, dtypes, transpose_rules, tree_util
+from lamina.ir import AbstractRef, Literal, MissingRuleError, dtypes, transpose_rules, tree_util
 
 __all__ = [
+    "RefCotangent",
     "UndefinedPrimal",
+    "accept_ref_cotangents",
     "backward_pass",
     "grad",
     "is_undefined_primal",
     "linearize",
     "merge_transposed_outputs",
+    "register_ref_cotangent_ops",
     "transpose_jaxpr",
     "value_and_grad",
     "vjp",
@@ -60,10 +63,72 @@ def is_undefined_primal(x) -> bool:
     return type(x) is UndefinedPrimal
 
 
+class RefCotangent:
+    """The cotangent of a tangent reference (one made by the linear map): a reference
+    (``ref``) made on first use, into which the transposes of the reads add cotangents.
+    It stands for the reference in transpose rules and is the "output cotangent" of the
+    equation that made it."""
+
+    __slots__ = ("aval", "ref")
+
+    def __init__(self, aval):
+        self.aval = aval  # the AbstractRef of the tangent reference
+        self.ref = None
+
+    def instantiate(self):
+        """The cotangent reference, made (holding zeros) if nothing was added yet."""
+        if self.ref is None:
+            self.ref = _ref_ops["new_ref"](zeros_like_aval(tangent_aval(self.aval.inner_aval)))
+        return self.ref
+
+    def accum(self, ct) -> None:
+        """Adds the cotangent ``ct`` of the whole reference's value."""
+        if ct is None or type(ct) is Zero:
+            return
+        if self.ref is None:
+            self.ref = _ref_ops["new_ref"](ct)
+        else:
+            _ref_ops["addupdate"](self.ref, ct)
+
+    def freeze(self):
+        """The total cotangent of the value the reference started with."""
+        if self.ref is None:
+            return Zero(tangent_aval(self.aval.inner_aval))
+        return _ref_ops["freeze"](self.ref)
+
+    def __repr__(self):
+        return f"RefCotangent({self.aval.str_short()})"
+
+
+_ref_ops: dict = {}
+
+
+def register_ref_cotangent_ops(*, new_ref, addupdate, freeze) -> None:
+    """Tells :class:`RefCotangent` how to make a reference from an array, add an array
+    into a whole reference, and read a reference's final value (lax's primitives)."""
+    _ref_ops.update(new_ref=new_ref, addupdate=addupdate, freeze=freeze)
+
+
+_ref_transposers: set = set()
+
+
+def accept_ref_cotangents(*primitives) -> None:
+    """Marks ``primitives`` as having transpose rules that take a :class:`RefCotangent`
+    for a tangent reference operand; transposing any other primitive with one fails."""
+    _ref_transposers.update(primitives)
+
+
+def _is_ref(atom) -> bool:
+    return type(atom.aval) is AbstractRef
+
+
 def backward_pass(jaxpr, consts, primals_in, cotangents_out):
     """Transposes the linear ``jaxpr``: ``primals_in`` holds a value for each non-linear
     input and an :class:`UndefinedPrimal` for each linear one; returns the cotangents
-    of the inputs (``Zero`` where none flowed, ``None`` for non-linear inputs)."""
+    of the inputs (``Zero`` where none flowed, ``None`` for non-linear inputs).
+
+    References the linear map makes (tangent references) are linear: their equations
+    are transposed, with a :class:`RefCotangent` standing for each reference."""
     primal_env = {}
     for v, c in zip(jaxpr.constvars, consts, strict=True):
         primal_env[v] = c
@@ -71,6 +136,12 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
         if not is_undefined_primal(p):
             primal_env[v] = p
     ct_env = {}
+    ref_cts = {}  # Var of a tangent reference -> its RefCotangent
+
+    def ref_ct(atom):
+        if atom not in ref_cts:
+            ref_cts[atom] = RefCotangent(atom.aval)
+        return ref_cts[atom]
 
     def read_primal(atom):
         if isinstance(atom, Literal):
@@ -82,6 +153,8 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
     def write_ct(atom, ct):
         if isinstance(atom, Literal) or atom in primal_env or ct is None or type(ct) is Zero:
             return
+        if _is_ref(atom):
+            return  # reference cotangents live in ref_cts
         ct_env[atom] = add_tangents(ct_env[atom], ct) if atom in ct_env else ct
 
     # Equations that read no linear input (recomputation inside a checkpoint, say) run
@@ -89,7 +162,7 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
     linear_eqns = []
     for eqn in jaxpr.eqns:
         invals = [read_primal(a) for a in eqn.invars]
-        if any(is_undefined_primal(x) for x in invals):
+        if eqn.primitive.ref_allocating or any(is_undefined_primal(x) for x in invals):
             linear_eqns.append(eqn)
             continue
         outs = eqn.primitive.bind(*invals, **eqn.params)
@@ -98,11 +171,17 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
     for v, ct in zip(jaxpr.outvars, cotangents_out, strict=True):
         write_ct(v, ct)
     for eqn in reversed(linear_eqns):
-        cts = [ct_env.pop(v, None) for v in eqn.outvars]
-        if all(c is None for c in cts):
+        invals = [read_primal(a) for a in eqn.invars]
+        # Equations making or using tangent references always run: a write's value
+        # gets its cotangent from the reference's, whatever flows into the outputs.
+        touches_refs = eqn.primitive.ref_allocating or any(
+            is_undefined_primal(x) and _is_ref(a) for a, x in zip(eqn.invars, invals, strict=True)
+        )
+        cts = [ref_cts.pop(v, None) if _is_ref(v) else ct_env.pop(v, None) for v in eqn.outvars]
+        if all(c is None for c in cts) and not touches_refs:
             continue  # zero cotangents: no work
         cts = [
-            Zero(tangent_aval(v.aval)) if c is None else c
+            (RefCotangent(v.aval) if _is_ref(v) else Zero(tangent_aval(v.aval))) if c is None else c
             for v, c in zip(eqn.outvars, cts, strict=True)
         ]
         rule = transpose_rules.get(eqn.primitive)
@@ -111,12 +190,23 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
                 f"Transpose rule (for reverse-mode differentiation) for "
                 f"'{eqn.primitive.name}' not implemented"
             )
-        invals = [read_primal(a) for a in eqn.invars]
+        if touches_refs:
+            if eqn.primitive not in _ref_transposers:
+                raise NotImplementedError(
+                    f"Reverse-mode differentiation of '{eqn.primitive.name}' with a "
+                    "reference made by the differentiated function as an operand is not "
+                    "supported"
+                )
+            invals = [
+                ref_ct(a) if is_undefined_primal(x) and _is_ref(a) else x
+                for a, x in zip(eqn.invars, invals, strict=True)
+            ]
         ct_arg = cts if eqn.primitive.multiple_results else cts[0]
         cts_in = rule(ct_arg, *invals, **eqn.params)
         for a, x, ct in zip(eqn.invars, invals, cts_in, strict=True):
             if is_undefined_primal(x):
                 write_ct(a, ct)
+
     out = []
     for v, p in zip(jaxpr.invars, primals_in, strict=True):
         if not is_undefined_primal(p):
@@ -385,6 +475,10 @@ class VJP:
         outs = iter(backward_pass(jaxpr, self.residuals, undefined, cts))
         result = []
         for a, la in zip(t_avals, lin_avals, strict=True):
+            if type(a) is AbstractRef:  # a reference argument: its cotangent is an array
+                raise ValueError(
+                    f"Expected cotangent type {a} but got {tangent_aval(a.inner_aval)}"
+                )
             result.append(instantiate_zeros(next(outs) if la is not None else Zero(a)))
         return tree_util.tree_unflatten(in_tree, result)
 

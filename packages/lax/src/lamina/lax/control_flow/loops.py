@@ -19,6 +19,7 @@ import numpy as np
 
 from lamina.interpreters import (
     Tracer,
+    accept_ref_cotangents,
     ad,
     batching,
     def_standard_impl,
@@ -28,7 +29,7 @@ from lamina.interpreters import (
     trace_to_jaxpr,
 )
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ClosedJaxpr, Primitive, Var, dtypes, tree_util
+from lamina.ir import AbstractRef, ClosedJaxpr, Primitive, Var, dtypes, tree_util
 from lamina.lax.base.primitives import (
     broadcast_in_dim,
     convert_element_type,
@@ -220,7 +221,12 @@ def _while_jvp(primals, tangents, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_
         if new == carry_nz:
             break
         carry_nz = new
-    if not any(carry_nz):
+    # A tangent reference among the body's constants is written by the body's JVP.
+    ref_nz = any(
+        nz and type(a) is AbstractRef
+        for a, nz in zip(body_jaxpr.in_avals[: len(bc)], bc_nz, strict=True)
+    )
+    if not any(carry_nz) and not ref_nz:
         outs = _bind_while(cc, bc, carry, cond_jaxpr, body_jaxpr)
         return outs, [ad.Zero(ad.tangent_aval(a)) for a in body_jaxpr.out_avals]
     jvp, _ = bodies.jvp_jaxpr_forced(body_jaxpr, bc_nz + carry_nz, carry_nz)
@@ -377,6 +383,7 @@ while_p.def_lowering(_while_lowering)
 def_standard_impl(while_p)
 while_p.def_jvp(_while_jvp)
 while_p.def_transpose(_while_transpose)
+accept_ref_cotangents(while_p)  # its transpose gives JAX's error for any operands
 batching.batching_rules[while_p] = _while_batching
 del Var
 

@@ -18,6 +18,7 @@ from lamina.interpreters import (
     ad,
     batching,
     def_standard_impl,
+    is_undefined_primal,
     ref_methods,
     shaped_abstractify,
 )
@@ -264,6 +265,43 @@ def _addupdate_jvp(primals, tangents, *, indexer):
 get_p.def_jvp(_get_jvp)
 swap_p.def_jvp(_swap_jvp)
 addupdate_p.def_jvp(_addupdate_jvp)
+
+
+# ---------------------------------------------------------------- transpose
+# The reference operand of a transposed read or write is the RefCotangent of a tangent
+# reference: reads add their cotangent into it, writes take theirs out of it.
+
+
+def _get_transpose(ct, ref_ct, *idx, indexer):
+    if type(ct) is not Zero:
+        if indexer is None:
+            ref_ct.accum(ct)
+        else:
+            addupdate_p.bind(ref_ct.instantiate(), ct, *idx, indexer=indexer)
+    return [None] * (1 + len(idx))
+
+
+def _swap_transpose(ct, ref_ct, val, *idx, indexer):
+    if ref_ct.ref is None and type(ct) is Zero:
+        return [None] * (2 + len(idx))
+    had_ref = ref_ct.ref is not None
+    # The value written takes the cotangent the reference held there; the old value's
+    # cotangent takes its place.
+    val_ct = swap_p.bind(ref_ct.instantiate(), ad.instantiate_zeros(ct), *idx, indexer=indexer)
+    val_ct = val_ct if had_ref and is_undefined_primal(val) else None
+    return [None, val_ct, *[None] * len(idx)]
+
+
+def _addupdate_transpose(cts, ref_ct, val, *idx, indexer):
+    val_ct = None
+    if ref_ct.ref is not None and is_undefined_primal(val):
+        val_ct = get_p.bind(ref_ct.ref, *idx, indexer=indexer)
+    return [None, val_ct, *[None] * len(idx)]
+
+
+get_p.def_transpose(_get_transpose)
+swap_p.def_transpose(_swap_transpose)
+addupdate_p.def_transpose(_addupdate_transpose)
 
 
 # ---------------------------------------------------------------- batching

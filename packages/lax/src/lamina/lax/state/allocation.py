@@ -14,15 +14,18 @@ from lamina.interpreters import (
     Ref,
     Tracer,
     Zero,
+    accept_ref_cotangents,
     ad,
     batching,
     device_put,
+    is_undefined_primal,
+    register_ref_cotangent_ops,
     shaped_abstractify,
 )
 from lamina.ir import AbstractRef, Primitive, ShapedArray, internal_mutable_array_effect
 from lamina.lax.base.filling import full
 from lamina.lax.base.operands import aval_of
-from lamina.lax.state.access import get_p
+from lamina.lax.state.access import addupdate_p, get_p, swap_p
 
 __all__: list[str] = []
 
@@ -31,6 +34,7 @@ new_ref_p.effectful = True
 new_ref_p.ref_allocating = True
 empty_ref_p = Primitive("empty_ref")
 empty_ref_p.effectful = True
+empty_ref_p.ref_allocating = True
 freeze_p = Primitive("freeze")
 freeze_p.effectful = True
 free_ref_p = Primitive("free_ref")
@@ -137,9 +141,19 @@ free_ref_p.def_discharge(lambda in_avals, out_avals, value: ([None], []))
 def _new_ref_jvp(primals, tangents, *, memory_space, kind):
     (x,), (t,) = primals, tangents
     out = new_ref_p.bind(x, memory_space=memory_space, kind=kind)
-    # References made inside a differentiated function always carry tangents.
-    t = ad.instantiate_zeros(t)
-    return out, new_ref_p.bind(t, memory_space=memory_space, kind=kind)
+
+    # References made inside a differentiated function always carry tangents, made
+    # with the tangents (in linearize's linear map) even from a zero tangent.
+    def tangent_ref(t):
+        return new_ref_p.bind(ad.instantiate_zeros(t), memory_space=memory_space, kind=kind)
+
+    return out, ad.on_tangent_side(tangent_ref, t)
+
+
+def _empty_ref_jvp(primals, tangents, *, ty, memory_space):
+    out = empty_ref_p.bind(ty=ty, memory_space=memory_space)
+    t_ty = ad.tangent_aval(ty)
+    return out, ad.on_tangent_side(lambda: empty_ref_p.bind(ty=t_ty, memory_space=memory_space))
 
 
 def _freeze_jvp(primals, tangents):
@@ -158,11 +172,48 @@ def _free_ref_jvp(primals, tangents):
 
 
 new_ref_p.def_jvp(_new_ref_jvp)
+empty_ref_p.def_jvp(_empty_ref_jvp)
 freeze_p.def_jvp(_freeze_jvp)
 free_ref_p.def_jvp(_free_ref_jvp)
 
 
+# ---------------------------------------------------------------- transpose
+# Tangent references are transposed into cotangent references (RefCotangent): making
+# one ends its cotangent (the cotangent of its initial value), freezing one starts it.
+
+
+def _new_ref_transpose(ref_ct, x, *, memory_space, kind):
+    x_ct = ref_ct.freeze()
+    return [x_ct if is_undefined_primal(x) else None]
+
+
+def _empty_ref_transpose(ref_ct, *, ty, memory_space):
+    ref_ct.freeze()
+    return []
+
+
+def _freeze_transpose(ct, ref_ct):
+    ref_ct.accum(ct)
+    return [None]
+
+
+new_ref_p.def_transpose(_new_ref_transpose)
+empty_ref_p.def_transpose(_empty_ref_transpose)
+freeze_p.def_transpose(_freeze_transpose)
+register_ref_cotangent_ops(
+    new_ref=lambda x: new_ref_p.bind(x, memory_space=None, kind=None),
+    addupdate=lambda ref, x: addupdate_p.bind(ref, x, indexer=None),
+    freeze=freeze_p.bind,
+)
+accept_ref_cotangents(get_p, swap_p, addupdate_p, new_ref_p, empty_ref_p, freeze_p)
+
+
 # ---------------------------------------------------------------- batching
+
+
+def _empty_ref_batching(axis_data, vals, dims, *, ty, memory_space):
+    # Nothing to batch: an unbatched reference, which batched writes will not accept.
+    return empty_ref_p.bind(ty=ty, memory_space=memory_space), batching.not_mapped
 
 
 def _new_ref_batching(axis_data, vals, dims, *, memory_space, kind):
@@ -173,5 +224,6 @@ def _new_ref_batching(axis_data, vals, dims, *, memory_space, kind):
 
 
 new_ref_p.def_batching(_new_ref_batching)
+empty_ref_p.def_batching(_empty_ref_batching)
 freeze_p.def_batching(lambda axis_data, vals, dims: (freeze_p.bind(vals[0]), dims[0]))
 free_ref_p.def_batching(lambda axis_data, vals, dims: (free_ref_p.bind(vals[0]), []))
