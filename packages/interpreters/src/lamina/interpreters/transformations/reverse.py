@@ -606,8 +606,8 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
 def _on_device(g, primal):
     """A gradient that backward_pass left a host value (the seed cotangent itself, for an
     output that is an input) as an array, weakly typed where the input was."""
-    if not isinstance(g, np.ndarray | np.generic):
-        return g
+    if not isinstance(g, np.ndarray | np.generic) or g.dtype == dtypes.float0:
+        return g  # float0 gradients (of integer inputs) stay NumPy arrays, as in JAX
     if ad._check_jax_type(primal).weak_type and g.shape == ():
         weak = scalar_array(g.item())
         if weak.dtype == g.dtype:
