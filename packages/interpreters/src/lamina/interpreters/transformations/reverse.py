@@ -27,11 +27,12 @@ from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.interpreters.transformations import ad
 from lamina.interpreters.transformations.ad import add_any_p, add_tangents
 from lamina.interpreters.transformations.partial_eval import linearize_flat
-from lamina.ir import Literal, MissingRuleError, dtypes, transpose_rules, tree_util
+from lamina.ir import Literal, MissingRuleError, Primitive, dtypes, transpose_rules, tree_util
 
 __all__ = [
     "UndefinedPrimal",
     "backward_pass",
+    "defbilinear",
     "grad",
     "is_undefined_primal",
     "linearize",
@@ -56,6 +57,29 @@ class UndefinedPrimal:
 
 def is_undefined_primal(x) -> bool:
     return type(x) is UndefinedPrimal
+
+
+def defbilinear(primitive: Primitive, lhs_rule, rhs_rule):
+    """Defines the JVP and transpose of a primitive ``f(x, y)`` linear in each operand:
+    ``lhs_rule(ct, x, y, **params)`` is the cotangent of ``x`` (given as an
+    ``UndefinedPrimal``), ``rhs_rule`` that of ``y``."""
+
+    def jvp_lhs(t, x, y, **params):
+        return primitive.bind(t, y, **params)
+
+    def jvp_rhs(t, x, y, **params):
+        return primitive.bind(x, t, **params)
+
+    ad.defjvp(primitive, jvp_lhs, jvp_rhs)
+
+    def transpose(ct, x, y, **params):
+        if type(ct) is Zero:
+            return [None, None]
+        if is_undefined_primal(x):
+            return [lhs_rule(ct, x, y, **params), None]
+        return [None, rhs_rule(ct, x, y, **params)]
+
+    primitive.def_transpose(transpose)
 
 
 def backward_pass(jaxpr, consts, primals_in, cotangents_out):
