@@ -148,12 +148,52 @@ def debug_info(
 ) -> lu.DebugInfo:
     """What error messages say about ``fun`` traced for ``traced_for`` on ``args``,
     ``kwargs``: its name and place, and a name per leaf of the non-static arguments."""
-    del signature
     src = sourceinfo if sourceinfo is not None else describe_function(fun)
-    dyn_args = [a for i, a in enumerate(args) if i not in static_argnums]
-    dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_argnames}
-    names = tuple(jit_args.leaf_names(fun, dyn_args, dyn_kwargs))
-    return lu.DebugInfo(traced_for, src, names, result_paths_thunk)
+    names = _arg_names(fun, signature, args, kwargs, static_argnums, static_argnames)
+    if names is None:
+        dyn_args = [a for i, a in enumerate(args) if i not in static_argnums]
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in static_argnames}
+        names = jit_args.leaf_names(fun, dyn_args, dyn_kwargs)
+    return lu.DebugInfo(traced_for, src, tuple(names), result_paths_thunk)
+
+
+def _arg_names(fun, signature, args, kwargs, static_argnums, static_argnames):
+    """A name per leaf of the non-static arguments as bound to ``fun``'s parameters
+    (``x``, ``y['a']``, ``args[1]``, ``kw['b']``); None when they do not bind."""
+    try:
+        signature = signature or inspect.signature(fun)
+        bound = signature.bind(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        return None
+    static_argnums = {i % len(args) if i < 0 else i for i in static_argnums}
+    named: list[tuple[str, Any]] = []
+    position = 0
+    for name, param in signature.parameters.items():
+        if name not in bound:
+            continue
+        value = bound[name]
+        if param.kind is param.VAR_POSITIONAL:
+            for i, a in enumerate(value):
+                if position + i not in static_argnums:
+                    named.append((f"{name}[{i}]", a))
+            position += len(value)
+        elif param.kind is param.VAR_KEYWORD:
+            named += [
+                (f"{name}['{k}']", value[k]) for k in sorted(value) if k not in static_argnames
+            ]
+        else:
+            if position < len(args) and param.kind is not param.KEYWORD_ONLY:
+                static = position in static_argnums  # passed by position
+                position += 1
+            else:
+                static = name in static_argnames  # passed by keyword
+            if not static:
+                named.append((name, value))
+    return [
+        prefix + tree_util.keystr(path)
+        for prefix, value in named
+        for path, _ in tree_util.tree_flatten_with_path(value)[0]
+    ]
 
 
 def rebase_donate_argnums(donate_argnums, static_argnums) -> tuple[int, ...]:
