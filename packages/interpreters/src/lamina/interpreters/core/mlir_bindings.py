@@ -2,9 +2,10 @@
 
 Loading ``jaxlib.mlir.ir`` and the StableHLO/CHLO dialect modules costs about as much as
 the rest of ``import lamina``, yet only lowering (the first compile of a function) needs
-them. Lowering code and lowering rules import the modules from here and use them as
-usual (``hlo.add(x, y)``, ``ir.RankedTensorType.get(...)``); the real import happens at
-the first attribute access::
+them. Lowering code and lowering rules import the modules from here (other layers through
+the public ``lamina.interpreters.mlir``) and use them as usual (``hlo.add(x, y)``,
+``ir.RankedTensorType.get(...)``); the real import happens at the first attribute
+access::
 
     from lamina.interpreters.mlir import hlo, ir
 

@@ -266,8 +266,8 @@ def moveaxis(x, src: int, dst: int):
 
 
 def broadcast(x, size: int, axis: int, mesh_axis=None):
-    """``x`` with a new axis of ``size`` inserted at position ``axis`` (``mesh_axis``, for
-    sharded batching, is not built yet and must be None)."""
+    """``x`` with a new axis of ``size`` inserted at position ``axis`` (``mesh_axis`` is
+    JAX's, for sharded batching; lamina has no meshes yet)."""
     del mesh_axis
     shape = list(_aval_of(x).shape)
     dims = tuple(i if i < axis else i + 1 for i in range(len(shape)))
