@@ -432,3 +432,16 @@ def test_xla_module():
     assert h[np.ndarray](np.arange(3)).dtype == np.int32
     assert h[float](1.0).dtype == np.float32
     assert h[np.float64](np.float64(2.0)).dtype == np.float32
+
+
+def test_internal_helpers_other_layers_use_stay_on_the_modules():
+    # lamina's own layers reach the interpreters' helpers through these modules too
+    names = {
+        ad: "Zero add_tangents defjvp2 deflinear instantiate_zeros is_zero jvp_flat "
+        "register_zeros_maker tangent_aval zero_jvp zeros_like_aval",
+        batching: "axis_frame batch_flat batching_rules bdim_at_front broadcast "
+        "defbroadcasting defreducer defvectorized matchaxis moveaxis not_mapped shape_of "
+        "shape_ops vmap",
+    }
+    for module, listed in names.items():
+        assert all(hasattr(module, n) for n in listed.split())

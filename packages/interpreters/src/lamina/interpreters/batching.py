@@ -29,7 +29,16 @@ from lamina.interpreters.transformations.batching import (
     BatchTracer as BatchTracer,
 )
 from lamina.interpreters.transformations.batching import (
+    axis_env as axis_env,
+)
+from lamina.interpreters.transformations.batching import (
     axis_frame as axis_frame,
+)
+from lamina.interpreters.transformations.batching import (
+    batch_flat as batch_flat,
+)
+from lamina.interpreters.transformations.batching import (
+    batch_jaxpr as batch_jaxpr,
 )
 from lamina.interpreters.transformations.batching import (
     bdim_at_front,
@@ -37,6 +46,12 @@ from lamina.interpreters.transformations.batching import (
     defbroadcasting,
     defreducer,
     defvectorized,
+)
+from lamina.interpreters.transformations.batching import (
+    broadcast_batched as broadcast_batched,
+)
+from lamina.interpreters.transformations.batching import (
+    elementwise_rule as elementwise_rule,
 )
 from lamina.interpreters.transformations.batching import (
     matchaxis as matchaxis,
@@ -52,6 +67,9 @@ from lamina.interpreters.transformations.batching import (
 )
 from lamina.interpreters.transformations.batching import (
     shape_ops as shape_ops,
+)
+from lamina.interpreters.transformations.batching import (
+    vectorized_rule as vectorized_rule,
 )
 from lamina.interpreters.transformations.batching import (
     vmap as vmap,
