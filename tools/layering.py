@@ -97,7 +97,10 @@ SKIP_DIRS = {"__pycache__", "build", "dist", "node_modules"}  # and every ".hidd
 # itself: the ones that mirror a public module of JAX's, and the test helpers.
 PUBLIC_MODULES: dict[str, tuple[str, ...]] = {
     "ir": ("lamina.ir.dtypes", "lamina.ir.tree", "lamina.ir.tree_util"),
-    "interpreters": ("lamina.interpreters.mlir", "lamina.interpreters.test_util"),
+    "interpreters": tuple(
+        f"lamina.interpreters.{m}"
+        for m in ("ad", "batching", "mlir", "partial_eval", "pxla", "test_util", "xla")
+    ),
     "lax": ("lamina.lax.linalg",),
     "numpy": ("lamina.numpy.fft", "lamina.numpy.linalg"),
     "nn": ("lamina.nn.initializers",),

@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 _SUBMODULES = (
     "ad",
     "ad_checkpoint",
+    "api_util",
     "core",
     "custom_batching",
     "custom_derivatives",
@@ -28,6 +29,7 @@ _SUBMODULES = (
     "extend",
     "ffi",
     "image",
+    "interpreters",
     "lax",
     "lib",
     "memory",

@@ -7,7 +7,7 @@ import numpy as np
 from jaxlib.mlir.dialects import stablehlo as hlo
 
 from lamina.interpreters import batching
-from lamina.interpreters.transformations.ad import defjvp, deflinear
+from lamina.interpreters.transformations.ad import defjvp2, deflinear
 from lamina.interpreters.transformations.reverse import is_undefined_primal
 
 # Fresh primitives with every rule these tests need (JVP, transpose, batching).
@@ -17,9 +17,9 @@ neg_p = jit_prims._unary("neg", hlo.negate)
 mul_p = jit_prims._binary("mul", hlo.multiply)
 add_p = jit_prims._binary("add", hlo.add)
 sin, cos, neg, mul, add = sin_p.bind, cos_p.bind, neg_p.bind, mul_p.bind, add_p.bind
-defjvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
-defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
-defjvp(mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
+defjvp2(sin_p, lambda t, ans, x: mul(t, cos(x)))
+defjvp2(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
+defjvp2(mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
 deflinear(add_p)
 deflinear(neg_p)
 mul_p.def_transpose(

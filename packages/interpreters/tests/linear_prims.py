@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lamina.interpreters import batching
-from lamina.interpreters.transformations.ad import defjvp, deflinear
+from lamina.interpreters.transformations.ad import defjvp2, deflinear
 from lamina.interpreters.transformations.reverse import is_undefined_primal
 from lamina.ir import Primitive, ShapedArray, dtypes
 
@@ -80,9 +80,9 @@ def transpose(x, perm):
     return transpose_p.bind(x, perm=tuple(perm))
 
 
-defjvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
-defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
-defjvp(mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
+defjvp2(sin_p, lambda t, ans, x: mul(t, cos(x)))
+defjvp2(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
+defjvp2(mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
 for _p in (add_p, neg_p, reduce_sum_p, bcast_p, transpose_p):
     deflinear(_p)
 

@@ -15,7 +15,7 @@ from lamina.interpreters.core.errors import ConcretizationTypeError
 from lamina.interpreters.jaxprs.calls import eval_jaxpr
 from lamina.interpreters.runtime.dispatch import def_standard_impl
 from lamina.interpreters.test_util import check_grads
-from lamina.interpreters.transformations.ad import defjvp, deflinear, jvp
+from lamina.interpreters.transformations.ad import defjvp2, deflinear, jvp
 from lamina.interpreters.transformations.batching import vmap
 from lamina.interpreters.transformations.checkpoint import (
     checkpoint,
@@ -47,9 +47,9 @@ def mul(x, y):
     return mul_p.bind(x, y)
 
 
-defjvp(sin_p, lambda t, ans, x: mul(t, cos(x)))
-defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
-defjvp(mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
+defjvp2(sin_p, lambda t, ans, x: mul(t, cos(x)))
+defjvp2(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
+defjvp2(mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
 deflinear(neg_p)
 deflinear(add_p)
 mul_p.def_transpose(

@@ -9,17 +9,17 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 from lamina.interpreters import jit, make_jaxpr
 from lamina.interpreters.core.tangents import Zero, tangent_aval
 from lamina.interpreters.test_util import check_grads
-from lamina.interpreters.transformations.ad import JVPTracer, add_tangents, defjvp, deflinear, jvp
+from lamina.interpreters.transformations.ad import JVPTracer, add_tangents, defjvp2, deflinear, jvp
 from lamina.interpreters.transformations.reverse import linearize
 from lamina.ir import MissingRuleError, Primitive, ShapedArray, dtypes
 
 add, mul, sin, neg = jit_prims.add, jit_prims.mul, jit_prims.sin, jit_prims.neg_p.bind
 cos_p = jit_prims._unary("cos", hlo.cosine)
 cos = cos_p.bind
-defjvp(jit_prims.sin_p, lambda t, ans, x: mul(t, cos(x)))
-defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
-defjvp(jit_prims.mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
-defjvp(jit_prims.add_p, lambda t, ans, x, y: t, lambda t, ans, x, y: t)
+defjvp2(jit_prims.sin_p, lambda t, ans, x: mul(t, cos(x)))
+defjvp2(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
+defjvp2(jit_prims.mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
+defjvp2(jit_prims.add_p, lambda t, ans, x, y: t, lambda t, ans, x, y: t)
 deflinear(jit_prims.neg_p)
 
 nodiff_p = Primitive("nodiff", registry=None)
@@ -47,7 +47,7 @@ def test_check_grads_orders():
 
 
 wrong_p = jit_prims._unary("wrong_sin", hlo.sine)
-defjvp(wrong_p, lambda t, ans, x: t)  # deliberately wrong
+defjvp2(wrong_p, lambda t, ans, x: t)  # deliberately wrong
 
 
 def jvp_wrong(a):

@@ -9,7 +9,7 @@ from jaxlib.mlir.dialects import stablehlo as hlo
 
 from lamina.interpreters import Array, jit, make_jaxpr
 from lamina.interpreters.test_util import check_grads
-from lamina.interpreters.transformations.ad import defjvp, deflinear
+from lamina.interpreters.transformations.ad import defjvp2, deflinear
 from lamina.interpreters.transformations.partial_eval import linearize_flat
 from lamina.interpreters.transformations.reverse import (
     UndefinedPrimal,
@@ -25,9 +25,9 @@ from lamina.ir import MissingRuleError, ShapedArray, dtypes
 add, mul, sin, neg = jit_prims.add, jit_prims.mul, jit_prims.sin, jit_prims.neg_p.bind
 cos_p = jit_prims._unary("cos", hlo.cosine)
 cos = cos_p.bind
-defjvp(jit_prims.sin_p, lambda t, ans, x: mul(t, cos(x)))
-defjvp(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
-defjvp(jit_prims.mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
+defjvp2(jit_prims.sin_p, lambda t, ans, x: mul(t, cos(x)))
+defjvp2(cos_p, lambda t, ans, x: neg(mul(t, sin(x))))
+defjvp2(jit_prims.mul_p, lambda t, ans, x, y: mul(t, y), lambda t, ans, x, y: mul(x, t))
 deflinear(jit_prims.add_p)
 deflinear(jit_prims.neg_p)
 

@@ -17,6 +17,14 @@ import os as _os
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 # The package's modules are attributes of the namespace (lamina.interpreters.batching, ...).
+# The modules of JAX's ``jax.interpreters``, over the modules above (their names are
+# JAX's, so lamina.interpreters.ad is JAX's ad; the internal modules keep their places).
+from lamina.interpreters import ad as ad
+from lamina.interpreters import batching as batching
+from lamina.interpreters import mlir as mlir
+from lamina.interpreters import partial_eval as partial_eval
+from lamina.interpreters import pxla as pxla
+from lamina.interpreters import xla as xla
 from lamina.interpreters.core import errors as errors
 from lamina.interpreters.core import monitoring as monitoring
 from lamina.interpreters.core import naming as naming
@@ -196,13 +204,10 @@ from lamina.interpreters.runtime.transfer import (
     live_arrays,
     placement,
 )
-from lamina.interpreters.transformations import ad as ad
-from lamina.interpreters.transformations import batching as batching
 from lamina.interpreters.transformations import checkpoint_partial_eval as checkpoint_partial_eval
 from lamina.interpreters.transformations import custom_calls as custom_calls
 from lamina.interpreters.transformations import custom_derivatives as custom_derivatives
 from lamina.interpreters.transformations import jacobians as jacobians
-from lamina.interpreters.transformations import partial_eval as partial_eval
 from lamina.interpreters.transformations import reverse as reverse
 from lamina.interpreters.transformations.ad import JVPTrace, JVPTracer, jvp
 from lamina.interpreters.transformations.batching import (

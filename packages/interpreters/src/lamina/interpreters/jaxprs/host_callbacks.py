@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from lamina.interpreters.core.mlir_bindings import hlo, ir
 from lamina.interpreters.jaxprs import mlir_builders as mb
-from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import dtypes
 
 __all__ = ["callback_target", "emit_python_callback"]

@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
+from lamina.interpreters.core.mlir_bindings import func, ir
 from lamina.interpreters.jaxprs import mlir_builders as mb
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
-from lamina.interpreters.mlir import func, ir
 from lamina.ir import (
     ClosedJaxpr,
     DropVar,

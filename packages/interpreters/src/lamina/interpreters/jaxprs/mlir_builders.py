@@ -13,7 +13,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from lamina.interpreters.mlir import chlo, func, ir, jax_mlir_ext, stablehlo
+from lamina.interpreters.core.mlir_bindings import chlo, func, ir, jax_mlir_ext, stablehlo
 from lamina.ir import AbstractToken, ShapedArray, dtypes, physical_aval
 
 __all__ = [

@@ -16,14 +16,16 @@ zero): they are always symbolic zeros inside the trace and ``float0`` arrays out
 
 A JVP rule is ``rule(primals, tangents, **params) -> (primal_out, tangent_out)`` (lists
 for ``multiple_results`` primitives), registered with ``Primitive.def_jvp``; it runs
-with the parent trace current. :func:`defjvp` and :func:`deflinear` build the usual
-kinds of rule. Tangents are summed with :data:`add_any_p` (JAX's ``add_any``).
+with the parent trace current. :func:`defjvp`, :func:`defjvp2`, :func:`deflinear`,
+:func:`deflinear2` build the usual kinds of rule (as JAX's of
+the same names do). Tangents are summed with :data:`add_any_p` (JAX's ``add_any``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from lamina.interpreters.core.mlir_bindings import hlo
 from lamina.interpreters.core.tangents import (
     Zero,
     instantiate_zeros,
@@ -43,7 +45,6 @@ from lamina.interpreters.core.tracing import (
 from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr, jit_p
 from lamina.interpreters.jaxprs.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
-from lamina.interpreters.mlir import hlo
 from lamina.interpreters.runtime.dispatch import def_standard_impl
 from lamina.interpreters.transformations import batching
 from lamina.ir import MissingRuleError, Primitive, dtypes, jvp_rules, tree_util
@@ -55,7 +56,9 @@ __all__ = [
     "add_any_p",
     "add_tangents",
     "defjvp",
+    "defjvp2",
     "deflinear",
+    "deflinear2",
     "instantiate_zeros",
     "is_zero",
     "jvp",
@@ -310,26 +313,37 @@ def _strip_tangents(tree, trace):
 
 def defjvp(primitive: Primitive, *tangent_fns):
     """Defines the JVP of ``primitive`` from one function per operand:
-    ``tangent_fn(t, ans, *primals, **params)`` is the output tangent due to that
-    operand's tangent ``t`` (``ans`` is the primal output); ``None`` marks an operand
-    that is not differentiated. The terms of zero tangents are skipped."""
+    ``tangent_fn(t, *primals, **params)`` is the output tangent due to that operand's
+    tangent ``t``; ``None`` marks an operand that is not differentiated. The terms of
+    zero tangents are skipped."""
+    return _def_sum_of_terms(primitive, tangent_fns, with_ans=False)
 
+
+def defjvp2(primitive: Primitive, *tangent_fns):
+    """As :func:`defjvp`, with the primal output given too:
+    ``tangent_fn(t, ans, *primals, **params)``."""
+    return _def_sum_of_terms(primitive, tangent_fns, with_ans=True)
+
+
+def _def_sum_of_terms(primitive: Primitive, tangent_fns, with_ans: bool):
     def rule(primals, tangents, **params):
         ans = primitive.bind(*primals, **params)
         out = Zero(tangent_aval(shaped_abstractify(ans)))
         for fn, t in zip(tangent_fns, tangents, strict=True):
             if fn is None or type(t) is Zero:
                 continue
-            out = add_tangents(out, fn(t, ans, *primals, **params))
+            term = fn(t, ans, *primals, **params) if with_ans else fn(t, *primals, **params)
+            out = add_tangents(out, term)
         return ans, out
 
     primitive.def_jvp(rule)
     return rule
 
 
-def deflinear(primitive: Primitive):
+def deflinear(primitive: Primitive, transpose_rule=None):
     """Defines the JVP of a primitive linear in all its operands: the tangent is the
-    primitive applied to the tangents (zeros instantiated where some are nonzero)."""
+    primitive applied to the tangents (zeros instantiated where some are nonzero).
+    With ``transpose_rule(ct, **params) -> cotangents``, defines its transpose too."""
 
     def rule(primals, tangents, **params):
         ans = primitive.bind(*primals, **params)
@@ -339,7 +353,28 @@ def deflinear(primitive: Primitive):
         return ans, out
 
     primitive.def_jvp(rule)
+    if transpose_rule is not None:
+        primitive.def_transpose(_linear_transpose(transpose_rule, with_operands=False))
     return rule
+
+
+def deflinear2(primitive: Primitive, transpose_rule):
+    """As :func:`deflinear`, with the operands given to the transpose too:
+    ``transpose_rule(ct, *operands, **params)``."""
+    rule = deflinear(primitive)
+    primitive.def_transpose(_linear_transpose(transpose_rule, with_operands=True))
+    return rule
+
+
+def _linear_transpose(transpose_rule, with_operands: bool):
+    def transpose(ct, *operands, **params):
+        if type(ct) is Zero:
+            return [None] * len(operands)
+        if with_operands:
+            return transpose_rule(ct, *operands, **params)
+        return transpose_rule(ct, **params)
+
+    return transpose
 
 
 def _zeros_of(ans, primitive):

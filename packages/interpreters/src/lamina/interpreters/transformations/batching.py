@@ -265,16 +265,19 @@ def moveaxis(x, src: int, dst: int):
     return _shape_op("transpose")(x, tuple(perm))
 
 
-def broadcast(x, size: int, axis: int):
-    """``x`` with a new axis of ``size`` inserted at position ``axis``."""
+def broadcast(x, size: int, axis: int, mesh_axis=None):
+    """``x`` with a new axis of ``size`` inserted at position ``axis`` (``mesh_axis`` is
+    JAX's, for sharded batching; lamina has no meshes yet)."""
+    del mesh_axis
     shape = list(_aval_of(x).shape)
     dims = tuple(i if i < axis else i + 1 for i in range(len(shape)))
     shape.insert(axis, size)
     return _shape_op("broadcast_in_dim")(x, tuple(shape), dims)
 
 
-def bdim_at_front(x, bdim, size: int):
+def bdim_at_front(x, bdim, size: int, mesh_axis=None):
     """``x`` with its batch axis first; an unbatched ``x`` is broadcast to ``size``."""
+    del mesh_axis
     if bdim is not_mapped:
         return broadcast(x, size, 0)
     return moveaxis(x, bdim, 0)

@@ -25,13 +25,13 @@ from __future__ import annotations
 import functools
 
 from lamina.interpreters.core.errors import ConcretizationTypeError
+from lamina.interpreters.core.mlir_bindings import hlo
 from lamina.interpreters.core.tangents import Zero
 from lamina.interpreters.core.tracing import set_current_trace, shaped_abstractify
 from lamina.interpreters.jaxprs import key_reuse
 from lamina.interpreters.jaxprs.calls import eval_jaxpr
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr_body
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
-from lamina.interpreters.mlir import hlo
 from lamina.interpreters.transformations import batching
 from lamina.interpreters.transformations.ad import jvp_jaxpr, split_jvp_outputs
 from lamina.interpreters.transformations.checkpoint_partial_eval import split_call_eqn, split_jaxpr

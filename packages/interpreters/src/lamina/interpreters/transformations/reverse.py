@@ -29,13 +29,22 @@ from lamina.interpreters.runtime.transfer import put_on_device
 from lamina.interpreters.transformations import ad
 from lamina.interpreters.transformations.ad import add_any_p, add_tangents
 from lamina.interpreters.transformations.partial_eval import linearize_flat
-from lamina.ir import AbstractRef, Literal, MissingRuleError, dtypes, transpose_rules, tree_util
+from lamina.ir import (
+    AbstractRef,
+    Literal,
+    MissingRuleError,
+    Primitive,
+    dtypes,
+    transpose_rules,
+    tree_util,
+)
 
 __all__ = [
     "RefCotangent",
     "UndefinedPrimal",
     "accept_ref_cotangents",
     "backward_pass",
+    "defbilinear",
     "grad",
     "is_undefined_primal",
     "linearize",
@@ -120,6 +129,29 @@ def accept_ref_cotangents(*primitives) -> None:
 
 def _is_ref(atom) -> bool:
     return type(atom.aval) is AbstractRef
+
+
+def defbilinear(primitive: Primitive, lhs_rule, rhs_rule):
+    """Defines the JVP and transpose of a primitive ``f(x, y)`` linear in each operand:
+    ``lhs_rule(ct, x, y, **params)`` is the cotangent of ``x`` (given as an
+    ``UndefinedPrimal``), ``rhs_rule`` that of ``y``."""
+
+    def jvp_lhs(t, x, y, **params):
+        return primitive.bind(t, y, **params)
+
+    def jvp_rhs(t, x, y, **params):
+        return primitive.bind(x, t, **params)
+
+    ad.defjvp(primitive, jvp_lhs, jvp_rhs)
+
+    def transpose(ct, x, y, **params):
+        if type(ct) is Zero:
+            return [None, None]
+        if is_undefined_primal(x):
+            return [lhs_rule(ct, x, y, **params), None]
+        return [None, rhs_rule(ct, x, y, **params)]
+
+    primitive.def_transpose(transpose)
 
 
 def backward_pass(jaxpr, consts, primals_in, cotangents_out):

@@ -57,6 +57,9 @@ class RuleTable:
                 f"{self.what} rule for primitive '{primitive.name}' not implemented"
             ) from None
 
+    def __delitem__(self, primitive: Primitive) -> None:
+        del self._rules[primitive]
+
     def __contains__(self, primitive) -> bool:
         return primitive in self._rules
 

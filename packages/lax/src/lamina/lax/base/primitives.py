@@ -365,12 +365,12 @@ def _const(value, like):
 
 # JVPs: ``t`` is the operand's tangent, ``ans`` the primal result.
 ad.deflinear(neg_p)
-ad.defjvp(sin_p, lambda t, ans, x, accuracy=None: mul(t, cos(x, accuracy=accuracy)))
-ad.defjvp(cos_p, lambda t, ans, x, accuracy=None: neg(mul(t, sin(x, accuracy=accuracy))))
-ad.defjvp(exp_p, lambda t, ans, x, accuracy=None: mul(t, ans))
-ad.defjvp(log_p, lambda t, ans, x, accuracy=None: div(t, x))
-ad.defjvp(tanh_p, lambda t, ans, x, accuracy=None: mul(t, sub(_const(1, ans), mul(ans, ans))))
-ad.defjvp(sqrt_p, lambda t, ans, x, accuracy=None: mul(t, div(_const(0.5, ans), ans)))
+ad.defjvp2(sin_p, lambda t, ans, x, accuracy=None: mul(t, cos(x, accuracy=accuracy)))
+ad.defjvp2(cos_p, lambda t, ans, x, accuracy=None: neg(mul(t, sin(x, accuracy=accuracy))))
+ad.defjvp2(exp_p, lambda t, ans, x, accuracy=None: mul(t, ans))
+ad.defjvp2(log_p, lambda t, ans, x, accuracy=None: div(t, x))
+ad.defjvp2(tanh_p, lambda t, ans, x, accuracy=None: mul(t, sub(_const(1, ans), mul(ans, ans))))
+ad.defjvp2(sqrt_p, lambda t, ans, x, accuracy=None: mul(t, div(_const(0.5, ans), ans)))
 
 
 # ------------------------------------------------------------------ binary
@@ -513,13 +513,13 @@ def _choice_weight(first, tie, ans):
     return add(convert_element_type(first, dtype), half_tie)
 
 
-ad.defjvp(add_p, lambda t, ans, x, y: _to_result_shape(t, ans),
+ad.defjvp2(add_p, lambda t, ans, x, y: _to_result_shape(t, ans),
           lambda t, ans, x, y: _to_result_shape(t, ans))  # fmt: skip
-ad.defjvp(sub_p, lambda t, ans, x, y: _to_result_shape(t, ans),
+ad.defjvp2(sub_p, lambda t, ans, x, y: _to_result_shape(t, ans),
           lambda t, ans, x, y: _to_result_shape(neg(t), ans))  # fmt: skip
-ad.defjvp(mul_p, lambda t, ans, x, y, out_dtype=None: mul(t, y, out_dtype=out_dtype),
+ad.defjvp2(mul_p, lambda t, ans, x, y, out_dtype=None: mul(t, y, out_dtype=out_dtype),
           lambda t, ans, x, y, out_dtype=None: mul(x, t, out_dtype=out_dtype))  # fmt: skip
-ad.defjvp(div_p, lambda t, ans, x, y: div(t, y), lambda t, ans, x, y: _div_jvp_y(t, x, y))
+ad.defjvp2(div_p, lambda t, ans, x, y: div(t, y), lambda t, ans, x, y: _div_jvp_y(t, x, y))
 
 
 def _div_jvp_y(t, x, y):
@@ -528,9 +528,9 @@ def _div_jvp_y(t, x, y):
     return mul(mul(neg(t), x), integer_pow(y, -2))
 
 
-ad.defjvp(max_p, lambda t, ans, x, y: mul(t, _choice_weight(gt(x, y), eq(x, y), ans)),
+ad.defjvp2(max_p, lambda t, ans, x, y: mul(t, _choice_weight(gt(x, y), eq(x, y), ans)),
           lambda t, ans, x, y: mul(t, _choice_weight(lt(x, y), eq(x, y), ans)))  # fmt: skip
-ad.defjvp(min_p, lambda t, ans, x, y: mul(t, _choice_weight(lt(x, y), eq(x, y), ans)),
+ad.defjvp2(min_p, lambda t, ans, x, y: mul(t, _choice_weight(lt(x, y), eq(x, y), ans)),
           lambda t, ans, x, y: mul(t, _choice_weight(gt(x, y), eq(x, y), ans)))  # fmt: skip
 
 
@@ -1157,22 +1157,22 @@ def _one_minus_square(x):
 
 
 # JVPs: ``t`` is the operand's tangent, ``ans`` the primal result.
-ad.defjvp(exp2_p, lambda t, ans, x, accuracy=None: mul(t, mul(_const(math.log(2), ans), ans)))
-ad.defjvp(expm1_p, lambda t, ans, x, accuracy=None: mul(t, add(ans, _const(1, ans))))
-ad.defjvp(log1p_p, lambda t, ans, x, accuracy=None: div(t, add(x, _const(1, x))))
-ad.defjvp(logistic_p,
+ad.defjvp2(exp2_p, lambda t, ans, x, accuracy=None: mul(t, mul(_const(math.log(2), ans), ans)))
+ad.defjvp2(expm1_p, lambda t, ans, x, accuracy=None: mul(t, add(ans, _const(1, ans))))
+ad.defjvp2(log1p_p, lambda t, ans, x, accuracy=None: div(t, add(x, _const(1, x))))
+ad.defjvp2(logistic_p,
           lambda t, ans, x, accuracy=None: mul(t, mul(ans, sub(_const(1, ans), ans))))  # fmt: skip
-ad.defjvp(rsqrt_p, lambda t, ans, x, accuracy=None: mul(t, mul(_const(-0.5, ans), div(ans, x))))
-ad.defjvp(cbrt_p, lambda t, ans, x, accuracy=None: mul(t, _cbrt_slope(ans)))
-ad.defjvp(tan_p, lambda t, ans, x, accuracy=None: mul(t, add(_const(1, ans), square(ans))))
-ad.defjvp(asin_p, lambda t, ans, x: mul(t, rsqrt(_one_minus_square(x))))
-ad.defjvp(acos_p, lambda t, ans, x: neg(mul(t, rsqrt(_one_minus_square(x)))))
-ad.defjvp(atan_p, lambda t, ans, x: div(t, add(_const(1, x), square(x))))
-ad.defjvp(sinh_p, lambda t, ans, x: mul(t, cosh(x)))
-ad.defjvp(cosh_p, lambda t, ans, x: mul(t, sinh(x)))
-ad.defjvp(asinh_p, lambda t, ans, x: mul(t, rsqrt(add(square(x), _const(1, x)))))
-ad.defjvp(acosh_p, lambda t, ans, x: mul(t, rsqrt(mul(sub(x, _one(x)), add(x, _one(x))))))
-ad.defjvp(atanh_p, lambda t, ans, x: div(t, _one_minus_square(x)))
+ad.defjvp2(rsqrt_p, lambda t, ans, x, accuracy=None: mul(t, mul(_const(-0.5, ans), div(ans, x))))
+ad.defjvp2(cbrt_p, lambda t, ans, x, accuracy=None: mul(t, _cbrt_slope(ans)))
+ad.defjvp2(tan_p, lambda t, ans, x, accuracy=None: mul(t, add(_const(1, ans), square(ans))))
+ad.defjvp2(asin_p, lambda t, ans, x: mul(t, rsqrt(_one_minus_square(x))))
+ad.defjvp2(acos_p, lambda t, ans, x: neg(mul(t, rsqrt(_one_minus_square(x)))))
+ad.defjvp2(atan_p, lambda t, ans, x: div(t, add(_const(1, x), square(x))))
+ad.defjvp2(sinh_p, lambda t, ans, x: mul(t, cosh(x)))
+ad.defjvp2(cosh_p, lambda t, ans, x: mul(t, sinh(x)))
+ad.defjvp2(asinh_p, lambda t, ans, x: mul(t, rsqrt(add(square(x), _const(1, x)))))
+ad.defjvp2(acosh_p, lambda t, ans, x: mul(t, rsqrt(mul(sub(x, _one(x)), add(x, _one(x))))))
+ad.defjvp2(atanh_p, lambda t, ans, x: div(t, _one_minus_square(x)))
 
 
 # ------------------------------------------------------------------ powers
@@ -1193,7 +1193,7 @@ def square(x):
     return square_p.bind(x)
 
 
-ad.defjvp(square_p, lambda t, ans, x: mul(t, mul(_const(2, x), x)))
+ad.defjvp2(square_p, lambda t, ans, x: mul(t, mul(_const(2, x), x)))
 
 
 def _integer_pow_abstract_eval(x, *, y):
@@ -1237,7 +1237,7 @@ def _integer_pow_jvp(t, ans, x, *, y):
     return mul(t, mul(_const(y, x), power))
 
 
-ad.defjvp(integer_pow_p, _integer_pow_jvp)
+ad.defjvp2(integer_pow_p, _integer_pow_jvp)
 
 
 def integer_pow(x, y):
@@ -1336,7 +1336,7 @@ def _trunc_quotient(x, y):
     return mul(sign(q), floor(abs(q)))
 
 
-ad.defjvp(rem_p, lambda t, ans, x, y: _to_result_shape(t, ans),
+ad.defjvp2(rem_p, lambda t, ans, x, y: _to_result_shape(t, ans),
           lambda t, ans, x, y: mul(neg(t), _trunc_quotient(x, y)))  # fmt: skip
 
 
@@ -1344,7 +1344,7 @@ def _atan2_denominator(x, y):
     return add(square(x), square(y))
 
 
-ad.defjvp(atan2_p, lambda t, ans, x, y: mul(t, div(y, _atan2_denominator(x, y))),
+ad.defjvp2(atan2_p, lambda t, ans, x, y: mul(t, div(y, _atan2_denominator(x, y))),
           lambda t, ans, x, y: mul(t, div(neg(x), _atan2_denominator(x, y))))  # fmt: skip
 
 
@@ -1397,7 +1397,7 @@ def _pow_jvp_y(t, ans, x, y):
     return mul(_to_result_shape(t, ans), mul(log(safe_x), ans))
 
 
-ad.defjvp(pow_p, _pow_jvp_x, _pow_jvp_y)
+ad.defjvp2(pow_p, _pow_jvp_x, _pow_jvp_y)
 
 
 # ------------------------------------------------------------------ clamp
@@ -1460,7 +1460,7 @@ def _and(a, b):
     return and_p.bind(a, b)
 
 
-ad.defjvp(
+ad.defjvp2(
     clamp_p,
     lambda t, ans, lo, x, hi: _masked(t, gt(lo, x), ans),
     lambda t, ans, lo, x, hi: _masked(t, _and(gt(x, lo), lt(x, hi)), ans),

@@ -355,7 +355,7 @@ def _gather_jvp(t, ans, operand, indices, **params):
     return gather_p.bind(t, indices, **{**params, "fill_value": fill})
 
 
-ad.defjvp(gather_p, _gather_jvp, None)
+ad.defjvp2(gather_p, _gather_jvp, None)
 
 
 def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,

@@ -256,14 +256,16 @@ def _polygamma_m_jvp(t, ans, m, x):
     raise ValueError("polygamma gradient with respect to m is not supported")
 
 
-ad.defjvp(erf_p, lambda t, ans, x: mul(t, mul(const(2 / np.sqrt(np.pi), x), exp(neg(_square(x))))))
-ad.defjvp(
+ad.defjvp2(erf_p, lambda t, ans, x: mul(t, mul(const(2 / np.sqrt(np.pi), x), exp(neg(_square(x))))))
+ad.defjvp2(
     erfc_p, lambda t, ans, x: mul(t, mul(const(-2 / np.sqrt(np.pi), x), exp(neg(_square(x)))))
 )
-ad.defjvp(erf_inv_p, lambda t, ans, x: mul(t, mul(const(np.sqrt(np.pi) / 2, x), exp(_square(ans)))))
-ad.defjvp(lgamma_p, lambda t, ans, x: mul(t, digamma(x)))
-ad.defjvp(digamma_p, lambda t, ans, x: mul(t, polygamma(const(1, x), x)))
-ad.defjvp(polygamma_p, _polygamma_m_jvp,
+ad.defjvp2(
+    erf_inv_p, lambda t, ans, x: mul(t, mul(const(np.sqrt(np.pi) / 2, x), exp(_square(ans))))
+)
+ad.defjvp2(lgamma_p, lambda t, ans, x: mul(t, digamma(x)))
+ad.defjvp2(digamma_p, lambda t, ans, x: mul(t, polygamma(const(1, x), x)))
+ad.defjvp2(polygamma_p, _polygamma_m_jvp,
           lambda t, ans, m, x: mul(t, polygamma(add(m, const(1, m)), x)))  # fmt: skip
-ad.defjvp(bessel_i0e_p, lambda t, ans, x: mul(t, sub(bessel_i1e(x), mul(sign(x), ans))))
-ad.defjvp(bessel_i1e_p, _bessel_i1e_jvp)
+ad.defjvp2(bessel_i0e_p, lambda t, ans, x: mul(t, sub(bessel_i1e(x), mul(sign(x), ans))))
+ad.defjvp2(bessel_i1e_p, _bessel_i1e_jvp)

@@ -216,9 +216,9 @@ def _density_exponent(a, x):
     return sub(add(neg(x), mul(sub(a, const(1, a)), log(x))), lgamma(a))
 
 
-ad.defjvp(igamma_p, lambda t, ans, a, x: mul(t, igamma_grad_a(a, x)),
+ad.defjvp2(igamma_p, lambda t, ans, a, x: mul(t, igamma_grad_a(a, x)),
           lambda t, ans, a, x: mul(t, exp(_density_exponent(a, x))))  # fmt: skip
-ad.defjvp(igammac_p, lambda t, ans, a, x: neg(mul(t, igamma_grad_a(a, x))),
+ad.defjvp2(igammac_p, lambda t, ans, a, x: neg(mul(t, igamma_grad_a(a, x))),
           lambda t, ans, a, x: neg(mul(t, exp(_density_exponent(a, x)))))  # fmt: skip
 
 
@@ -346,6 +346,6 @@ def _betainc_x_jvp(t, ans, a, b, x):
     return mul(exp(log_density), t)
 
 
-ad.defjvp(
+ad.defjvp2(
     regularized_incomplete_beta_p, _betainc_parameter_jvp, _betainc_parameter_jvp, _betainc_x_jvp
 )
