@@ -438,7 +438,7 @@ def test_internal_helpers_other_layers_use_stay_on_the_modules():
     # lamina's own layers reach the interpreters' helpers through these modules too
     names = {
         ad: "Zero add_tangents defjvp2 deflinear instantiate_zeros is_zero jvp_flat "
-        "register_zeros_maker tangent_aval zero_jvp zeros_like_aval",
+        "on_tangent_side register_zeros_maker tangent_aval zero_jvp zeros_like_aval",
         batching: "axis_frame batch_flat batching_rules bdim_at_front broadcast "
         "defbroadcasting defreducer defvectorized matchaxis moveaxis not_mapped shape_of "
         "shape_ops vmap",

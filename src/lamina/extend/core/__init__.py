@@ -20,6 +20,7 @@ import numpy as np
 
 from lamina.extend.core import primitives
 from lamina.extend.core.primitives import CallPrimitive
+from lamina.extend.core.primitives import UserPrimitive as Primitive
 from lamina.extend.linear_util import DebugInfo
 from lamina.interpreters import (
     BatchTrace,
@@ -45,7 +46,6 @@ from lamina.ir import (
     JaxprEqn,
     JaxprTypeError,
     Literal,
-    Primitive,
     ShapedArray,
     Var,
     check_jaxpr,

@@ -11,9 +11,18 @@ from __future__ import annotations
 import importlib
 
 from lamina.interpreters import eval_jaxpr
-from lamina.ir import ClosedJaxpr, Primitive, default_registry
+from lamina.ir import ClosedJaxpr, Primitive, PrimitiveRegistry, default_registry
 
-__all__ = ["CallPrimitive", "call_p", "closed_call_p"]
+__all__ = ["CallPrimitive", "UserPrimitive", "call_p", "closed_call_p"]
+
+
+class UserPrimitive(Primitive):
+    """``jax.extend.core.Primitive``: a primitive of the user's. Unlike lamina's own, it
+    stays out of the registry the Jaxpr parser reads (pass ``registry=`` to add it)."""
+
+    def __init__(self, name: str, *, registry: PrimitiveRegistry | None = None):
+        super().__init__(name, registry=registry)
+
 
 # JAX 0.10.2's names (dir(jax.extend.core.primitives)).
 JAX_NAMES = [

@@ -42,6 +42,7 @@ from lamina.interpreters.transformations.ad import (
 )
 from lamina.interpreters.transformations.ad import jvp_flat as jvp_flat
 from lamina.interpreters.transformations.ad import jvp_jaxpr as jvp_jaxpr
+from lamina.interpreters.transformations.ad import on_tangent_side as on_tangent_side
 from lamina.interpreters.transformations.ad import split_jvp_outputs as split_jvp_outputs
 from lamina.interpreters.transformations.ad import zero_jvp as zero_jvp
 from lamina.interpreters.transformations.reverse import (
