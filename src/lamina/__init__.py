@@ -52,6 +52,8 @@ _NAMES = {
             "custom_gradient",
             "custom_jvp",
             "custom_vjp",
+            "debug_infs",
+            "debug_nans",
             "Device",
             "default_backend",
             "device_count",

@@ -87,6 +87,7 @@ from lamina.interpreters.runtime import dlpack as dlpack
 from lamina.interpreters.runtime import executables as executables
 from lamina.interpreters.runtime import execute as execute
 from lamina.interpreters.runtime import extended as extended
+from lamina.interpreters.runtime import float_checks as float_checks
 from lamina.interpreters.runtime import sharding as sharding
 from lamina.interpreters.runtime import transfer as transfer
 from lamina.interpreters.runtime.array import (
@@ -125,6 +126,7 @@ from lamina.interpreters.runtime.dispatch import (
 from lamina.interpreters.runtime.dlpack import from_dlpack
 from lamina.interpreters.runtime.execute import CompiledModule, execute_stablehlo
 from lamina.interpreters.runtime.extended import physical_value
+from lamina.interpreters.runtime.float_checks import debug_infs, debug_nans
 from lamina.interpreters.runtime.sharding import Sharding, SingleDeviceSharding, sharding_for_device
 from lamina.interpreters.runtime.transfer import (
     block_until_ready,
@@ -261,6 +263,8 @@ __all__ = [
     "custom_jvp_call_p",
     "custom_vjp",
     "custom_vjp_call_p",
+    "debug_infs",
+    "debug_nans",
     "def_standard_impl",
     "default_backend",
     "describe_function",

@@ -164,11 +164,13 @@ _options: dict[str, _Option] = {
         _X64Option(),
         _bool_option("jax_disable_jit", jit_key=True),
         _bool_option("jax_debug_nans"),
+        _bool_option("jax_debug_infs"),
         _bool_option("jax_log_compiles"),
         # jax.nn.softmax differentiates by its custom JVP rule instead of its formula.
         _bool_option("jax_softmax_custom_jvp", jit_key=True),
         _Option("jax_num_cpu_devices", -1, _check_int, _int_from_env("jax_num_cpu_devices")),
         _Option("jax_platforms", None, _check_str, lambda s: s),
+        _Option("jax_traceback_filtering", "auto", _check_str, lambda s: s),
         _Option(
             "jax_default_matmul_precision", None, _check_precision, _precision_from_env,
             jit_key=True,
