@@ -91,18 +91,19 @@ def test_off_nothing_is_checked():
 def test_jit_prints_that_it_reruns(capsys):
     f = jax.jit(lambda x: lax.log(x) * 2)
     f(-_ones())  # compiled and cached while the option is off
-    with jax.debug_nans(True):
-        with pytest.raises(FloatingPointError, match=r"invalid value \(nan\) encountered in log"):
-            f(-_ones())  # the C++ fast path's hook finds it
+    nan_in_log = pytest.raises(
+        FloatingPointError, match=r"invalid value \(nan\) encountered in log"
+    )
+    with jax.debug_nans(True), nan_in_log:
+        f(-_ones())  # the C++ fast path's hook finds it
     assert capsys.readouterr().out == DEOPT
     np.testing.assert_allclose(np.asarray(f(_ones())), np.zeros(3))
 
 
 def test_jit_of_a_nan_input_no_primitive_to_blame():
     x = jnp.array([np.nan, 1.0])
-    with jax.debug_nans(True):
-        with pytest.raises(FloatingPointError) as info:
-            jax.jit(lambda v: v)(x)
+    with jax.debug_nans(True), pytest.raises(FloatingPointError) as info:
+        jax.jit(lambda v: v)(x)
     message = str(info.value)
     assert message.startswith(
         "('jit(<lambda>)', 'nan'). Because jax_config.debug_nans.value and/or "
