@@ -25,7 +25,7 @@ from typing import Any
 
 from jaxlib import _jax
 
-from lamina.ir import dtypes
+from lamina.ir import dtypes, set_traceback_filtering_source
 
 __all__ = [
     "Config",
@@ -46,7 +46,7 @@ MATMUL_PRECISIONS = (
     "BF16_BF16_F32", "BF16_BF16_F32_X3", "BF16_BF16_F32_X6", "BF16_BF16_F32_X9",
     "TF32_TF32_F32", "TF32_TF32_F32_X3", "F32_F32_F32", "F64_F64_F64",
 )  # fmt: skip
-
+TRACEBACK_FILTERING_MODES = ("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto")
 
 # --------------------------------------------------------------------- parsing values
 
@@ -154,6 +154,22 @@ def _precision_from_env(text: str) -> str:
     return text
 
 
+def _enum_option(name: str, default: str, values: tuple[str, ...]) -> _Option:
+    def check(value: Any) -> str:
+        if value not in values:
+            raise ValueError(
+                f"new enum value must be in {list(values)}, got {value} of type {type(value)}."
+            )
+        return value
+
+    def from_env(text: str) -> str:
+        if text not in values:
+            raise ValueError(f'Invalid value "{text}" for JAX flag {name}')
+        return text
+
+    return _Option(name, default, check, from_env)
+
+
 def _bool_option(name: str, **kw) -> _Option:
     return _Option(name, False, bool, lambda s: _bool_from_env(s, name.upper()), **kw)
 
@@ -170,7 +186,7 @@ _options: dict[str, _Option] = {
         _bool_option("jax_softmax_custom_jvp", jit_key=True),
         _Option("jax_num_cpu_devices", -1, _check_int, _int_from_env("jax_num_cpu_devices")),
         _Option("jax_platforms", None, _check_str, lambda s: s),
-        _Option("jax_traceback_filtering", "auto", _check_str, lambda s: s),
+        _enum_option("jax_traceback_filtering", "auto", TRACEBACK_FILTERING_MODES),
         _Option(
             "jax_default_matmul_precision", None, _check_precision, _precision_from_env,
             jit_key=True,
@@ -181,6 +197,8 @@ _options: dict[str, _Option] = {
 # jaxlib's C++ code reads these two holders directly.
 _jax.jax_jit.set_enable_x64_state(_options["jax_enable_x64"].holder)
 _jax.jax_jit.set_disable_jit_state(_options["jax_disable_jit"].holder)
+# lamina.ir filters tracebacks (lamina.ir.tracebacks) as this option says.
+set_traceback_filtering_source(lambda: _options["jax_traceback_filtering"].value)
 
 
 class Config:

@@ -7,7 +7,7 @@ import operator
 
 from lamina.interpreters.core.tracing import shaped_abstractify
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
-from lamina.ir import ShapedArray, dtypes, tree_util
+from lamina.ir import ShapedArray, dtypes, transformation_boundary, tree_util
 
 __all__ = ["ShapeDtypeStruct", "eval_shape", "make_jaxpr"]
 
@@ -101,6 +101,7 @@ def _split_static(args, static_argnums):
     return dynamic, merge
 
 
+@transformation_boundary
 def make_jaxpr(
     fun,
     static_argnums=(),
@@ -134,6 +135,7 @@ def make_jaxpr(
     return make_jaxpr_f
 
 
+@transformation_boundary
 def eval_shape(fun, *args, **kwargs):
     """The ``ShapeDtypeStruct`` tree ``fun(*args, **kwargs)`` would return, computed by
     tracing alone (nothing runs)."""

@@ -27,7 +27,7 @@ from lamina.interpreters.runtime.cpp_pjit import (
 from lamina.interpreters.runtime.executables import ArrayImpl, _device_of, _executables
 from lamina.interpreters.runtime.extended import is_extended_value, physical_value
 from lamina.interpreters.runtime.float_checks import check_jaxpr_call, checks_on
-from lamina.ir import tree_util
+from lamina.ir import api_boundary, tree_util
 
 if TYPE_CHECKING:
     from lamina.interpreters.jit_functions.jit import JitWrapped
@@ -102,7 +102,7 @@ def fast_function(jitted: JitWrapped):
     cpp = _jax.pjit(
         jitted._name,
         jitted._fun,
-        cache_miss,
+        api_boundary(cache_miss),
         list(jitted._static_argnums),
         list(jitted._static_argnames),
         CacheKey(),
@@ -120,9 +120,9 @@ def fast_function(jitted: JitWrapped):
 
 def _install_methods(cls) -> None:
     """The stages API on jaxlib's C++ jitted-function class, as JAX adds it."""
-    cls.trace = lambda self, *a, **k: self._jitted.trace(*a, **k)
-    cls.lower = lambda self, *a, **k: self._jitted.lower(*a, **k)
-    cls.eval_shape = lambda self, *a, **k: self._jitted.eval_shape(*a, **k)
+    cls.trace = api_boundary(lambda self, *a, **k: self._jitted.trace(*a, **k))
+    cls.lower = api_boundary(lambda self, *a, **k: self._jitted.lower(*a, **k))
+    cls.eval_shape = api_boundary(lambda self, *a, **k: self._jitted.eval_shape(*a, **k))
 
     def clear_cache(self):
         self._jitted.clear_cache()

@@ -47,7 +47,7 @@ from lamina.interpreters.runtime.executables import (
     compiled_call,
     logger,
 )
-from lamina.ir import tree_util
+from lamina.ir import transformation_boundary, tree_util
 
 __all__ = ["clear_caches", "compiled_call", "jit"]
 
@@ -232,6 +232,7 @@ class JitWrapped:
         self._cache.clear()
 
 
+@transformation_boundary
 def jit(
     fun=None,
     in_shardings=None,

@@ -41,7 +41,14 @@ from lamina.interpreters.core.tracing import (
 from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr, jit_p
 from lamina.interpreters.jaxprs.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
-from lamina.ir import MissingRuleError, batching_rules, collective_rules, prefix_errors, tree_util
+from lamina.ir import (
+    MissingRuleError,
+    batching_rules,
+    collective_rules,
+    prefix_errors,
+    transformation_boundary,
+    tree_util,
+)
 
 __all__ = [
     "AxisData",
@@ -482,6 +489,7 @@ def _check_axis_spec(axes, what: str):
             )
 
 
+@transformation_boundary
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
     """``fun`` mapped over an axis of its arguments, as one vectorized computation.
 

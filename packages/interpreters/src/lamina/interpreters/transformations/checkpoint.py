@@ -46,7 +46,15 @@ from lamina.interpreters.transformations.reverse import (
     merge_transposed_outputs,
     transpose_jaxpr,
 )
-from lamina.ir import ClosedJaxpr, Jaxpr, Primitive, declare_param, new_jaxpr_eqn, tree_util
+from lamina.ir import (
+    ClosedJaxpr,
+    Jaxpr,
+    Primitive,
+    declare_param,
+    new_jaxpr_eqn,
+    transformation_boundary,
+    tree_util,
+)
 
 __all__ = [
     "checkpoint",
@@ -64,6 +72,7 @@ declare_param(checkpoint_p, "jaxpr", Jaxpr)  # printed Jaxprs parse back to open
 # --------------------------------------------------------------------------- the API
 
 
+@transformation_boundary
 def checkpoint(fun, *, prevent_cse: bool = True, policy=None, static_argnums=()):
     """``fun`` made to recompute its intermediate values when differentiated, rather
     than save them from the forward pass.

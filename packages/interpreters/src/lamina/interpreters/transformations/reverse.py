@@ -25,7 +25,14 @@ from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.interpreters.transformations import ad
 from lamina.interpreters.transformations.ad import add_any_p, add_tangents
 from lamina.interpreters.transformations.partial_eval import linearize_flat
-from lamina.ir import Literal, MissingRuleError, dtypes, transpose_rules, tree_util
+from lamina.ir import (
+    Literal,
+    MissingRuleError,
+    dtypes,
+    transformation_boundary,
+    transpose_rules,
+    tree_util,
+)
 
 __all__ = [
     "UndefinedPrimal",
@@ -234,6 +241,7 @@ def _linearize_tree(fun, primals, has_aux=False):
     return primals_out, linear, in_tree, box, t_avals, lin_avals
 
 
+@transformation_boundary
 def linearize(fun, *primals):
     """``(fun(*primals), f_jvp)``: ``f_jvp(*tangents)`` applies the linear map staged by
     partial evaluation of the JVP (the primal computation runs once, now)."""
@@ -263,6 +271,7 @@ def linearize(fun, *primals):
     return tree_util.tree_unflatten(out_tree, primals_out), f_jvp
 
 
+@transformation_boundary
 def vjp(fun, *primals, has_aux: bool = False):
     """``(fun(*primals), vjp_fun)`` (and ``aux`` with ``has_aux``): ``vjp_fun(ct)`` maps
     a cotangent of the output to a tuple of cotangents of ``primals``."""
@@ -362,6 +371,7 @@ def _check_scalar(x):
         )
 
 
+@transformation_boundary
 def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
                    allow_int: bool = False, reduce_axes=()):  # fmt: skip
     """A function returning ``(fun(*args), gradient of fun w.r.t. args[argnums])``
@@ -409,6 +419,7 @@ def _is_leaf_array(x) -> bool:
     return tree_util.tree_structure(x) == tree_util.tree_structure(0)
 
 
+@transformation_boundary
 def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
          allow_int: bool = False, reduce_axes=()):  # fmt: skip
     """The gradient of scalar-valued ``fun`` with respect to ``args[argnums]``."""
