@@ -1,10 +1,14 @@
 """Tracebacks that show the user's code, not lamina's: JAX's traceback filtering.
 
 An exception leaving lamina through an API boundary (a function wrapped by
-:func:`api_boundary`, or ``Primitive.bind``) loses the frames of lamina's own files
-from its traceback, all but the innermost one (the line that raised). Only the
-outermost boundary on the stack acts, so boundaries may nest freely, and nothing is
-done unless an exception passes: a boundary costs one Python call, ``bind`` nothing.
+:func:`api_boundary`, ``Primitive.bind``, an array operator) loses the frames of
+lamina's own files from its traceback, all but the innermost one (the line that
+raised). Only the outermost boundary on the stack acts, so boundaries may nest freely,
+and nothing is done unless an exception passes: a wrapper costs one Python call,
+``bind`` and the operators nothing. An exception that passed a boundary JAX has too
+(transformations, ``jit``, eager primitives, operators) gets the note or cause below;
+one that passed only the plain functions of ``lamina.numpy``, ``.nn`` and ``.random``
+(which JAX does not filter) just loses frames, so that messages and notes are JAX's.
 
 ``jax_traceback_filtering`` (``JAX_TRACEBACK_FILTERING``) picks how, as in JAX:
 
@@ -133,12 +137,19 @@ def _under_another_boundary(frame: types.FrameType) -> bool:
     return False
 
 
-def filter_traceback(exc: BaseException, boundary: types.FrameType) -> None:
+def filter_traceback(exc: BaseException, boundary: types.FrameType, note: bool = True) -> None:
     """Filter ``exc``'s traceback as the mode says, if ``boundary`` (the frame of the
-    boundary that caught it) is the outermost boundary on the stack."""
+    boundary that caught it) is the outermost boundary on the stack. Without ``note``
+    (here or at an inner boundary the exception passed), frames are removed with nothing
+    added to the exception (no note, no cause)."""
     tb = exc.__traceback__
-    if tb is None or _under_another_boundary(boundary):
+    if tb is None:
         return
+    if _under_another_boundary(boundary):
+        if note:  # the outermost boundary adds it
+            exc._lamina_traceback_note = True
+        return
+    note = note or getattr(exc, "_lamina_traceback_note", False)
     mode = _mode()
     if mode == "off":
         return
@@ -150,6 +161,8 @@ def filter_traceback(exc: BaseException, boundary: types.FrameType) -> None:
     if mode not in ("quiet_remove_frames", "remove_frames"):
         raise ValueError(f"JAX_TRACEBACK_FILTERING={mode} is not a valid value.")
     exc.with_traceback(_without_lamina_frames(tb))
+    if not note:
+        return
     if mode == "quiet_remove_frames":
         if SIMPLIFIED_NOTE not in getattr(exc, "__notes__", ()):
             exc.add_note(SIMPLIFIED_NOTE)
@@ -169,15 +182,16 @@ def register_boundary(fun: Callable) -> None:
     _boundary_codes.add(fun.__code__)
 
 
-def api_boundary(fun: F) -> F:
-    """``fun`` as an API boundary: exceptions leaving it have lamina's frames removed."""
+def api_boundary(fun: F, *, note: bool = True) -> F:
+    """``fun`` as an API boundary: exceptions leaving it have lamina's frames removed
+    (and a note saying so, unless ``note`` is False)."""
 
     @functools.wraps(fun)
     def boundary(*args, **kwargs):
         try:
             return fun(*args, **kwargs)
         except Exception as e:
-            filter_traceback(e, sys._getframe())
+            filter_traceback(e, sys._getframe(), note)
             raise
 
     return boundary  # type: ignore[return-value]
@@ -200,8 +214,9 @@ def transformation_boundary(transformation: F) -> F:
 
 
 def wrap_api_functions(namespace: dict[str, Any], names) -> None:
-    """Make each plain Python function among ``namespace[name]`` an API boundary."""
+    """Make each plain Python function among ``namespace[name]`` an API boundary that
+    adds no note (JAX filters neither these nor ``bind``, so its messages have none)."""
     for name in names:
         value = namespace.get(name)
         if isinstance(value, types.FunctionType):
-            namespace[name] = api_boundary(value)
+            namespace[name] = api_boundary(value, note=False)

@@ -82,7 +82,7 @@ class JitWrapped:
             fun, static_argnums, static_argnames
         )
         self._donate_argnums, self._donate_argnames = _argnums_and_names(
-            fun, donate_argnums, donate_argnames
+            fun, donate_argnums, donate_argnames, "donate"
         )
         self._has_static = bool(self._static_argnums or self._static_argnames)
         self._keep_unused = bool(keep_unused)

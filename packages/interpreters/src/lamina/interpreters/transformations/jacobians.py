@@ -219,6 +219,8 @@ def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
         y_avals = [ad._check_jax_type(y) for y in ys]
         for y in ys:
             reverse._check_output_dtype_revderiv("jacrev", holomorphic, y)
+        if not ys:  # JAX's basis of the outputs asks their result type; NumPy's error
+            raise ValueError("at least one array or dtype is required")
         ct_avals = [tangent_aval(a) for a in y_avals]
         undefined = [reverse.UndefinedPrimal(a) for a in linear.in_avals]
         pattern = {}
