@@ -28,6 +28,7 @@ installed layer's ``src/lamina``); tests and user code are not.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import os
 import sys
@@ -147,7 +148,8 @@ def filter_traceback(exc: BaseException, boundary: types.FrameType, note: bool =
         return
     if _under_another_boundary(boundary):
         if note:  # the outermost boundary adds it
-            exc._lamina_traceback_note = True
+            with contextlib.suppress(AttributeError):
+                exc._lamina_traceback_note = True
         return
     note = note or getattr(exc, "_lamina_traceback_note", False)
     mode = _mode()
