@@ -171,24 +171,32 @@ __all__ = sorted([*_SUBMODULES, *_NAMES])
 
 
 def __getattr__(name: str):
-    if name in _SUBMODULES:
-        value = importlib.import_module(f"lamina.{name}")
-    elif name in _NAMES:
-        if _NAMES[name].startswith(_RUNTIME):
-            importlib.import_module("lamina.numpy")
-        value = getattr(importlib.import_module(_NAMES[name]), name)
-    elif name in _NOT_BUILT:
+    if name in _NOT_BUILT:
         raise AttributeError(f"lamina.{name} is not built yet (issue {_NOT_BUILT[name]})")
-    elif name in _NOT_BUILT_NAMES:
+    if name in _NOT_BUILT_NAMES:
         layer = _NOT_BUILT_NAMES[name]
         raise AttributeError(
             f"lamina.{name} belongs to lamina.{layer}, which is not built yet "
             f"(issue {_NOT_BUILT[layer]})"
         )
-    else:
+    if name not in _SUBMODULES and name not in _NAMES:
         raise AttributeError(f"module 'lamina' has no attribute {name!r}")
+    try:
+        value = _load(name)
+    except AttributeError as e:
+        # A failure inside a layer, not a missing name: left an AttributeError, it would
+        # read as "cannot import name" to `from lamina import x`, and hasattr() hides it.
+        raise ImportError(f"lamina could not load {name!r}: {type(e).__name__}: {e}") from e
     globals()[name] = value
     return value
+
+
+def _load(name: str):
+    if name in _SUBMODULES:
+        return importlib.import_module(f"lamina.{name}")
+    if _NAMES[name].startswith(_RUNTIME):
+        importlib.import_module("lamina.numpy")
+    return getattr(importlib.import_module(_NAMES[name]), name)
 
 
 def __dir__():

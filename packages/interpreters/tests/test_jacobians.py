@@ -346,3 +346,19 @@ def test_stop_gradient_lowers_to_its_operand():
     f = jit(lambda x: jit_prims.add(stop_gradient(x), x))
     close(f(X), 2 * X)
     close(jit(stop_gradient)(X), X)
+
+
+def test_functions_returning_no_arrays():
+    # recorded from JAX 0.10.2: jacrev and hessian need an output dtype; jacfwd returns
+    # the empty output; grad wants a scalar.
+    for transform in (jacrev, hessian):
+        with pytest.raises(ValueError) as info:
+            transform(lambda x: None)(1.0)
+        assert str(info.value) == "at least one array or dtype is required"
+    assert jacfwd(lambda x: None)(1.0) is None
+    for transform in (grad, value_and_grad):
+        with pytest.raises(TypeError) as info:
+            transform(lambda x: None)(1.0)
+        assert (
+            str(info.value) == "Gradient only defined for scalar-output functions. Output was None."
+        )

@@ -244,6 +244,44 @@ def test_debug_nans_names_the_primitive():
         config.update("jax_debug_nans", False)
 
 
+def test_argnums_and_argnames_checked_against_the_signature():
+    # recorded from JAX 0.10.2
+    def one(x):
+        return x
+
+    def positional_only(x, /, y):
+        return x
+
+    cases = [
+        (lambda: jit(one, static_argnums=3),
+         "Jitted function has static_argnums=(3,), but only accepts 1 positional arguments."),
+        (lambda: jit(one, static_argnums=-2),
+         "Jitted function has static_argnums=(-2,), but only accepts 1 positional arguments."),
+        (lambda: jit(positional_only, static_argnums=(0, 4)),
+         "Jitted function has static_argnums=(0, 4), but only accepts 2 positional arguments."),
+        (lambda: jit(one, donate_argnums=2),
+         "Jitted function has donate_argnums=(2,), but only accepts 1 positional arguments."),
+        (lambda: jit(one, static_argnames="y"),
+         "Jitted function has invalid argnames {'y'} in static_argnames. Function does not "
+         "take these args."),
+        (lambda: jit(one, donate_argnames="z"),
+         "Jitted function has invalid argnames {'z'} in donate_argnames. Function does not "
+         "take these args."),
+        (lambda: jit(positional_only, static_argnames="x"),
+         "Jitted function has invalid argnames {'x'} in static_argnames. These are "
+         "positional-only"),
+    ]  # fmt: skip
+    for make, message in cases:
+        with pytest.raises(ValueError) as info:
+            make()
+        assert str(info.value) == message
+    # *args and **kwargs take any; so do functions without a signature
+    assert jit(lambda *a: a[0], static_argnums=3)(X) is not None
+    jit(lambda x, **k: x, static_argnames="zz")
+    jit(max, static_argnums=4)
+    assert float(jit(one, static_argnums=-1)(2.0)) == 2.0
+
+
 def test_threads_share_one_jitted_function():
     g = counted(lambda x, k: x * k)
     j = jit(g)

@@ -50,6 +50,23 @@ def test_use_before_binding_names_the_equation():
         check_jaxpr(jaxpr)
 
 
+def test_errors_name_variables_as_the_jaxpr_prints_them():
+    a, b, c, d = (Var(aval(3)) for _ in range(4))
+    stray = Var(aval(3))
+    eqns = [new_jaxpr_eqn([a, b], [c], add, {}), new_jaxpr_eqn([c, stray], [d], add, {})]
+    jaxpr = Jaxpr([], [a, b], [d], eqns)
+    printed = str(jaxpr)
+    assert "d:f32[3] = add c e" in printed  # the stray variable prints as e
+    with pytest.raises(JaxprTypeError) as info:
+        check_jaxpr(jaxpr)
+    assert str(info.value) == (
+        "variable 'e' is used before it is bound, in equation 1 (d:f32[3] = add c e)"
+    )
+    twice = Jaxpr([], [a, b], [a], [new_jaxpr_eqn([a, b], [a], add, {})])
+    with pytest.raises(JaxprTypeError, match=r"^variable 'a' is bound twice, the second time"):
+        check_jaxpr(twice)
+
+
 def test_double_binding():
     a, b = Var(aval(3)), Var(aval(3))
     jaxpr = Jaxpr([], [a, b], [a], [new_jaxpr_eqn([a, b], [a], add, {})])

@@ -287,13 +287,13 @@ def test_split_errors():
     x = np.ones((3, 4), f32)
     with pytest.raises(
         ValueError,
-        match=r"^Sum of sizes 2 must be equal to dimension 0 of the operand shape \[3, 4\]$",
+        match=r"^Sum of sizes 2 must be equal to dimension 0 of the operand shape \[3, 4\]",
     ):
         lax.split(x, (1, 1), 0)
-    with pytest.raises(ValueError, match=r"^axis 2 is out of bounds for array of dimension 2$"):
+    with pytest.raises(ValueError, match=r"^axis 2 is out of bounds for array of dimension 2"):
         lax.split(x, (1, 2), 2)
     with pytest.raises(
-        ValueError, match=r"^Sizes passed to split must be nonnegative, got \[1, -1, 3\]$"
+        ValueError, match=r"^Sizes passed to split must be nonnegative, got \[1, -1, 3\]"
     ):
         lax.split(x, (1, -1, 3), 0)
 

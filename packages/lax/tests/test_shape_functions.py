@@ -33,12 +33,12 @@ def test_stack_and_unstack():
     weak = lax.stack([1.0, 2.0], 0)
     assert weak.aval.weak_type and weak.dtype == f32
     with pytest.raises(
-        ValueError, match=r"^All input arrays must have the same shape\. Got \(3, 4\), \(3, 3\)\.$"
+        ValueError, match=r"^All input arrays must have the same shape\. Got \(3, 4\), \(3, 3\)\."
     ):
         lax.stack([x, np.ones((3, 3), f32)], 0)
-    with pytest.raises(ValueError, match=r"^axis 3 is out of bounds for array of dimension 3$"):
+    with pytest.raises(ValueError, match=r"^axis 3 is out of bounds for array of dimension 3"):
         lax.stack([x], 3)
-    with pytest.raises(ValueError, match=r"^axis 2 is out of bounds for array of dimension 2$"):
+    with pytest.raises(ValueError, match=r"^axis 2 is out of bounds for array of dimension 2"):
         lax.unstack(x, 2)
 
 
@@ -78,7 +78,7 @@ def test_tile():
     )
     with pytest.raises(
         TypeError,
-        match=r"^reps length must be equal to the ndim of x, got len\(reps\)=1 and x\.ndim=2\.$",
+        match=r"^reps length must be equal to the ndim of x, got len\(reps\)=1 and x\.ndim=2\.",
     ):
         lax.tile(x, (2,))
 
@@ -116,12 +116,12 @@ def test_full_and_full_like_dtypes_and_weak_types():
     )
     with pytest.raises(
         TypeError,
-        match=r"^full must be called with scalar fill_value, got fill_value\.shape \(2,\)\.$",
+        match=r"^full must be called with scalar fill_value, got fill_value\.shape \(2,\)\.",
     ):
         lax.full((2,), np.ones(2))
     with pytest.raises(
         TypeError,
-        match=r"^broadcast_in_dim shape must have every element be nonnegative, got \(-2,\)\.$",
+        match=r"^broadcast_in_dim shape must have every element be nonnegative, got \(-2,\)\.",
     ):
         lax.full((-2,), 1.0)
 
@@ -144,7 +144,7 @@ def test_broadcast_functions_and_collapse():
     assert lax.broadcast_shapes((3, 1), (4,)) == (3, 4)
     assert lax.broadcast_shapes((2, 1, 5), (1, 4, 1), (5,)) == (2, 4, 5)
     with pytest.raises(
-        ValueError, match=r"^Incompatible shapes for broadcasting: shapes=\[\(3, 2\), \(4,\)\]$"
+        ValueError, match=r"^Incompatible shapes for broadcasting: shapes=\[\(3, 2\), \(4,\)\]"
     ):
         lax.broadcast_shapes((3, 2), (4,))
     np.testing.assert_array_equal(
@@ -161,7 +161,7 @@ def test_broadcast_functions_and_collapse():
     assert lax.collapse(y, -2, -1).shape == (2, 3, 4)
     np.testing.assert_array_equal(np.asarray(lax.collapse(y, 0)), y.ravel())
     with pytest.raises(
-        ValueError, match=r"^Invalid dimension range passed to collapse: \(2, 3, 4\)\[2:1\]$"
+        ValueError, match=r"^Invalid dimension range passed to collapse: \(2, 3, 4\)\[2:1\]"
     ):
         lax.collapse(y, 2, 1)
     with pytest.raises(

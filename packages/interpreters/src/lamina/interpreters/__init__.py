@@ -144,6 +144,7 @@ from lamina.interpreters.runtime import dlpack as dlpack
 from lamina.interpreters.runtime import executables as executables
 from lamina.interpreters.runtime import execute as execute
 from lamina.interpreters.runtime import extended as extended
+from lamina.interpreters.runtime import float_checks as float_checks
 from lamina.interpreters.runtime import runtime_tokens as runtime_tokens
 from lamina.interpreters.runtime import sharding as sharding
 from lamina.interpreters.runtime import transfer as transfer

@@ -69,6 +69,16 @@ from lamina.ir.effects import (
 from lamina.ir.parsing.lexer import JaxprSyntaxError
 from lamina.ir.parsing.parse_params import declare_param, parse_call_args, register_value_reader
 from lamina.ir.parsing.parser import parse_closed_jaxpr, parse_jaxpr
+from lamina.ir.tracebacks import (
+    UnfilteredStackTrace,
+    api_boundary,
+    filter_traceback,
+    is_lamina_file,
+    register_boundary,
+    set_traceback_filtering_source,
+    transformation_boundary,
+    wrap_api_functions,
+)
 from lamina.ir.trees.errors import prefix_errors
 
 __all__ = [
@@ -96,10 +106,12 @@ __all__ = [
     "RuleTable",
     "ShapedArray",
     "SourceInfo",
+    "UnfilteredStackTrace",
     "Var",
     "WriteEffect",
     "abstract_eval_rules",
     "abstract_token",
+    "api_boundary",
     "batching_rules",
     "check_jaxpr",
     "collective_rules",
@@ -111,9 +123,11 @@ __all__ = [
     "dtypes",
     "effects",
     "enable_x64",
+    "filter_traceback",
     "impl_rules",
     "internal_mutable_array_effect",
     "is_extended_aval",
+    "is_lamina_file",
     "jvp_rules",
     "lowerable_effects",
     "lowering_rules",
@@ -130,13 +144,17 @@ __all__ = [
     "pp_jaxpr",
     "prefix_errors",
     "prng_key",
+    "register_boundary",
     "register_extended_dtype",
     "register_value_reader",
     "remat_allowed_effects",
     "remat_split_rules",
     "set_bind_handler",
+    "set_traceback_filtering_source",
     "shared_names_rules",
+    "transformation_boundary",
     "transpose_rules",
     "tree",
     "tree_util",
+    "wrap_api_functions",
 ]

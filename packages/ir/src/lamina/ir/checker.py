@@ -12,7 +12,16 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.ir.core.avals import AbstractValue, ShapedArray
-from lamina.ir.core.jaxpr import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, pp_eqn
+from lamina.ir.core.jaxpr import (
+    ClosedJaxpr,
+    DropVar,
+    Jaxpr,
+    JaxprEqn,
+    Literal,
+    PpContext,
+    pp_eqn,
+    printed_names,
+)
 from lamina.ir.core.primitives import Primitive, PrimitiveRegistry, abstract_eval_rules
 from lamina.ir.effects import RefEffect
 
@@ -26,12 +35,20 @@ class JaxprTypeError(TypeError):
 def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr, *, registry: PrimitiveRegistry | None = None) -> None:
     """Raise ``JaxprTypeError`` if ``jaxpr`` is ill-formed; with ``registry``, every
     primitive must be the one registered under its name."""
+    if not isinstance(jaxpr, (Jaxpr, ClosedJaxpr)):
+        raise TypeError(f"check_jaxpr expects a Jaxpr or ClosedJaxpr, got {type(jaxpr).__name__}")
+    try:
+        names = printed_names(jaxpr)  # errors name variables as print(jaxpr) does
+    except Exception:  # the checker must report even when printing itself fails
+        names = PpContext()
+    _check(jaxpr, registry, names)
+
+
+def _check(jaxpr: Jaxpr | ClosedJaxpr, registry, names: PpContext) -> None:
     if isinstance(jaxpr, ClosedJaxpr):
         _check_consts(jaxpr)
         jaxpr = jaxpr.jaxpr
-    if not isinstance(jaxpr, Jaxpr):
-        raise TypeError(f"check_jaxpr expects a Jaxpr or ClosedJaxpr, got {type(jaxpr).__name__}")
-    _Checker(jaxpr, registry).run()
+    _Checker(jaxpr, registry, names).run()
 
 
 def _check_consts(closed: ClosedJaxpr) -> None:
@@ -47,9 +64,9 @@ def _check_consts(closed: ClosedJaxpr) -> None:
             )
 
 
-def _describe(eqn: JaxprEqn, index: int) -> str:
+def _describe(eqn: JaxprEqn, index: int, names: PpContext) -> str:
     try:
-        text = pp_eqn(eqn)
+        text = pp_eqn(eqn, names)
     except Exception:  # the checker must report even when printing itself fails
         text = f"{eqn.primitive} ..."
     return f"equation {index} ({text})"
@@ -72,16 +89,22 @@ def _literal_error(lit: Literal) -> str | None:
 
 
 class _Checker:
-    def __init__(self, jaxpr: Jaxpr, registry: PrimitiveRegistry | None):
+    def __init__(self, jaxpr: Jaxpr, registry: PrimitiveRegistry | None, names: PpContext):
         self.jaxpr = jaxpr
         self.registry = registry
+        self.names = names
         self.bound: set = set()
+
+    def name(self, var) -> str:
+        return f"'{self.names.var_name(var)}'"
 
     def bind(self, var, where: str) -> None:
         if isinstance(var, DropVar):
             return
         if var in self.bound:
-            raise JaxprTypeError(f"variable {var!r} is bound twice, the second time in {where}")
+            raise JaxprTypeError(
+                f"variable {self.name(var)} is bound twice, the second time in {where}"
+            )
         self.bound.add(var)
 
     def read(self, atom, where: str) -> None:
@@ -90,7 +113,9 @@ class _Checker:
             if problem:
                 raise JaxprTypeError(f"{problem}, in {where}")
         elif atom not in self.bound:
-            raise JaxprTypeError(f"variable {atom!r} is used before it is bound, in {where}")
+            raise JaxprTypeError(
+                f"variable {self.name(atom)} is used before it is bound, in {where}"
+            )
 
     def run(self) -> None:
         for var in self.jaxpr.constvars:
@@ -107,7 +132,7 @@ class _Checker:
             raise JaxprTypeError(
                 f"equation {index} has {eqn.primitive!r} where a Primitive is expected"
             )
-        where = _describe(eqn, index)
+        where = _describe(eqn, index, self.names)
         if self.registry is not None and self.registry.lookup(eqn.primitive.name) is not (
             eqn.primitive
         ):
@@ -119,7 +144,7 @@ class _Checker:
             self.read(atom, where)
         for sub in _sub_jaxprs(eqn.params):
             try:
-                check_jaxpr(sub, registry=self.registry)
+                _check(sub, self.registry, self.names)
             except JaxprTypeError as error:
                 raise JaxprTypeError(f"{error}\n  inside a sub-jaxpr of {where}") from None
         # Effects on references the jaxpr allocates itself stay inside it.

@@ -14,6 +14,7 @@ does the rest.
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
@@ -28,7 +29,7 @@ from lamina.interpreters import (
     set_array_attribute,
     tracing,
 )
-from lamina.ir import dtypes
+from lamina.ir import dtypes, filter_traceback, register_boundary
 from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import broadcast_in_dim, reshape, to_dtype
@@ -504,25 +505,32 @@ def _guard(f, name):
     compiled = None if name in _NOT_COMPILED else jit(f)
 
     def method(self, *other):
-        if compiled is not None and type(self) is ArrayImpl and _eager():
-            operands = []
-            for o in other:
-                kind = type(o)
-                if kind is ArrayImpl:
-                    operands.append(o)
-                elif kind in _EAGER_SCALARS:
-                    operands.append(scalar_array(o))
+        try:
+            if compiled is not None and type(self) is ArrayImpl and _eager():
+                operands = []
+                for o in other:
+                    kind = type(o)
+                    if kind is ArrayImpl:
+                        operands.append(o)
+                    elif kind in _EAGER_SCALARS:
+                        operands.append(scalar_array(o))
+                    else:
+                        break
                 else:
-                    break
-            else:
-                return compiled(self, *operands)
-        for o in other:
-            if not (isinstance(o, _ARRAY_LIKE) or hasattr(o, "aval")):
-                return NotImplemented
-        return f(self, *other)
+                    return compiled(self, *operands)
+            for o in other:
+                if not (isinstance(o, _ARRAY_LIKE) or hasattr(o, "aval")):
+                    return NotImplemented
+            return f(self, *other)
+        except Exception as e:  # an API boundary, free until something raises
+            filter_traceback(e, sys._getframe())
+            raise
 
     method.__name__ = getattr(f, "__name__", "operator")
     return method
+
+
+register_boundary(_guard(None, "__pos__"))  # every operator method shares this code
 
 
 def install_operators() -> None:

@@ -3,6 +3,7 @@ logsumexp, standardize and one_hot (:mod:`.axis_functions`), ``dot_product_atten
 (:mod:`.attention`), block-scaled matrix products (:mod:`.scaled_matmul`) and the
 ``initializers`` submodule (:mod:`.initializers`)."""
 
+from lamina.ir import wrap_api_functions
 from lamina.nn import initializers
 from lamina.nn.activations import (
     celu,
@@ -84,3 +85,5 @@ __all__ = [
     "swish",
     "tanh",
 ]
+
+wrap_api_functions(globals(), __all__)  # tracebacks stop at the user's call

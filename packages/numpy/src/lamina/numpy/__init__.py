@@ -11,6 +11,8 @@ tracers (:mod:`.array_methods`).
 
 import sys as _sys
 
+from lamina.ir import wrap_api_functions as _wrap_api_functions
+
 _MODULES = (
     # creation/: conversion first, what makes arrays from it above.
     "creation.conversion",
@@ -71,6 +73,7 @@ from lamina.numpy.array_methods.installation import install_array_methods as _in
 
 _install(_sys.modules[__name__])
 del _name, _module, _install
+_wrap_api_functions(globals(), __all__)  # tracebacks stop at the user's call
 
 # Not part of jax.numpy: what the layers above (nn, scipy) build on.
 from lamina.numpy.base.arguments import (  # noqa: E402, F401

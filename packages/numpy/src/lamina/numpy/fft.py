@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import numpy as np
 from lamina import lax
 from lamina.interpreters import device_put
-from lamina.ir import dtypes
+from lamina.ir import dtypes, wrap_api_functions
 from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, to_array
 
 __all__ = [
@@ -302,3 +302,6 @@ def fftshift(x, axes=None):
 def ifftshift(x, axes=None):
     """The inverse of ``fftshift``."""
     return _shift("ifftshift", x, axes, -1)
+
+
+wrap_api_functions(globals(), __all__)  # tracebacks stop at the user's call

@@ -7,6 +7,7 @@ Keys are Threefry-2x32 keys: typed key arrays (``key``, dtype ``key<fry>``) or l
 JAX's order, written on lamina.numpy and lamina.lax.
 """
 
+from lamina.ir import wrap_api_functions
 from lamina.lax import key_dtype, wrap_key_data
 from lamina.random.keys import PRNGKey, bits, clone, fold_in, key, key_data, key_impl, split
 from lamina.random.samplers.counting import binomial, multinomial, poisson
@@ -97,3 +98,5 @@ __all__ = [
     "weibull_min",
     "wrap_key_data",
 ]
+
+wrap_api_functions(globals(), __all__)  # tracebacks stop at the user's call

@@ -40,7 +40,7 @@ from lamina.interpreters.core.config_state import (
     object_state,
     string_state,
 )
-from lamina.ir import dtypes
+from lamina.ir import dtypes, set_traceback_filtering_source
 
 __all__ = [
     "Config",
@@ -271,10 +271,12 @@ enum_state("jax_error_checking_behavior_divide", ("ignore", "raise"), "ignore", 
 enum_state("jax_error_checking_behavior_nan", ("ignore", "raise"), "ignore", key="jit+trace")
 enum_state("jax_error_checking_behavior_oob", ("ignore", "raise"), "ignore", key="jit+trace")
 bool_state("jax_experimental_unsafe_xla_runtime_errors", False)
-enum_state(
+traceback_filtering = enum_state(
     "jax_traceback_filtering",
     ("off", "tracebackhide", "remove_frames", "quiet_remove_frames", "auto"), "auto",
 )  # fmt: skip
+# lamina.ir filters tracebacks (lamina.ir.tracebacks) as this option says.
+set_traceback_filtering_source(lambda: traceback_filtering.value)
 enum_class_state(
     "jax_send_traceback_to_runtime", RuntimeTracebackMode, RuntimeTracebackMode.OFF,
     on_global=lambda m: _jax.set_send_traceback_to_runtime_global(_traceback_mode(m)),

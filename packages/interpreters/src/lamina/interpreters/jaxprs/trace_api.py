@@ -8,7 +8,7 @@ import operator
 from lamina.interpreters.core.monitoring import JAXPR_TRACE_EVENT, compile_step
 from lamina.interpreters.core.tracing import shaped_abstractify
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
-from lamina.ir import ShapedArray, dtypes, tree_util
+from lamina.ir import ShapedArray, dtypes, transformation_boundary, tree_util
 
 __all__ = ["ShapeDtypeStruct", "eval_shape", "make_jaxpr"]
 
@@ -108,6 +108,7 @@ def _split_static(args, static_argnums):
     return dynamic, merge
 
 
+@transformation_boundary
 def make_jaxpr(
     fun,
     static_argnums=(),
@@ -145,6 +146,7 @@ def make_jaxpr(
     return make_jaxpr_f
 
 
+@transformation_boundary
 def eval_shape(fun, *args, **kwargs):
     """The ``ShapeDtypeStruct`` tree ``fun(*args, **kwargs)`` would return, computed by
     tracing alone (nothing runs)."""

@@ -5,7 +5,7 @@ the cached executable in C++ for arguments it has seen before and calls back her
 a miss. Calls under a trace (tracer arguments), with
 ``jax_disable_jit`` or with argument pytrees only lamina's registry knows always miss
 and take :mod:`.jit`'s Python path. jaxlib's C++ side also reads a ``post_hook``
-config holder, used here for ``jax_debug_nans``.
+config holder, for ``jax_debug_nans``/``jax_debug_infs`` (:mod:`..runtime.float_checks`).
 """
 
 from __future__ import annotations
@@ -25,17 +25,16 @@ from lamina.interpreters.runtime.cpp_pjit import (
     registry,
     shard_arg,
 )
-from lamina.interpreters.runtime.executables import ArrayImpl, _device_of, _executables, check_nans
+from lamina.interpreters.runtime.executables import ArrayImpl, _device_of, _executables
 from lamina.interpreters.runtime.extended import is_extended_value, physical_value
-from lamina.ir import tree_util
+from lamina.interpreters.runtime.float_checks import check_jaxpr_call, checks_on
+from lamina.ir import api_boundary, tree_util
 
 if TYPE_CHECKING:
     from lamina.interpreters.jit_functions.jit import JitWrapped
 
 __all__ = ["clear_cpp_caches", "fast_function"]
 
-_post_hook = _jax.config.Config("post_hook", None, include_in_jit_key=False)
-_jax.jax_jit.set_post_hook_state(_post_hook)
 _cpp_caches = {False: _jax.PjitFunctionCache(capacity=8192),
                True: _jax.PjitFunctionCache(capacity=8192)}  # fmt: skip
 
@@ -47,7 +46,7 @@ def clear_cpp_caches() -> None:
 
 def _fastpath(jitted: JitWrapped, args, kwargs, leaves, entry, outs):
     """The C++ path's data for this call, or None when it cannot take it."""
-    if find_current_trace() is not eval_trace or config.jax_debug_nans or entry.closed.effects:
+    if find_current_trace() is not eval_trace or checks_on() or entry.closed.effects:
         return None
     if has_refs(entry.closed):
         return None
@@ -106,7 +105,7 @@ def fast_function(jitted: JitWrapped):
     cpp = _jax.pjit(
         jitted._name,
         jitted._fun,
-        cache_miss,
+        api_boundary(cache_miss),
         list(jitted._static_argnums),
         list(jitted._static_argnames),
         CacheKey(),
@@ -116,6 +115,7 @@ def fast_function(jitted: JitWrapped):
     )
     functools.update_wrapper(cpp, jitted._fun)
     cpp._jitted = jitted
+    cpp._check_outputs = functools.partial(_check_outputs, jitted)
     if not hasattr(type(cpp), "trace"):
         _install_methods(type(cpp))
     return cpp
@@ -123,9 +123,9 @@ def fast_function(jitted: JitWrapped):
 
 def _install_methods(cls) -> None:
     """The stages API on jaxlib's C++ jitted-function class, as JAX adds it."""
-    cls.trace = lambda self, *a, **k: self._jitted.trace(*a, **k)
-    cls.lower = lambda self, *a, **k: self._jitted.lower(*a, **k)
-    cls.eval_shape = lambda self, *a, **k: self._jitted.eval_shape(*a, **k)
+    cls.trace = api_boundary(lambda self, *a, **k: self._jitted.trace(*a, **k))
+    cls.lower = api_boundary(lambda self, *a, **k: self._jitted.lower(*a, **k))
+    cls.eval_shape = api_boundary(lambda self, *a, **k: self._jitted.eval_shape(*a, **k))
 
     def clear_cache(self):
         self._jitted.clear_cache()
@@ -135,14 +135,9 @@ def _install_methods(cls) -> None:
     cls._cache_size = lambda self: self._jitted._cache_size()
 
 
-def _nan_post_hook(fun, args, kwargs, output) -> None:
-    jitted = getattr(fun, "_jitted", None)
-    if jitted is None or find_current_trace() is not eval_trace:
+def _check_outputs(jitted: JitWrapped, args, kwargs, output) -> None:
+    """After a C++ call with ``jax_debug_nans``/``jax_debug_infs`` on."""
+    if find_current_trace() is not eval_trace:
         return
     entry, leaves = jitted._lookup(args, kwargs)
-    check_nans(entry.closed, leaves, tree_util.tree_leaves(output), jitted._name)
-
-
-config._add_validator(
-    "jax_debug_nans", lambda on: _post_hook.set_global(_nan_post_hook if on else None)
-)
+    check_jaxpr_call(entry.closed, leaves, tree_util.tree_leaves(output), jitted._name)

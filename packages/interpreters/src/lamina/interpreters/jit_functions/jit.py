@@ -52,7 +52,7 @@ from lamina.interpreters.runtime.executables import (
     compiled_call,
     logger,
 )
-from lamina.ir import AbstractRef, tree_util
+from lamina.ir import AbstractRef, transformation_boundary, tree_util
 
 __all__ = ["clear_caches", "compiled_call", "jit"]
 
@@ -87,7 +87,7 @@ class JitWrapped:
             fun, static_argnums, static_argnames
         )
         self._donate_argnums, self._donate_argnames = _argnums_and_names(
-            fun, donate_argnums, donate_argnames
+            fun, donate_argnums, donate_argnames, "donate"
         )
         self._has_static = bool(self._static_argnums or self._static_argnames)
         self._keep_unused = bool(keep_unused)
@@ -257,6 +257,7 @@ class JitWrapped:
         self._cache.clear()
 
 
+@transformation_boundary
 def jit(
     fun=None,
     in_shardings=None,

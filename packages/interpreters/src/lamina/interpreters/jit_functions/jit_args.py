@@ -17,9 +17,10 @@ from lamina.ir import AbstractRef, tree_util
 ArrayImpl = xla_client.ArrayImpl
 
 
-def _argnums_and_names(fun, argnums, argnames):
-    """Normalize (static or donate) argnums/argnames to tuples, each inferred from the
-    other through ``fun``'s signature as JAX does."""
+def _argnums_and_names(fun, argnums, argnames, what: str = "static"):
+    """Normalize ``what`` ("static" or "donate") argnums/argnames to tuples, each
+    inferred from the other through ``fun``'s signature, and check them against it, as
+    JAX does."""
     if isinstance(argnums, int):
         argnums = (argnums,)
     if isinstance(argnames, str):
@@ -31,11 +32,41 @@ def _argnums_and_names(fun, argnums, argnames):
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if argnums is None and argnames is None:
         return (), ()
+    if argnums is not None:
+        _check_argnums(params, tuple(argnums), f"{what}_argnums")
+    if argnames is not None:
+        _check_argnames(params, tuple(argnames), f"{what}_argnames")
     if argnames is None:
         argnames = tuple(positional[i] for i in argnums if -len(positional) <= i < len(positional))
     elif argnums is None:
         argnums = tuple(positional.index(n) for n in argnames if n in positional)
     return tuple(argnums), tuple(argnames)
+
+
+def _check_argnums(params, argnums: tuple[int, ...], name: str) -> None:
+    if not argnums or any(p.kind is p.VAR_POSITIONAL for p in params):
+        return
+    n = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    if min(argnums) < -n or max(argnums) >= n:
+        raise ValueError(
+            f"Jitted function has {name}={argnums}, but only accepts {n} positional arguments."
+        )
+
+
+def _check_argnames(params, argnames: tuple[str, ...], name: str) -> None:
+    positional_only = {p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)}
+    if bad := positional_only & set(argnames):
+        raise ValueError(
+            f"Jitted function has invalid argnames {bad} in {name}. These are positional-only"
+        )
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return
+    keywords = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    if bad := set(argnames) - keywords:
+        raise ValueError(
+            f"Jitted function has invalid argnames {bad} in {name}. "
+            "Function does not take these args."
+        )
 
 
 def _hash_static(value) -> None:

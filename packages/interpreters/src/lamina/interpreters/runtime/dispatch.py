@@ -39,6 +39,7 @@ from lamina.interpreters.runtime.cpp_pjit import CacheKey, FastpathData, registr
 from lamina.interpreters.runtime.executables import compiled_call
 from lamina.interpreters.runtime.execute import CompiledModule, EffectfulModule, compile_lowered
 from lamina.interpreters.runtime.extended import PhysicalCall, is_extended_value, physical_value
+from lamina.interpreters.runtime.float_checks import check_values, checks_on
 from lamina.interpreters.runtime.refs import Ref
 from lamina.interpreters.runtime.transfer import put_on_device
 from lamina.ir import (
@@ -243,6 +244,8 @@ def _apply(primitive: Primitive, args, params):
     avals = [x.aval for x in args]
     compiled = primitive_executable(primitive, avals, params, device)
     outs = compiled(*args)
+    if checks_on():
+        check_values(primitive.name, outs)
     return (outs if primitive.multiple_results else outs[0]), compiled
 
 
@@ -266,6 +269,9 @@ def _fast_function(primitive: Primitive, params: dict):
         f"{primitive.name}_impl", fun, cache_miss, [], [], CacheKey(), registry, shard_arg,
         _pjit_cache,
     )  # fmt: skip
+    fast._check_outputs = lambda args, kwargs, out: check_values(
+        primitive.name, out if primitive.multiple_results else [out]
+    )
     _fast[(primitive, *params.items())] = fast
     return fast
 

@@ -1,9 +1,9 @@
 """Lowering, compiling and running a ``ClosedJaxpr``: where an eager ``jit`` call ends.
 
 Lowering to StableHLO, compiling once per (Jaxpr, donation, keep_unused, device)
-(:func:`compiled_call`), compile logging, ``jax_debug_nans`` checking and ``jit_p``'s
-impl. ``jit`` (:mod:`..jit_functions`) traces and keeps its per-signature cache; its
-stages API and C++ fast path build on these too.
+(:func:`compiled_call`), compile logging, checks for ``jax_debug_nans`` and
+``jax_debug_infs``, and ``jit_p``'s impl. ``jit`` (:mod:`..jit_functions`) traces and
+keeps its per-signature cache; its stages API and C++ fast path build on these too.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from jaxlib import xla_client
 
 from lamina.interpreters.core.config import config
@@ -27,12 +26,12 @@ from lamina.interpreters.jaxprs.tokens import split_tokens
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.execute import compile_lowered
 from lamina.interpreters.runtime.extended import PhysicalCall
+from lamina.interpreters.runtime.float_checks import check_jaxpr_call, checks_on
 from lamina.interpreters.runtime.refs import Ref
-from lamina.ir import AbstractRef, ClosedJaxpr, Literal, is_extended_aval, physical_aval
+from lamina.ir import AbstractRef, ClosedJaxpr, is_extended_aval, physical_aval
 
 __all__ = [
     "Executable",
-    "check_nans",
     "compiled_call",
     "lower",
     "make_executable",
@@ -192,8 +191,8 @@ def compiled_call(
                 exe = make_executable(lowered, len(closed.in_avals), device, name)
                 entry = _executables[key] = (closed, exe)  # keeps closed alive: ids stay unique
     outs = entry[1].run(args)
-    if config.jax_debug_nans:
-        check_nans(closed, args, outs, name)
+    if checks_on():
+        check_jaxpr_call(closed, args, outs, name)
     return outs
 
 
@@ -260,39 +259,6 @@ def _log_compile(name: str, in_avals) -> None:
         "(" + "".join(f"{a!r}, " for a in in_avals).rstrip(" ") + ")",
         "(" + "UnspecifiedValue, " * len(in_avals) + ")",
     )
-
-
-def check_nans(closed: ClosedJaxpr, args, outs, name: str) -> None:
-    """With ``jax_debug_nans``: if a float output holds a NaN, re-run the Jaxpr one
-    primitive at a time to find which made it, and raise ``FloatingPointError``."""
-    if not any(_has_nan(o) for o in outs):
-        return
-    jaxpr = closed.jaxpr
-    env = dict(zip(jaxpr.constvars, closed.consts, strict=True))
-    env.update(zip(jaxpr.invars, args, strict=True))
-
-    def read(atom):
-        return atom.val if isinstance(atom, Literal) else env[atom]
-
-    try:
-        for eqn in jaxpr.eqns:
-            vals = eqn.primitive.bind(*[read(a) for a in eqn.invars], **eqn.params)
-            vals = vals if eqn.primitive.multiple_results else [vals]
-            if any(_has_nan(v) for v in vals):
-                raise FloatingPointError(f"invalid value (nan) encountered in {eqn.primitive.name}")
-            env.update(zip(eqn.outvars, vals, strict=True))
-    except FloatingPointError:
-        raise
-    except Exception:  # a primitive with no eager impl: name the function instead
-        pass
-    raise FloatingPointError(f"invalid value (nan) encountered in jit({name})")
-
-
-def _has_nan(x) -> bool:
-    dtype = getattr(x, "dtype", None)
-    if dtype is None or not np.issubdtype(dtype, np.inexact):
-        return False
-    return bool(np.isnan(np.asarray(x)).any())
 
 
 def _jit_impl(*args, jaxpr, name, donated_invars, keep_unused, **_):

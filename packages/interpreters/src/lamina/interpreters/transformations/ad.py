@@ -47,7 +47,14 @@ from lamina.interpreters.jaxprs.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.interpreters.runtime.dispatch import def_standard_impl
 from lamina.interpreters.transformations import batching
-from lamina.ir import MissingRuleError, Primitive, dtypes, jvp_rules, tree_util
+from lamina.ir import (
+    MissingRuleError,
+    Primitive,
+    dtypes,
+    jvp_rules,
+    transformation_boundary,
+    tree_util,
+)
 
 __all__ = [
     "JVPTrace",
@@ -223,6 +230,7 @@ def _check_callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
 
 
+@transformation_boundary
 def jvp(fun, primals, tangents, has_aux: bool = False):
     """``(fun(*primals), the derivative of fun at primals applied to tangents)``.
 

@@ -48,6 +48,7 @@ from lamina.ir import (
     batching_rules,
     collective_rules,
     prefix_errors,
+    transformation_boundary,
     tree_util,
 )
 
@@ -506,6 +507,7 @@ def _check_axis_spec(axes, what: str):
             )
 
 
+@transformation_boundary
 def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
     """``fun`` mapped over an axis of its arguments, as one vectorized computation.
 

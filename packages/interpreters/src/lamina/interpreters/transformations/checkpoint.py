@@ -47,7 +47,15 @@ from lamina.interpreters.transformations.reverse import (
     merge_transposed_outputs,
     transpose_jaxpr,
 )
-from lamina.ir import ClosedJaxpr, Jaxpr, Primitive, declare_param, new_jaxpr_eqn, tree_util
+from lamina.ir import (
+    ClosedJaxpr,
+    Jaxpr,
+    Primitive,
+    declare_param,
+    new_jaxpr_eqn,
+    transformation_boundary,
+    tree_util,
+)
 
 __all__ = [
     "checkpoint",
@@ -76,6 +84,7 @@ key_reuse.key_reuse_signatures[checkpoint_p] = _key_reuse_signature
 # --------------------------------------------------------------------------- the API
 
 
+@transformation_boundary
 def checkpoint(fun, *, prevent_cse: bool = True, policy=None, static_argnums=()):
     """``fun`` made to recompute its intermediate values when differentiated, rather
     than save them from the forward pass.

@@ -31,7 +31,7 @@ from lamina.interpreters.transformations.custom_vjp import (
     custom_vjp_call_p,
     custom_vjp_primal_tree_values,
 )
-from lamina.ir import dtypes, tree_util
+from lamina.ir import dtypes, transformation_boundary, tree_util
 
 __all__ = [
     "CustomJVPException",
@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 
+@transformation_boundary
 def closure_convert(fun, *example_args):
     """``(converted_fun, hoisted_consts)``: ``converted_fun(*args, *hoisted_consts)``
     equals ``fun(*args)`` for arguments of the types of ``example_args``, and
@@ -107,6 +108,7 @@ def _maybe_perturbed(x) -> bool:
 # ---------------------------------------------------------------- custom_gradient
 
 
+@transformation_boundary
 def custom_gradient(fun):
     """``fun(*args) -> (output, vjp_fn)`` as a function with the custom VJP ``vjp_fn``
     (TensorFlow's ``tf.custom_gradient``). ``vjp_fn(output_cotangent)`` returns a tuple

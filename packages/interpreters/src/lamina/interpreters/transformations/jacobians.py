@@ -26,7 +26,7 @@ from lamina.interpreters.core.tracing import find_current_trace, shaped_abstract
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.interpreters.transformations import ad, reverse
 from lamina.interpreters.transformations.batching import vmap
-from lamina.ir import ShapedArray, dtypes, tree_util
+from lamina.ir import ShapedArray, dtypes, transformation_boundary, tree_util
 
 __all__ = ["hessian", "jacfwd", "jacobian", "jacrev", "linear_transpose"]
 
@@ -128,6 +128,7 @@ def _check_output_dtype_jacfwd(holomorphic: bool, aval) -> None:
 # --------------------------------------------------------------------------- jacfwd
 
 
+@transformation_boundary
 def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """The Jacobian of ``fun`` by forward mode, a column (input direction) at a time.
 
@@ -197,6 +198,7 @@ def _split_aux(out):
 # --------------------------------------------------------------------------- jacrev
 
 
+@transformation_boundary
 def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
            allow_int: bool = False):  # fmt: skip
     """The Jacobian of ``fun`` by reverse mode, a row (output component) at a time.
@@ -217,6 +219,8 @@ def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
         y_avals = [ad._check_jax_type(y) for y in ys]
         for y in ys:
             reverse._check_output_dtype_revderiv("jacrev", holomorphic, y)
+        if not ys:  # JAX's basis of the outputs asks their result type; NumPy's error
+            raise ValueError("at least one array or dtype is required")
         ct_avals = [tangent_aval(a) for a in y_avals]
         undefined = [reverse.UndefinedPrimal(a) for a in linear.in_avals]
         pattern = {}
@@ -246,12 +250,14 @@ def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
     return jacfun
 
 
+@transformation_boundary
 def jacobian(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
              allow_int: bool = False):  # fmt: skip
     """An alias of :func:`jacrev`."""
     return jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic, allow_int=allow_int)
 
 
+@transformation_boundary
 def hessian(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
     """The Hessian of ``fun`` as a dense array (or pytree of them): ``jacfwd`` of
     ``jacrev``. For output leaf ``y`` and input leaves ``x1``, ``x2`` the block has shape
@@ -267,6 +273,7 @@ def hessian(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
 # --------------------------------------------------------------------------- linear_transpose
 
 
+@transformation_boundary
 def linear_transpose(fun, *primals, reduce_axes=()):
     """The transpose of the linear function ``fun``, whose arguments have the shapes and
     dtypes of ``primals`` (arrays, or anything with ``shape`` and ``dtype``).

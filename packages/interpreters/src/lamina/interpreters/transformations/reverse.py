@@ -35,6 +35,7 @@ from lamina.ir import (
     MissingRuleError,
     Primitive,
     dtypes,
+    transformation_boundary,
     transpose_rules,
     tree_util,
 )
@@ -360,6 +361,7 @@ def _linearize_tree(fun, primals, has_aux=False):
     return primals_out, linear, in_tree, box, t_avals, lin_avals
 
 
+@transformation_boundary
 def linearize(fun, *primals):
     """``(fun(*primals), f_jvp)``: ``f_jvp(*tangents)`` applies the linear map staged by
     partial evaluation of the JVP (the primal computation runs once, now)."""
@@ -520,6 +522,7 @@ tree_util.register_pytree_node(
 )
 
 
+@transformation_boundary
 def vjp(fun, *primals, has_aux: bool = False):
     """``(fun(*primals), vjp_fun)`` (and ``aux`` with ``has_aux``): ``vjp_fun(ct)`` maps
     a cotangent of the output to a tuple of cotangents of ``primals``."""
@@ -592,6 +595,7 @@ def _check_scalar(x):
         )
 
 
+@transformation_boundary
 def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
                    allow_int: bool = False, reduce_axes=()):  # fmt: skip
     """A function returning ``(fun(*args), gradient of fun w.r.t. args[argnums])``
@@ -651,6 +655,7 @@ def _is_leaf_array(x) -> bool:
     return tree_util.tree_structure(x) == tree_util.tree_structure(0)
 
 
+@transformation_boundary
 def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
          allow_int: bool = False, reduce_axes=()):  # fmt: skip
     """The gradient of scalar-valued ``fun`` with respect to ``args[argnums]``."""

@@ -83,6 +83,7 @@ __all__ = [
     "new_jaxpr_eqn",
     "pp_eqn",
     "pp_jaxpr",
+    "printed_names",
     "values_equal",
 ]
 
@@ -493,7 +494,16 @@ def _alphabetic(n: int) -> str:
 
 def jaxpr_doc(jaxpr: Jaxpr | ClosedJaxpr, settings: PpSettings | None = None) -> pd.Doc:
     """The document of a Jaxpr printed at top level, shared sub-Jaxprs first."""
-    settings = settings or PpSettings()
+    return _top_level_doc(jaxpr, settings or PpSettings())[0]
+
+
+def printed_names(jaxpr: Jaxpr | ClosedJaxpr) -> PpContext:
+    """A context naming each variable of ``jaxpr`` (sub-Jaxprs included) as ``print``
+    shows it: ``context.var_name(v)``, ``pp_eqn(eqn, context)``."""
+    return _top_level_doc(jaxpr, PpSettings())[1]
+
+
+def _top_level_doc(jaxpr: Jaxpr | ClosedJaxpr, settings: PpSettings) -> tuple[pd.Doc, PpContext]:
     if isinstance(jaxpr, ClosedJaxpr):
         jaxpr = jaxpr.jaxpr
     context = PpContext(_unused_outputs(jaxpr))
@@ -512,7 +522,7 @@ def jaxpr_doc(jaxpr: Jaxpr | ClosedJaxpr, settings: PpSettings | None = None) ->
         for name, sub in shared
     ]
     docs.append(_jaxpr_doc(jaxpr, context, settings))
-    return pd.concat(docs)
+    return pd.concat(docs), context
 
 
 def _unused_outputs(jaxpr: Jaxpr) -> dict[Var, str]:

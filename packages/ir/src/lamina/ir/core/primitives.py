@@ -8,8 +8,11 @@ primitive registers all of its rules in one place through ``Primitive.def_*``.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
+
+from lamina.ir.tracebacks import filter_traceback, register_boundary
 
 __all__ = [
     "MissingRuleError",
@@ -155,12 +158,16 @@ class Primitive:
         return self.name
 
     def bind(self, *args, **params):
-        if _bind_handler is None:
-            raise RuntimeError(
-                f"cannot evaluate primitive '{self.name}': lamina.ir holds no interpreter; "
-                "install and import lamina.interpreters (or the lamina meta-package)"
-            )
-        return _bind_handler(self, args, params)
+        try:
+            return _bind_handler(self, args, params)
+        except Exception as e:  # an API boundary (lamina.ir.tracebacks)
+            if _bind_handler is None:
+                raise RuntimeError(
+                    f"cannot evaluate primitive '{self.name}': lamina.ir holds no interpreter; "
+                    "install and import lamina.interpreters (or the lamina meta-package)"
+                ) from None
+            filter_traceback(e, sys._getframe())
+            raise
 
     def abstract_eval(self, *avals, **params):
         return abstract_eval_rules[self](*avals, **params)
@@ -232,3 +239,6 @@ class Primitive:
         rebuilds the full params from parsed ones."""
         pp_param_rules[self] = hide
         param_completion_rules[self] = complete
+
+
+register_boundary(Primitive.bind)

@@ -1,5 +1,6 @@
 """``jax.numpy.linalg``: linear algebra on ``lax.linalg``'s LAPACK kernels."""
 
+from lamina.ir import wrap_api_functions
 from lamina.numpy.linalg._decomp import (
     EighResult,
     EigResult,
@@ -77,3 +78,5 @@ __all__ = [
     "vecdot",
     "vector_norm",
 ]
+
+wrap_api_functions(globals(), __all__)  # tracebacks stop at the user's call
