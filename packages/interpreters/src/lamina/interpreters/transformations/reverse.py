@@ -71,9 +71,9 @@ class RefCotangent:
 
     __slots__ = ("aval", "ref")
 
-    def __init__(self, aval):
+    def __init__(self, aval, ref=None):
         self.aval = aval  # the AbstractRef of the tangent reference
-        self.ref = None
+        self.ref = ref
 
     def instantiate(self):
         """The cotangent reference, made (holding zeros) if nothing was added yet."""
@@ -128,15 +128,19 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
     of the inputs (``Zero`` where none flowed, ``None`` for non-linear inputs).
 
     References the linear map makes (tangent references) are linear: their equations
-    are transposed, with a :class:`RefCotangent` standing for each reference."""
+    are transposed, with a :class:`RefCotangent` standing for each reference. A tangent
+    reference input (of a loop body, say) is given as the :class:`RefCotangent` of the
+    reference outside; its cotangent is that reference's, so it gets ``None``."""
     primal_env = {}
     for v, c in zip(jaxpr.constvars, consts, strict=True):
         primal_env[v] = c
-    for v, p in zip(jaxpr.invars, primals_in, strict=True):
-        if not is_undefined_primal(p):
-            primal_env[v] = p
     ct_env = {}
     ref_cts = {}  # Var of a tangent reference -> its RefCotangent
+    for v, p in zip(jaxpr.invars, primals_in, strict=True):
+        if type(p) is RefCotangent:
+            ref_cts[v] = p
+        elif not is_undefined_primal(p):
+            primal_env[v] = p
 
     def ref_ct(atom):
         if atom not in ref_cts:
