@@ -231,13 +231,22 @@ add_any_p.def_transpose(_add_any_transpose)
 
 
 @cache_on_jaxpr
-def transpose_jaxpr(closed_jaxpr, undefined, ct_nonzero, debug_info: str | None = None):
+def transpose_jaxpr(
+    closed_jaxpr, undefined, ct_nonzero, debug_info: str | None = None, ref_cts=None
+):
     """The transpose of ``closed_jaxpr`` (linear in the inputs marked ``undefined``)
     as a new ClosedJaxpr from its other inputs and the nonzero output cotangents
     (``ct_nonzero``) to the nonzero cotangents of the linear inputs. Returns it with
-    one bool per linear input: whether its cotangent is nonzero."""
+    one bool per linear input: whether its cotangent is nonzero. Inputs marked in
+    ``ref_cts`` are tangent references: the transpose takes their cotangent references
+    in their place (and adds into them)."""
     in_avals, out_avals = list(closed_jaxpr.in_avals), list(closed_jaxpr.out_avals)
-    res_avals = [a for a, u in zip(in_avals, undefined, strict=True) if not u]
+    ref_cts = ref_cts or [False] * len(in_avals)
+    res_avals = [
+        _ref_ct_aval(a) if r else a
+        for a, u, r in zip(in_avals, undefined, ref_cts, strict=True)
+        if not u
+    ]
     ct_avals = [tangent_aval(a) for a, nz in zip(out_avals, ct_nonzero, strict=True) if nz]
     out_nonzero: list[bool] = []
     n = len(res_avals)
@@ -245,8 +254,8 @@ def transpose_jaxpr(closed_jaxpr, undefined, ct_nonzero, debug_info: str | None 
     def transposed(*xs):
         res_it, ct_it = iter(xs[:n]), iter(xs[n:])
         primals = [
-            UndefinedPrimal(a) if u else next(res_it)
-            for a, u in zip(in_avals, undefined, strict=True)
+            UndefinedPrimal(a) if u else RefCotangent(a, next(res_it)) if r else next(res_it)
+            for a, u, r in zip(in_avals, undefined, ref_cts, strict=True)
         ]
         cts_full = [
             next(ct_it) if nz else Zero(tangent_aval(a))
@@ -259,6 +268,10 @@ def transpose_jaxpr(closed_jaxpr, undefined, ct_nonzero, debug_info: str | None 
 
     closed, _ = trace_to_jaxpr(transposed, res_avals + ct_avals, debug_info)
     return closed, out_nonzero
+
+
+def _ref_ct_aval(aval):
+    return aval.update(inner_aval=tangent_aval(aval.inner_aval))
 
 
 def merge_transposed_outputs(outs, args, out_nonzero):
@@ -278,15 +291,21 @@ def _jit_transpose(cts, *args, jaxpr, name, **_):
     """The transpose of a ``jit`` equation is one ``jit`` equation running the inner
     Jaxpr's backward pass, from its non-linear inputs and nonzero cotangents."""
     undef = [is_undefined_primal(a) for a in args]
+    ref_cts = [type(a) is RefCotangent for a in args]
     ct_nonzero = [type(c) is not Zero for c in cts]
-    closed, out_nonzero = transpose_jaxpr(jaxpr, undef, ct_nonzero, name)
-    res = [a for a, u in zip(args, undef, strict=True) if not u]
+    closed, out_nonzero = transpose_jaxpr(
+        jaxpr, undef, ct_nonzero, name, ref_cts=ref_cts if any(ref_cts) else None
+    )
+    res = [
+        a.instantiate() if r else a for a, u, r in zip(args, undef, ref_cts, strict=True) if not u
+    ]
     nz_cts = [c for c in cts if type(c) is not Zero]
     outs = call_jaxpr(closed, *res, *nz_cts, name=name)
     return merge_transposed_outputs(outs, args, out_nonzero)
 
 
 jit_p.def_transpose(_jit_transpose)
+_ref_transposers.add(jit_p)
 
 
 # --------------------------------------------------------------------------- the API
