@@ -64,6 +64,24 @@ def test_cond_jaxpr_matches_jax():
     assert str(make_jaxpr(f)(True, 1.0)) == expected
 
 
+def test_branches_closing_over_one_value_share_the_constant():
+    def f(x, y):
+        return lax.cond(x > 0, lambda: y * 2.0, lambda: y + x)
+
+    # Recorded from JAX 0.10.2 (y is one constant of both branches).
+    expected = """{ lambda ; a:f32[] b:f32[]. let
+    c:bool[] = gt a 0.0:f32[]
+    d:i32[] = convert_element_type[new_dtype=int32 weak_type=False] c
+    e:f32[] = cond[
+      branches=(
+        { lambda ; f:f32[] g:f32[]. let h:f32[] = add f g in (h,) }
+        { lambda ; i:f32[] j:f32[]. let k:f32[] = mul i 2.0:f32[] in (k,) }
+      )
+    ] d b a
+  in (e,) }"""
+    assert str(make_jaxpr(f)(np.float32(1.0), np.float32(2.0))) == expected
+
+
 def test_switch_jaxpr_matches_jax():
     expected = """{ lambda ; a:i32[]. let
     b:i32[] = convert_element_type[new_dtype=int32 weak_type=False] a

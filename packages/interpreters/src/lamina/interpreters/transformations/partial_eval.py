@@ -21,8 +21,10 @@ from lamina.interpreters.jaxprs.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.jaxprs.staging import DynamicJaxprTrace, DynamicJaxprTracer, trace_to_jaxpr
 from lamina.interpreters.transformations import ad
 from lamina.ir import (
+    AbstractRef,
     AccumEffect,
     ClosedJaxpr,
+    Jaxpr,
     Literal,
     Var,
     WriteEffect,
@@ -152,6 +154,18 @@ def _unknown_ref_allocations(jaxpr, unknown) -> frozenset:
     if not any(eqn.primitive.ref_allocating for eqn in jaxpr.eqns):
         return frozenset()
     unknown_vars = {v for v, u in zip(jaxpr.invars, unknown, strict=True) if u}
+    _spread_unknown(jaxpr, unknown_vars)
+    return frozenset(
+        id(eqn)
+        for eqn in jaxpr.eqns
+        if eqn.primitive.ref_allocating and eqn.outvars[0] in unknown_vars
+    )
+
+
+def _spread_unknown(jaxpr, unknown_vars: set) -> None:
+    """Adds to ``unknown_vars`` the variables of ``jaxpr`` computed from them, and the
+    references into which they are written, also inside the Jaxprs of loops, branches
+    and calls (whose inputs are the equation's last operands)."""
     changed = True
     while changed:
         changed = False
@@ -159,15 +173,32 @@ def _unknown_ref_allocations(jaxpr, unknown) -> frozenset:
             if not any(type(v) is Var and v in unknown_vars for v in eqn.invars):
                 continue
             written = [e.input for e in eqn.effects if isinstance(e, (WriteEffect, AccumEffect))]
+            for inner in _inner_jaxprs(eqn.params):
+                operands = eqn.invars[len(eqn.invars) - len(inner.invars) :]
+                if len(operands) != len(inner.invars):
+                    continue
+                inner_unknown = {
+                    iv for iv, v in zip(inner.invars, operands, strict=True) if v in unknown_vars
+                }
+                _spread_unknown(inner, inner_unknown)
+                written += [
+                    v
+                    for iv, v in zip(inner.invars, operands, strict=True)
+                    if iv in inner_unknown and type(iv.aval) is AbstractRef
+                ]
             for v in [*eqn.outvars, *written]:
                 if type(v) is Var and v not in unknown_vars:
                     unknown_vars.add(v)
                     changed = True
-    return frozenset(
-        id(eqn)
-        for eqn in jaxpr.eqns
-        if eqn.primitive.ref_allocating and eqn.outvars[0] in unknown_vars
-    )
+
+
+def _inner_jaxprs(params):
+    for value in params.values():
+        for v in value if type(value) in (tuple, list) else (value,):
+            if isinstance(v, ClosedJaxpr):
+                yield v.jaxpr
+            elif isinstance(v, Jaxpr):
+                yield v
 
 
 def _eval_staging(jaxpr, consts, args, trace: PartialEvalTrace, forced):

@@ -81,9 +81,9 @@ class RefCotangent:
 
     __slots__ = ("aval", "ref")
 
-    def __init__(self, aval):
+    def __init__(self, aval, ref=None):
         self.aval = aval  # the AbstractRef of the tangent reference
-        self.ref = None
+        self.ref = ref
 
     def instantiate(self):
         """The cotangent reference, made (holding zeros) if nothing was added yet."""
@@ -161,15 +161,19 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
     of the inputs (``Zero`` where none flowed, ``None`` for non-linear inputs).
 
     References the linear map makes (tangent references) are linear: their equations
-    are transposed, with a :class:`RefCotangent` standing for each reference."""
+    are transposed, with a :class:`RefCotangent` standing for each reference. A tangent
+    reference input (of a loop body, say) is given as the :class:`RefCotangent` of the
+    reference outside; its cotangent is that reference's, so it gets ``None``."""
     primal_env = {}
     for v, c in zip(jaxpr.constvars, consts, strict=True):
         primal_env[v] = c
-    for v, p in zip(jaxpr.invars, primals_in, strict=True):
-        if not is_undefined_primal(p):
-            primal_env[v] = p
     ct_env = {}
     ref_cts = {}  # Var of a tangent reference -> its RefCotangent
+    for v, p in zip(jaxpr.invars, primals_in, strict=True):
+        if type(p) is RefCotangent:
+            ref_cts[v] = p
+        elif not is_undefined_primal(p):
+            primal_env[v] = p
 
     def ref_ct(atom):
         if atom not in ref_cts:
@@ -260,13 +264,22 @@ add_any_p.def_transpose(_add_any_transpose)
 
 
 @cache_on_jaxpr
-def transpose_jaxpr(closed_jaxpr, undefined, ct_nonzero, debug_info: str | None = None):
+def transpose_jaxpr(
+    closed_jaxpr, undefined, ct_nonzero, debug_info: str | None = None, ref_cts=None
+):
     """The transpose of ``closed_jaxpr`` (linear in the inputs marked ``undefined``)
     as a new ClosedJaxpr from its other inputs and the nonzero output cotangents
     (``ct_nonzero``) to the nonzero cotangents of the linear inputs. Returns it with
-    one bool per linear input: whether its cotangent is nonzero."""
+    one bool per linear input: whether its cotangent is nonzero. Inputs marked in
+    ``ref_cts`` are tangent references: the transpose takes their cotangent references
+    in their place (and adds into them)."""
     in_avals, out_avals = list(closed_jaxpr.in_avals), list(closed_jaxpr.out_avals)
-    res_avals = [a for a, u in zip(in_avals, undefined, strict=True) if not u]
+    ref_cts = ref_cts or [False] * len(in_avals)
+    res_avals = [
+        _ref_ct_aval(a) if r else a
+        for a, u, r in zip(in_avals, undefined, ref_cts, strict=True)
+        if not u
+    ]
     ct_avals = [tangent_aval(a) for a, nz in zip(out_avals, ct_nonzero, strict=True) if nz]
     out_nonzero: list[bool] = []
     n = len(res_avals)
@@ -274,8 +287,8 @@ def transpose_jaxpr(closed_jaxpr, undefined, ct_nonzero, debug_info: str | None 
     def transposed(*xs):
         res_it, ct_it = iter(xs[:n]), iter(xs[n:])
         primals = [
-            UndefinedPrimal(a) if u else next(res_it)
-            for a, u in zip(in_avals, undefined, strict=True)
+            UndefinedPrimal(a) if u else RefCotangent(a, next(res_it)) if r else next(res_it)
+            for a, u, r in zip(in_avals, undefined, ref_cts, strict=True)
         ]
         cts_full = [
             next(ct_it) if nz else Zero(tangent_aval(a))
@@ -288,6 +301,10 @@ def transpose_jaxpr(closed_jaxpr, undefined, ct_nonzero, debug_info: str | None 
 
     closed, _ = trace_to_jaxpr(transposed, res_avals + ct_avals, debug_info)
     return closed, out_nonzero
+
+
+def _ref_ct_aval(aval):
+    return aval.update(inner_aval=tangent_aval(aval.inner_aval))
 
 
 def merge_transposed_outputs(outs, args, out_nonzero):
@@ -307,15 +324,21 @@ def _jit_transpose(cts, *args, jaxpr, name, **_):
     """The transpose of a ``jit`` equation is one ``jit`` equation running the inner
     Jaxpr's backward pass, from its non-linear inputs and nonzero cotangents."""
     undef = [is_undefined_primal(a) for a in args]
+    ref_cts = [type(a) is RefCotangent for a in args]
     ct_nonzero = [type(c) is not Zero for c in cts]
-    closed, out_nonzero = transpose_jaxpr(jaxpr, undef, ct_nonzero, name)
-    res = [a for a, u in zip(args, undef, strict=True) if not u]
+    closed, out_nonzero = transpose_jaxpr(
+        jaxpr, undef, ct_nonzero, name, ref_cts=ref_cts if any(ref_cts) else None
+    )
+    res = [
+        a.instantiate() if r else a for a, u, r in zip(args, undef, ref_cts, strict=True) if not u
+    ]
     nz_cts = [c for c in cts if type(c) is not Zero]
     outs = call_jaxpr(closed, *res, *nz_cts, name=name)
     return merge_transposed_outputs(outs, args, out_nonzero)
 
 
 jit_p.def_transpose(_jit_transpose)
+_ref_transposers.add(jit_p)
 
 
 # --------------------------------------------------------------------------- the API

@@ -17,8 +17,10 @@ import operator
 import numpy as np
 
 from lamina.interpreters import (
+    RefCotangent,
     Tracer,
     UndefinedPrimal,
+    accept_ref_cotangents,
     ad,
     backward_pass,
     batching,
@@ -51,18 +53,22 @@ def _trace_branches(funs, ops):
 
 
 def _common_consts(traced):
-    """Each branch taking every branch's constants (in branch order), then the
-    operands, as JAX's ``cond`` does."""
-    counts = [len(c) for _, c, _ in traced]
-    const_vars = [j.jaxpr.invars[:n] for (j, _, _), n in zip(traced, counts, strict=True)]
+    """Each branch taking every branch's constants (each value once, in branch order),
+    then the operands, as JAX's ``cond`` does."""
+    slot, avals = {}, []
+    for jaxpr, cs, _ in traced:
+        for c, v in zip(cs, jaxpr.jaxpr.invars, strict=False):
+            if id(c) not in slot:
+                slot[id(c)] = len(avals)
+                avals.append(v.aval)
     branches = []
-    for i, ((jaxpr, _, _), n) in enumerate(zip(traced, counts, strict=True)):
-        invars = []
-        for k, vs in enumerate(const_vars):
-            invars += jaxpr.jaxpr.invars[:n] if k == i else [Var(v.aval) for v in vs]
-        invars += jaxpr.jaxpr.invars[n:]
+    for jaxpr, cs, _ in traced:
+        invars = [Var(a) for a in avals]
+        for c, v in zip(cs, jaxpr.jaxpr.invars, strict=False):
+            invars[slot[id(c)]] = v
+        invars += jaxpr.jaxpr.invars[len(cs) :]
         branches.append(ClosedJaxpr(jaxpr.jaxpr.replace(invars=invars), []))
-    consts = [c for _, cs, _ in traced for c in cs]
+    consts = list({id(c): c for _, cs, _ in traced for c in cs}.values())
     return branches, consts
 
 
@@ -313,35 +319,35 @@ cond_p.def_partial_eval(_cond_partial_eval)
 
 
 def _cond_transpose(cts, index, *ops, branches):
+    # A tangent reference operand comes as its RefCotangent: each transposed branch
+    # takes the cotangent reference and adds into it in place.
     undefined = [is_undefined_primal(x) for x in ops]
-    res = [x for x, u in zip(ops, undefined, strict=True) if not u]
+    is_ref_ct = [type(x) is RefCotangent for x in ops]
+    res = [
+        x.instantiate() if r else x for x, u, r in zip(ops, undefined, is_ref_ct, strict=True)
+        if not u
+    ]  # fmt: skip
     res_avals = [bodies.abstractify(x) for x in res]
-    out_avals = branches[0].out_avals
-    ct_avals = [ad.tangent_aval(a) for a in out_avals]
-    lin_avals = [ad.tangent_aval(x.aval) for x in ops if is_undefined_primal(x)]
+    ct_avals = [ad.tangent_aval(a) for a in branches[0].out_avals]
     transposed = []
     for b in branches:
 
         def run(*args, b=b):
             res_it, cts_in = iter(args[: len(res)]), args[len(res) :]
             primals = [
-                ad_undefined(x.aval) if u else next(res_it)
-                for x, u in zip(ops, undefined, strict=True)
-            ]
+                UndefinedPrimal(x.aval) if u else RefCotangent(x.aval, next(res_it)) if r
+                else next(res_it)
+                for x, u, r in zip(ops, undefined, is_ref_ct, strict=True)
+            ]  # fmt: skip
             outs = backward_pass(b.jaxpr, b.consts, primals, list(cts_in))
             outs = [o for o, u in zip(outs, undefined, strict=True) if u]
             return [ad.instantiate_zeros(o) if type(o) is ad.Zero else o for o in outs]
 
         closed, _ = trace_to_jaxpr(run, res_avals + ct_avals, "transpose")
         transposed.append(closed)
-    del lin_avals
     cts = [ad.instantiate_zeros(c) for c in cts]
     outs = iter(cond_p.bind(index, *res, *cts, branches=tuple(transposed)))
     return [None] + [next(outs) if u else None for u in undefined]
-
-
-def ad_undefined(aval):
-    return UndefinedPrimal(aval)
 
 
 def _cond_batching(axis_data, vals, dims, *, branches):
@@ -370,6 +376,7 @@ cond_p.def_lowering(_cond_lowering)
 def_standard_impl(cond_p)
 cond_p.def_jvp(_cond_jvp)
 cond_p.def_transpose(_cond_transpose)
+accept_ref_cotangents(cond_p)
 batching.batching_rules[cond_p] = _cond_batching
 
 

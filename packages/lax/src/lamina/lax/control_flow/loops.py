@@ -40,6 +40,8 @@ from lamina.lax.base.primitives import (
 )
 from lamina.lax.control_flow import bodies
 from lamina.lax.control_flow.scan import scan
+from lamina.lax.state.access import get_p
+from lamina.lax.state.allocation import new_ref_p
 
 __all__ = ["fori_loop", "while_loop", "while_p"]
 
@@ -280,13 +282,26 @@ def _while_partial_eval(trace, args, *, cond_jaxpr, body_jaxpr, cond_nconsts, bo
     known_body = ClosedJaxpr(kj.replace(outvars=kj.outvars[:n_known]), known_body.consts)
     cond_known = _drop_inputs(cond_jaxpr, cc_uk + carry_uk)
     cc, bc, carry = args[:nc], args[nc : nc + nb], args[nc + nb :]
+    # The staged loop runs the whole loop again: on copies of the known references
+    # made from their values before the known loop writes them.
+    known_refs = [
+        i for i, (x, u) in enumerate(zip(args, uk, strict=True))
+        if not u and type(bodies.abstractify(x)) is AbstractRef
+    ]  # fmt: skip
     with set_current_trace(trace.parent):
+        initial = [get_p.bind(args[i], indexer=None) for i in known_refs]
         k_outs = _bind_while(
             cc, [x for x, u in zip(bc, bc_uk, strict=True) if not u],
             [x for x, u in zip(carry, carry_uk, strict=True) if not u],
             cond_known, known_body,
         )  # fmt: skip
-    u_outs = trace.staging.process_primitive(while_p, args, params)
+    staged_args = list(args)
+    for i, value in zip(known_refs, initial, strict=True):
+        aval = bodies.abstractify(args[i])
+        staged_args[i] = trace.staging.process_primitive(
+            new_ref_p, [value], dict(memory_space=aval.memory_space, kind=aval.kind)
+        )
+    u_outs = trace.staging.process_primitive(while_p, staged_args, params)
     k_it = iter(k_outs)
     return [uo if u else next(k_it) for uo, u in zip(u_outs, carry_uk, strict=True)]
 

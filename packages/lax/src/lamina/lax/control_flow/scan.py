@@ -18,7 +18,9 @@ carry. Under ``vmap`` the body is batched, the batched carries found by a fixed 
 from __future__ import annotations
 
 from lamina.interpreters import (
+    RefCotangent,
     UndefinedPrimal,
+    accept_ref_cotangents,
     ad,
     backward_pass,
     batching,
@@ -329,27 +331,32 @@ def _forwarded_residuals(known: ClosedJaxpr, n_consts, n_carry, n_ys):
 
 def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, **params):
     consts, carry, xs = _split(args, num_consts, num_carry)
+    # A tangent reference among the constants comes as its RefCotangent: the reversed
+    # scan takes the cotangent reference as a constant and adds into it in place.
+    c_ref = [type(x) is RefCotangent for x in consts]
     c_lin = [is_undefined_primal(x) for x in consts]
     x_lin = [is_undefined_primal(x) for x in xs]
-    res_c = [x for x, u in zip(consts, c_lin, strict=True) if not u]
+    res_c = [x for x, u, r in zip(consts, c_lin, c_ref, strict=True) if not (u or r)]
+    ref_c = [x.instantiate() for x in consts if type(x) is RefCotangent]
     res_x = [x for x, u in zip(xs, x_lin, strict=True) if not u]
     c_avals = [ad.tangent_aval(x.aval) for x in consts if is_undefined_primal(x)]
     carry_avals = [ad.tangent_aval(a) for a in jaxpr.in_avals[num_consts : num_consts + num_carry]]
     x_in_avals = jaxpr.in_avals[num_consts + num_carry :]
     ys_avals = [ad.tangent_aval(a) for a in jaxpr.out_avals[num_carry:]]
     res_c_avals = [bodies.abstractify(x) for x in res_c]
+    ref_c_avals = [bodies.abstractify(x) for x in ref_c]
     res_x_avals = [a for a, u in zip(x_in_avals, x_lin, strict=True) if not u]
-    n_rc, n_ca, n_cy = len(res_c), len(c_avals), len(carry_avals)
+    n_rc, n_ca, n_cy = len(res_c) + len(ref_c), len(c_avals), len(carry_avals)
 
     def body(*vals):
         rc, acc = vals[:n_rc], vals[n_rc : n_rc + n_ca]
         ct_carry = vals[n_rc + n_ca : n_rc + n_ca + n_cy]
         ct_y = vals[n_rc + n_ca + n_cy : n_rc + n_ca + n_cy + len(ys_avals)]
         rx = iter(vals[n_rc + n_ca + n_cy + len(ys_avals) :])
-        rc_it = iter(rc)
+        rc_it, ref_it = iter(rc[: len(res_c)]), iter(rc[len(res_c) :])
         primals = (
-            [UndefinedPrimal(a) if u else next(rc_it)
-             for a, u in zip(jaxpr.in_avals[:num_consts], c_lin, strict=True)]
+            [RefCotangent(a, next(ref_it)) if r else UndefinedPrimal(a) if u else next(rc_it)
+             for a, u, r in zip(jaxpr.in_avals[:num_consts], c_lin, c_ref, strict=True)]
             + [UndefinedPrimal(a) for a in jaxpr.in_avals[num_consts : num_consts + num_carry]]
             + [UndefinedPrimal(a) if u else next(rx)
                for a, u in zip(x_in_avals, x_lin, strict=True)]
@@ -362,13 +369,13 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, *
         new_acc = [ad.add_tangents(a, b) for a, b in zip(acc, ct_c, strict=True)]
         return [*new_acc, *ct_carry_in, *ct_x]
 
-    in_avals = res_c_avals + c_avals + carry_avals + ys_avals + res_x_avals
+    in_avals = res_c_avals + ref_c_avals + c_avals + carry_avals + ys_avals + res_x_avals
     body_t, _ = trace_to_jaxpr(body, in_avals, "scan transpose")
     acc0 = [ad.zeros_like_aval(a) for a in c_avals]
     ct_carry = [ad.instantiate_zeros(c) for c in cts[:num_carry]]
     ct_ys = [ad.instantiate_zeros(c) for c in cts[num_carry:]]
     outs = _bind_scan(
-        res_c, acc0 + ct_carry, ct_ys + res_x, body_t,
+        [*res_c, *ref_c], acc0 + ct_carry, ct_ys + res_x, body_t,
         length=length, reverse=not reverse, **params,
     )  # fmt: skip
     ct_consts, ct_init, ct_xs = outs[:n_ca], outs[n_ca : n_ca + n_cy], outs[n_ca + n_cy :]
@@ -436,6 +443,7 @@ scan_p.def_lowering(scan_lowering)
 def_standard_impl(scan_p)
 scan_p.def_jvp(_scan_jvp)
 scan_p.def_transpose(_scan_transpose)
+accept_ref_cotangents(scan_p)
 batching.batching_rules[scan_p] = _scan_batching
 scan_p.def_pp_params(_scan_pp, _scan_complete)
 
