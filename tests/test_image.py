@@ -415,7 +415,9 @@ def test_vmap_against_a_loop(method):
 @pytest.mark.parametrize("method", ["linear", "cubic", "lanczos3", "lanczos5", "area"])
 def test_gradients(method):
     x = jnp.asarray(A)
-    check_grads(lambda a: image.resize(a, (6, 3), method), (x,), order=2, modes=["fwd", "rev"])
+    check_grads(
+        lambda a: image.resize(a, (6, 3), method), (x,), order=2, modes=["fwd", "rev"], eps=1e-3
+    )
     if method == "area":
         return  # the overlaps have kinks in the scale that numerical differences straddle
     check_grads(

@@ -1,5 +1,5 @@
 """`lamina.test_util`: JAX's testing helpers (`jax.test_util`)."""
 
-from lamina.interpreters.test_util import check_grads, check_jvp
+from lamina.interpreters.test_util import check_grads, check_jvp, check_vjp
 
-__all__ = ["check_grads", "check_jvp"]
+__all__ = ["check_grads", "check_jvp", "check_vjp"]

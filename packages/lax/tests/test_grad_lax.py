@@ -45,7 +45,7 @@ def check_grad_numeric(fun, args, atol=2e-2, rtol=2e-2):
         for _ in range(2):
             t = [np.zeros_like(a) for a in args]
             t[i] = rng.standard_normal(np.shape(x)).astype(np.float32)
-            want = numerical_jvp(loss, args, t, 1e-3)
+            want = numerical_jvp(loss, tuple(args), tuple(t), 1e-3)
             got = float(np.sum(np.asarray(g[i], np.float64) * t[i]))
             np.testing.assert_allclose(got, want, atol=atol, rtol=rtol)
 

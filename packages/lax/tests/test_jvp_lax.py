@@ -82,13 +82,13 @@ def test_float64_tight():
 @pytest.mark.parametrize("order", [1, 2])
 def test_shapes_and_reductions(order):
     x = f32(2, 3)
-    check_grads(lambda a: lax.broadcast_in_dim(a, (4, 2, 3), (1, 2)), (x,), order=order)
-    check_grads(lambda a: lax.reshape(a, (3, 2)), (x,), order=order)
-    check_grads(lambda a: lax.reshape(a, (6,), (1, 0)), (x,), order=order)
-    check_grads(lambda a: lax.transpose(a, (1, 0)), (x,), order=order)
-    check_grads(lambda a: lax.reduce_sum(a, (1,)), (x,), order=order)
-    check_grads(lambda a: lax.reduce_max(a, (0,)), (x,), order=order)
-    check_grads(lambda a: lax.reduce_max(a, (0, 1)), (x,), order=order)
+    check_grads(lambda a: lax.broadcast_in_dim(a, (4, 2, 3), (1, 2)), (x,), order=order, eps=1e-3)
+    check_grads(lambda a: lax.reshape(a, (3, 2)), (x,), order=order, eps=1e-3)
+    check_grads(lambda a: lax.reshape(a, (6,), (1, 0)), (x,), order=order, eps=1e-3)
+    check_grads(lambda a: lax.transpose(a, (1, 0)), (x,), order=order, eps=1e-3)
+    check_grads(lambda a: lax.reduce_sum(a, (1,)), (x,), order=order, eps=1e-3)
+    check_grads(lambda a: lax.reduce_max(a, (0,)), (x,), order=order, eps=1e-3)
+    check_grads(lambda a: lax.reduce_max(a, (0, 1)), (x,), order=order, eps=1e-3)
 
 
 @pytest.mark.parametrize("order", [1, 2])
@@ -108,8 +108,11 @@ def test_select_n_and_convert(order):
     check_grads(lambda a, b: lax.select_n(which, a, b), (x, y), order=order)
     check_grads(lambda a, b: lax.select_n(lax.gt(a, b), a, b), (x, y), order=order)
     check_grads(lambda a: lax.convert_element_type(a, np.float32), (x,), order=order)
+    # float32 steps rounded before the float64 result: JAX 0.10.2 fails this check at its
+    # default step and float64 tolerances too
     with enable_x64():
-        check_grads(lambda a: lax.convert_element_type(a, np.float64), (x,), order=order)
+        to64 = lambda a: lax.convert_element_type(a, np.float64)  # noqa: E731
+        check_grads(to64, (x,), order=order, eps=1e-3, atol=1e-3, rtol=1e-3)
 
 
 def test_max_min_ties_split_evenly():

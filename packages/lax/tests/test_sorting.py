@@ -70,9 +70,11 @@ def test_vmap_against_a_loop(in_axis):
 
 def test_gradients_follow_the_permutation():
     x = rng.permutation(8).astype(np.float32).reshape(2, 4)
-    check_grads(lambda v: lax.sort(v, 1), (x,), order=2, modes=("fwd", "rev"))
-    check_grads(lambda v: lax.top_k(v, 2)[0], (x,), order=2, modes=("fwd", "rev"))
-    check_grads(lambda v: lax.sort_key_val(v, v * v)[1], (x,), order=1, modes=("fwd", "rev"))
+    check_grads(lambda v: lax.sort(v, 1), (x,), order=2, modes=("fwd", "rev"), eps=1e-3)
+    check_grads(lambda v: lax.top_k(v, 2)[0], (x,), order=2, modes=("fwd", "rev"), eps=1e-3)
+    check_grads(
+        lambda v: lax.sort_key_val(v, v * v)[1], (x,), order=1, modes=("fwd", "rev"), eps=1e-3
+    )
 
 
 def test_top_k_orders_floats_totally_and_keeps_weak_types():

@@ -103,10 +103,10 @@ def test_options():
 def test_grads():
     # Numerical derivatives need finite inputs; the NaN branch is checked separately.
     x = RNG.normal(size=(3, 4)).astype(np.float32)
-    check_grads(lambda x: jnp.nansum(x * x, axis=1), (x,), order=2)
-    check_grads(lambda x: jnp.nanmean(x, axis=0), (x,), order=1)
-    check_grads(lambda x: jnp.nanvar(x, axis=1), (x,), order=1)
-    check_grads(lambda x: jnp.nanmax(x, axis=1), (x,), order=1, modes="rev")
+    check_grads(lambda x: jnp.nansum(x * x, axis=1), (x,), order=2, eps=1e-3)
+    check_grads(lambda x: jnp.nanmean(x, axis=0), (x,), order=1, eps=1e-3)
+    check_grads(lambda x: jnp.nanvar(x, axis=1), (x,), order=1, eps=1e-3)
+    check_grads(lambda x: jnp.nanmax(x, axis=1), (x,), order=1, modes="rev", eps=1e-3)
     # A NaN element does not contribute: its gradient is zero, the others' are untouched.
     with_nan = with_nans((3, 4), every=5)
     got = grad(lambda x: jnp.nansum(x))(with_nan)

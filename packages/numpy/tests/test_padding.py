@@ -224,8 +224,8 @@ def test_pad_grads():
     def padded(a):
         return [jnp.pad(a, ((2, 1), (5, 3)), mode, **options) for mode, options in GRAD_CASES]
 
-    check_grads(jit(padded), (x,), order=1, modes=("rev",))
-    check_grads(lambda a: jnp.pad(a, (1, 2), "reflect"), (x,), order=2, modes=("rev",))
+    check_grads(jit(padded), (x,), order=1, modes=("rev",), eps=1e-3)
+    check_grads(lambda a: jnp.pad(a, (1, 2), "reflect"), (x,), order=2, modes=("rev",), eps=1e-3)
 
 
 def test_pad_grad_of_traced_constant_value():

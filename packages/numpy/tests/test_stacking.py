@@ -182,9 +182,9 @@ def test_joining_under_jit_vmap_and_grad():
     batched = vmap(lambda a, b: jnp.stack([a, b], -1))(x, y)
     for k in range(2):
         np.testing.assert_array_equal(np.asarray(batched)[k], np.stack([x[k], y[k]], -1))
-    check_grads(lambda a, b: jnp.concatenate([a, 2 * b], 0), (x, y), order=2)
-    check_grads(lambda a, b: jnp.stack([a, b], 1), (x, y), order=1)
-    check_grads(lambda a: jnp.split(a, [1], 1)[1], (x,), order=1)
+    check_grads(lambda a, b: jnp.concatenate([a, 2 * b], 0), (x, y), order=2, eps=1e-3)
+    check_grads(lambda a, b: jnp.stack([a, b], 1), (x, y), order=1, eps=1e-3)
+    check_grads(lambda a: jnp.split(a, [1], 1)[1], (x,), order=1, eps=1e-3)
 
 
 @pytest.mark.parametrize(
@@ -240,9 +240,9 @@ def test_repeat_total_length_and_traced_repeats():
 
 def test_repeat_and_tile_grads_and_vmap():
     x = _data((2, 3))
-    check_grads(lambda a: jnp.repeat(a, 2, 0), (x,), order=2)
-    check_grads(lambda a: jnp.repeat(a, np.array([1, 0, 3]), 1), (x,), order=1)
-    check_grads(lambda a: jnp.tile(a, (2, 1, 2)), (x,), order=1)
+    check_grads(lambda a: jnp.repeat(a, 2, 0), (x,), order=2, eps=1e-3)
+    check_grads(lambda a: jnp.repeat(a, np.array([1, 0, 3]), 1), (x,), order=1, eps=1e-3)
+    check_grads(lambda a: jnp.tile(a, (2, 1, 2)), (x,), order=1, eps=1e-3)
     batched = vmap(lambda a: jnp.repeat(a, np.array([2, 1, 0])))(x)
     np.testing.assert_array_equal(np.asarray(batched), np.repeat(x, [2, 1, 0], axis=1))
     batched = vmap(lambda a: jnp.tile(a, 2))(x)
