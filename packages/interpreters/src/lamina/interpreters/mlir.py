@@ -5,7 +5,10 @@
 :class:`LoweringRuleContext` (``ctx.avals_in``, ``ctx.avals_out``,
 ``ctx.module_context``, ``ctx.platform``). ``lower_fun`` turns a function written with
 primitives into such a rule; ``ir_constant``, ``aval_to_ir_type`` and the attribute
-builders make the pieces a hand-written rule needs.
+builders make the pieces a hand-written rule needs. ``lower_jaxpr_to_module`` lowers a
+Jaxpr to a whole module, ``lower_jaxpr_to_fun`` to a function of the module being built
+(``ctx.module_context``), and ``merge_mlir_modules`` moves one module's functions into
+another.
 
 jaxlib's MLIR bindings (``ir``, ``hlo``, ``func``, ...) load on first attribute access
 (``core/mlir_bindings.py``), so lowering code can import them freely. The sharding
@@ -21,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+from jaxlib import _jax
 
 from lamina.interpreters.core.mlir_bindings import chlo as chlo
 from lamina.interpreters.core.mlir_bindings import func as func
@@ -31,8 +35,6 @@ from lamina.interpreters.core.mlir_bindings import lazy_module as lazy_module
 from lamina.interpreters.core.mlir_bindings import stablehlo as stablehlo
 from lamina.interpreters.jaxprs import mlir_builders as mb
 from lamina.interpreters.jaxprs.host_callbacks import emit_python_callback
-from jaxlib import _jax
-
 from lamina.interpreters.jaxprs.lowering import (
     LoweringRuleContext,
     ModuleContext,
