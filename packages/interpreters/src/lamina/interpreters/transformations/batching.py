@@ -411,6 +411,12 @@ def is_vmappable(x) -> bool:
     return type(x) in vmappables
 
 
+def _vmappable_leaves():
+    """``is_leaf`` for flattening vmap's arguments and results (None, the fast path,
+    while no type is registered)."""
+    return is_vmappable if vmappables else None
+
+
 def make_iota(axis_size):
     """The indices ``0 .. axis_size - 1`` of the mapped axis (int32)."""
     handler = make_iota_handlers.get(type(axis_size))
@@ -674,7 +680,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             raise ValueError(
                 _in_axes_error(in_axes, f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
             )
-        leaves, in_tree = tree_util.tree_flatten((args, kwargs), is_leaf=is_vmappable)
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs), is_leaf=_vmappable_leaves())
         if not leaves and axis_size is None:
             raise ValueError(
                 "vmap wrapped function must be passed at least one argument containing an "
@@ -720,7 +726,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         def flat_fun(*flat):
             a, kw = tree_util.tree_unflatten(in_tree, flat)
             out = fun(*a, **kw)
-            out_leaves, out_tree = tree_util.tree_flatten(out, is_leaf=is_vmappable)
+            out_leaves, out_tree = tree_util.tree_flatten(out, is_leaf=_vmappable_leaves())
             # The structure only: holding the tracers would keep them past the trace.
             skeleton = tree_util.tree_unflatten(out_tree, [_Leaf() for _ in out_leaves])
             out_tree_box.append((skeleton, out_tree))
