@@ -4,13 +4,15 @@ compositions, and the helper functions behave as JAX 0.10.2's do."""
 
 import numpy as np
 import pytest
+from jaxlib.mlir.dialects import func
 
 import lamina as jax
 import lamina.extend.linear_util as lu
 import lamina.numpy as jnp
 from lamina import api_util
 from lamina.extend.core import Primitive
-from lamina.interpreters import ad, batching, mlir, partial_eval, pxla, xla
+from lamina.interpreters import ad, batching, execute_stablehlo, mlir, partial_eval, pxla, xla
+from lamina.ir import remat_split_rules
 
 # dir() of JAX 0.10.2's modules, public names (recorded from JAX 0.10.2).
 JAX_NAMES = {
@@ -27,18 +29,17 @@ JAX_NAMES = {
     "ShardingContext Token TokenSet Value aval_to_ir_type aval_to_ir_types "
     "core_call_lowering dense_int_array dense_int_elements dtype_to_ir_type "
     "emit_python_callback flatten_ir_types flatten_ir_values i32_attr i64_attr ir "
-    "ir_attribute ir_constant ir_constants ir_type_handlers jaxpr_subcomp lower_fun "
-    "lowerable_effects make_ir_context module_to_bytecode module_to_string "
-    "register_constant_handler register_lowering shape_tensor token_type "
-    "unflatten_ir_values_like_types",
+    "ir_attribute ir_constant ir_constants ir_tree_registry ir_type_handlers jaxpr_subcomp "
+    "lower_fun lower_jaxpr_to_fun lower_jaxpr_to_module lowerable_effects make_ir_context "
+    "merge_mlir_modules module_to_bytecode module_to_string register_constant_handler "
+    "register_lowering shape_tensor token_type unflatten_ir_values_like_types",
     "partial_eval": "DynamicJaxprTracer JaxprTracer PartialVal Val custom_partial_eval_rules "
     "dce_jaxpr dce_jaxpr_call_rule dce_jaxpr_closed_call_rule dce_jaxpr_consts dce_rules "
     "partial_eval_jaxpr_custom_rules trace_to_jaxpr_dynamic trace_to_jaxpr_nounits",
     "pxla": "create_compile_options",
     "xla": "Backend apply_primitive canonicalize_dtype_handlers",
 }
-# JAX's mlir also has these, not built in lamina yet: Mesh (the sharding layer, issue 17),
-# ir_tree_registry, lower_jaxpr_to_fun, lower_jaxpr_to_module, merge_mlir_modules.
+# JAX's mlir also has Mesh, not built in lamina yet (the sharding layer, issue 17).
 
 
 @pytest.mark.parametrize("name", sorted(JAX_NAMES))
@@ -333,6 +334,107 @@ def test_module_text():
     assert "stablehlo.multiply" in text and "stablehlo.add" in text
 
 
+def _lower_to_module(closed, **kwargs):
+    return mlir.lower_jaxpr_to_module(
+        "jit_f",
+        closed,
+        num_const_args=0,
+        in_avals=closed.in_avals,
+        ordered_effects=[],
+        platforms=["cpu"],
+        backend=None,
+        axis_context=mlir.ShardingContext(1),
+        donated_args=[False] * len(closed.in_avals),
+        lowering_parameters=mlir.LoweringParameters(),
+        **kwargs,
+    )
+
+
+def _sin_mul_add(x, y):
+    return jnp.sin(x) * y + 1.0
+
+
+def test_lower_jaxpr_to_module_compiles_and_runs():
+    x, y = np.arange(3, dtype=np.float32), np.full(3, 2.0, np.float32)
+    closed = jax.make_jaxpr(_sin_mul_add)(x, y)
+    result = _lower_to_module(closed)
+    assert isinstance(result, mlir.LoweringResult) and result.host_callbacks == []
+    text = mlir.module_to_string(result.module)
+    # recorded from JAX 0.10.2: the module's name and attributes, a public main
+    assert text.startswith(
+        "module @jit_f attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}"
+    )
+    assert "func.func public @main(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>)" in text
+    (out,) = execute_stablehlo(text, [x, y])
+    np.testing.assert_allclose(out, np.sin(x) * y + 1.0, rtol=1e-6)
+    with pytest.raises(NotImplementedError, match="num_const_args"):
+        mlir.lower_jaxpr_to_module(
+            "m", closed, num_const_args=1, in_avals=[], ordered_effects=[], platforms=["cpu"]
+        )
+
+
+def test_lower_jaxpr_to_fun_in_a_lowering_rule():
+    inner = jax.make_jaxpr(lambda x: jnp.cos(x) * 2.0)(np.float32(1.0))
+    names = []
+    p = Primitive("call_inner_twice")
+    p.def_abstract_eval(lambda x: x)
+
+    def lowering(ctx, x):
+        fns = [
+            mlir.lower_jaxpr_to_fun(
+                ctx.module_context, "inner", inner, [], num_const_args=0, in_avals=ctx.avals_in
+            )
+            for _ in range(2)
+        ]
+        names.extend(str(f.name) for f in fns)
+        (y,) = func.CallOp(fns[0], [x]).results
+        return func.CallOp(fns[1], [y]).results
+
+    mlir.register_lowering(p, lowering)
+    x = np.float32(0.5)
+    np.testing.assert_allclose(jax.jit(p.bind)(x), np.cos(np.cos(x) * 2.0) * 2.0, rtol=1e-6)
+    assert names == ['"inner"', '"inner_0"']  # recorded from JAX 0.10.2
+
+
+MODULE_WITH_HELPER = """module {
+  func.func public @main() -> () { func.call @helper() : () -> ()
+    return }
+  func.func private @helper() -> () { return }
+}"""
+
+
+def test_merge_mlir_modules():
+    x, y = np.arange(3, dtype=np.float32), np.full(3, 2.0, np.float32)
+    text = mlir.module_to_string(_lower_to_module(jax.make_jaxpr(_sin_mul_add)(x, y)).module)
+    with mlir.make_ir_context(), mlir.ir.Location.unknown():
+        dst = mlir.ir.Module.parse(text)
+        # recorded from JAX 0.10.2: the names main takes, others renamed only on clashes
+        assert mlir.merge_mlir_modules(dst, "f2", mlir.ir.Module.parse(text)) == "f2"
+        assert mlir.merge_mlir_modules(dst, "f2", mlir.ir.Module.parse(text)) == "f2_0"
+        merged = [mlir.ir.Module.parse(MODULE_WITH_HELPER) for _ in range(2)]
+        assert mlir.merge_mlir_modules(dst, "helper", merged[0]) == "helper_0"
+        assert mlir.merge_mlir_modules(dst, "g", merged[1]) == "g"
+        assert dst.operation.verify()
+        merged_text = str(dst)
+    for piece in (
+        "func.func private @f2(",
+        "func.func private @f2_0(",
+        "func.func private @helper_0() {\n    call @helper() : () -> ()",
+        "func.func private @g() {\n    call @helper_1() : () -> ()",
+        "func.func private @helper_1() {",
+    ):
+        assert piece in merged_text
+    (out,) = execute_stablehlo(merged_text, [x, y])  # dst's main is untouched
+    np.testing.assert_allclose(out, np.sin(x) * y + 1.0, rtol=1e-6)
+
+
+def test_ir_tree_registry():
+    # recorded from JAX 0.10.2: lists and tuples are nodes, None and dicts are leaves
+    leaves, tree = mlir.ir_tree_registry.flatten([None, (1, 2)])
+    assert leaves == [None, 1, 2] and str(tree) == "PyTreeDef([*, (*, *)])"
+    assert mlir.ir_tree_registry.flatten({"a": 1})[0] == [{"a": 1}]
+
+
 # ------------------------------------------------ partial_eval
 
 
@@ -399,18 +501,215 @@ def test_trace_to_jaxpr_nounits():
     assert float(out) == 15.0
 
 
-def test_custom_partial_eval_rule_is_used():
-    calls = []
-    p = _unary("pe_probe", lambda x: x)
-    ad.deflinear(p, lambda ct: [ct])
+def _scale_by_primitive(name):
+    p = Primitive(name)
+    p.def_impl(lambda x, s: x * s)
+    p.def_abstract_eval(lambda x, s: x)
+    mlir.register_lowering(p, mlir.lower_fun(lambda x, s: x * s, multiple_results=False))
+    ad.defjvp(p, lambda g, x, s: p.bind(g, s), lambda g, x, s: p.bind(x, g))
+    ad.primitive_transposes[p] = lambda ct, x, s: [p.bind(ct, s), None]
+    return p
 
-    def rule(trace, x):
-        calls.append(trace.is_unknown(x))
-        return trace.staging.process_primitive(p, [x], {})
+
+def test_custom_partial_eval_rule_the_jax_way():
+    p = _scale_by_primitive("pe_default")
+    seen = []
+
+    def rule(trace, x, s):
+        seen.append((type(x).__name__, x.is_known(), s.pval.is_known()))
+        return trace.default_process_primitive(p, (x, s), {})
 
     partial_eval.custom_partial_eval_rules[p] = rule
-    assert float(jax.grad(lambda x: p.bind(x) * 2.0)(1.0)) == 2.0
-    assert calls == [True]
+    assert partial_eval.custom_partial_eval_rules[p] is rule
+
+    def f(x):
+        return jnp.sin(p.bind(x, 3.0))
+
+    # recorded from JAX 0.10.2: 0.2122116, the rule called for the known primal and
+    # the unknown tangent
+    np.testing.assert_allclose(jax.grad(f)(0.5), 0.2122116, rtol=1e-6)
+    assert seen == [("JaxprTracer", True, True), ("JaxprTracer", False, True)]
+    seen.clear()
+    y, f_jvp = jax.linearize(f, np.float32(0.5))
+    np.testing.assert_allclose([y, f_jvp(np.float32(2.0))], [0.997495, 0.4244232], rtol=1e-6)
+    assert [k for _, k, _ in seen] == [True, False]
+    np.testing.assert_allclose(jax.jit(jax.grad(f))(0.5), 0.2122116, rtol=1e-6)
+
+
+def test_custom_partial_eval_rule_staging_by_hand():
+    p = _scale_by_primitive("pe_by_hand")
+
+    def rule(trace, x, s):
+        if x.is_known() and s.is_known():
+            return trace.default_process_primitive(p, (x, s), {})
+        x_t = trace.instantiate_const(x)
+        s_t = trace.new_instantiated_const(s.pval.get_known()) if s.is_known() else s
+        out = partial_eval.JaxprTracer(trace, partial_eval.PartialVal.unknown(x_t.aval), None)
+        out.recipe = partial_eval.new_eqn_recipe(trace, [x_t, s_t], [out], p, {}, frozenset(), None)
+        return out
+
+    partial_eval.custom_partial_eval_rules[p] = rule
+
+    def f(x):
+        return jnp.sin(p.bind(x, 3.0))
+
+    np.testing.assert_allclose(jax.grad(f)(0.5), 0.2122116, rtol=1e-6)
+    # recorded from JAX 0.10.2
+    assert str(jax.make_jaxpr(jax.grad(f))(0.5)) == (
+        "{ lambda ; a:f32[]. let\n"
+        "    b:f32[] = scale_by a 3.0:f32[]\n"
+        "    _:f32[] = sin b\n"
+        "    c:f32[] = cos b\n"
+        "    d:f32[] = mul 1.0:f32[] c\n"
+        "    e:f32[] = scale_by d 3.0:f32[]\n"
+        "  in (e,) }"
+    ).replace("scale_by", "pe_by_hand")
+
+
+def test_partial_eval_jaxpr_custom_rule_is_used_by_checkpoint():
+    p = Primitive("bmul_remat")
+    p.def_impl(lambda x, y: x * y)
+    p.def_abstract_eval(lambda x, y: x)
+    mlir.register_lowering(p, mlir.lower_fun(lambda x, y: x * y, multiple_results=False))
+    ad.defbilinear(p, lambda ct, x, y: p.bind(ct, y), lambda ct, x, y: p.bind(x, ct))
+    calls = []
+
+    def rule(saveable, unks_in, inst_in, eqn):
+        avals = [v.aval for v in eqn.invars]
+        calls.append((list(unks_in), bool(saveable(eqn.primitive, *avals, **eqn.params))))
+        if any(unks_in):
+            res = [v for v, inst in zip(eqn.invars, inst_in, strict=True) if not inst]
+            return None, eqn, [True], [True], res
+        return eqn, None, [False], [False], []
+
+    partial_eval.partial_eval_jaxpr_custom_rules[p] = rule
+    assert p in remat_split_rules
+
+    def f(x, y):
+        return jnp.sin(p.bind(jnp.cos(x), y))
+
+    # recorded from JAX 0.10.2: (-0.7923208, 0.25437167) for each policy; JAX calls the
+    # rule for each bmul equation, these for the two with known and unknown operands
+    for policy, saved in ((None, False), (jax.checkpoint_policies.everything_saveable, True)):
+        calls.clear()
+        g = jax.checkpoint(f, policy=policy)
+        gx, gy = jax.grad(g, argnums=(0, 1))(1.0, 2.0)
+        np.testing.assert_allclose([gx, gy], [-0.7923208, 0.25437167], rtol=1e-6)
+        assert calls == [([True, False], saved), ([False, True], saved)]
+
+
+# ------------------------------------------------ vmap of custom types
+
+
+class Labeled:
+    def __init__(self, data, label, index=None):
+        self.data, self.label, self.index = data, label, index
+
+
+class LabeledAxis:
+    def __init__(self, axis):
+        self.axis = axis
+
+
+def _labeled_axis(spec):
+    return spec.axis if isinstance(spec, LabeledAxis) else spec
+
+
+VMAP_LOG = []
+
+
+def _labeled_to_elt(cont, get_idx, x, spec):
+    VMAP_LOG.append(("to", type(spec).__name__, _labeled_axis(spec)))
+    return Labeled(cont(x.data, _labeled_axis(spec)), x.label, get_idx())
+
+
+def _labeled_from_elt(cont, axis_size, x, spec):
+    VMAP_LOG.append(("from", axis_size, type(spec).__name__, _labeled_axis(spec)))
+    return Labeled(cont(axis_size, x.data, _labeled_axis(spec)), x.label)
+
+
+batching.register_vmappable(Labeled, LabeledAxis, int, _labeled_to_elt, _labeled_from_elt, None)
+
+M = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+V = np.array([10.0, 20.0, 30.0], np.float32)
+
+
+def _relabel(lab, y):
+    return Labeled(lab.data * 2.0 + y + lab.index, lab.label + "!")
+
+
+def _vmap_logged(fun, *args, **kwargs):
+    VMAP_LOG.clear()
+    return fun(*args, **kwargs), list(VMAP_LOG)
+
+
+def test_vmap_maps_registered_types():
+    # all recorded from JAX 0.10.2
+    f = jax.vmap(_relabel, in_axes=(LabeledAxis(1), 0), out_axes=LabeledAxis(1))
+    out, log = _vmap_logged(f, Labeled(M, "a"), V)
+    assert isinstance(out, Labeled) and out.label == "a!"
+    np.testing.assert_array_equal(out.data, [[10.0, 23.0, 36.0], [16.0, 29.0, 42.0]])
+    assert log == [("to", "LabeledAxis", 1), ("from", 3, "LabeledAxis", 1)]
+
+    out, log = _vmap_logged(jax.vmap(_relabel, in_axes=(LabeledAxis(1), 0)), Labeled(M, "a"), V)
+    np.testing.assert_array_equal(out.data, [[10.0, 16.0], [23.0, 29.0], [36.0, 42.0]])
+    assert log == [("to", "LabeledAxis", 1), ("from", 3, "int", 0)]
+
+    def g(lab, k):
+        return lab.data.sum() * k.data, Labeled(k.data, k.label)
+
+    gv = jax.vmap(g, in_axes=(None, 0), out_axes=(0, LabeledAxis(0)), axis_size=3)
+    (o1, o2), log = _vmap_logged(gv, Labeled(M, "b"), Labeled(V, "c"))
+    np.testing.assert_array_equal(o1, [150.0, 300.0, 450.0])
+    assert o2.label == "c" and np.asarray(o2.data).tolist() == [10.0, 20.0, 30.0]
+    assert log == [("to", "NoneType", None), ("to", "int", 0), ("from", 3, "LabeledAxis", 0)]
+
+
+def test_vmap_of_registered_types_nested_and_under_jit():
+    # all recorded from JAX 0.10.2
+    def jitted(m, v):
+        f = jax.vmap(_relabel, in_axes=(LabeledAxis(0), None), axis_size=2)
+        return f(Labeled(m, "d"), v).data
+
+    out, log = _vmap_logged(jax.jit(jitted), M, V)
+    np.testing.assert_array_equal(out, [[10.0, 22.0, 34.0], [17.0, 29.0, 41.0]])
+    assert log == [("to", "LabeledAxis", 0), ("from", 2, "int", 0)]
+
+    def h(pair, scale=1.0):
+        lab, d = pair
+        return {"l": Labeled(lab.data + d["x"], lab.label), "s": lab.data.sum() * scale}
+
+    hv = jax.vmap(h, in_axes=((LabeledAxis(0), {"x": None}),))
+    out, _ = _vmap_logged(hv, (Labeled(M, "e"), {"x": V}), scale=np.ones(2, np.float32))
+    assert sorted(out) == ["l", "s"] and out["l"].label == "e"
+    np.testing.assert_array_equal(out["l"].data, [[10.0, 21.0, 32.0], [13.0, 24.0, 35.0]])
+    np.testing.assert_array_equal(out["s"], [3.0, 12.0])
+    # as in JAX, unregistering changes nothing
+    batching.unregister_vmappable(Labeled)
+    out = jax.vmap(_relabel, in_axes=(LabeledAxis(1), 0))(Labeled(M, "a"), V)
+    assert out.label == "a!"
+
+
+def test_vmap_spec_of_a_custom_type_on_an_array():
+    with pytest.raises(TypeError, match="not a registered vmappable type"):
+        jax.vmap(lambda x: x, in_axes=LabeledAxis(0))(V)
+
+
+# ------------------------------------------------ ad with a WrappedFun
+
+
+def _wrapped(f, *args):
+    return lu.wrap_init(f, debug_info=api_util.debug_info("test", f, args, {}))
+
+
+def test_ad_jvp_and_linearize_take_a_wrapped_fun():
+    x, t = np.float32(0.5), np.float32(2.0)
+    primal, tangent = ad.jvp(_wrapped(jnp.sin, x), (x,), (t,))
+    np.testing.assert_allclose([primal, tangent], [np.sin(x), np.cos(x) * t], rtol=1e-6)
+    y, f_jvp = ad.linearize(_wrapped(jnp.sin, x), x)
+    np.testing.assert_allclose([y, f_jvp(t)], [np.sin(x), np.cos(x) * t], rtol=1e-6)
+    y, f_jvp = ad.linearize(jnp.sin, x)  # a plain function still
+    np.testing.assert_allclose(f_jvp(t), np.cos(x) * t, rtol=1e-6)
 
 
 # ------------------------------------------------ pxla, xla

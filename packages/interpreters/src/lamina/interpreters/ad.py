@@ -8,9 +8,10 @@ into ``lamina.ir.jvp_rules`` / ``transpose_rules`` and read every primitive's ru
 ``defjvp``, ``defjvp2``, ``deflinear``, ``deflinear2`` and ``defbilinear`` build the
 usual rules as JAX's do.
 
-``jvp`` and ``linearize`` are lamina's functions of plain callables (JAX's take a
-``WrappedFun``). Names imported ``as`` themselves are not JAX's: lamina's other
-layers use them.
+``jvp`` and ``linearize`` take a callable or a ``WrappedFun`` (``linear_util``'s, or
+anything with ``call_wrapped``) with primals as ``jax.jvp`` / ``jax.linearize`` take them
+(tuples of pytrees; JAX 0.10.2's internal versions take its ``FlatTree``s). Names
+imported ``as`` themselves are not JAX's: lamina's other layers use them.
 """
 
 from __future__ import annotations
@@ -38,8 +39,8 @@ from lamina.interpreters.transformations.ad import (
     defjvp2,
     deflinear,
     deflinear2,
-    jvp,
 )
+from lamina.interpreters.transformations.ad import jvp as _jvp
 from lamina.interpreters.transformations.ad import jvp_flat as jvp_flat
 from lamina.interpreters.transformations.ad import jvp_jaxpr as jvp_jaxpr
 from lamina.interpreters.transformations.ad import on_tangent_side as on_tangent_side
@@ -49,8 +50,8 @@ from lamina.interpreters.transformations.reverse import (
     UndefinedPrimal,
     defbilinear,
     is_undefined_primal,
-    linearize,
 )
+from lamina.interpreters.transformations.reverse import linearize as _linearize
 from lamina.ir import Primitive, jvp_rules, transpose_rules
 
 __all__ = [
@@ -85,6 +86,23 @@ add_jaxvals_p = add_any_p  # JAX's name for the primitive ``add_any``
 def add_jaxvals(x, y):
     """``x + y`` of two tangents or cotangents of the same type (``add_any``)."""
     return add_jaxvals_p.bind(x, y)
+
+
+def _callable(fun):
+    """A ``WrappedFun`` (anything with ``call_wrapped``) as a plain function."""
+    call = getattr(fun, "call_wrapped", None)
+    return fun if call is None else call
+
+
+def jvp(fun, primals, tangents, has_aux: bool = False):
+    """``jax.jvp`` of ``fun``, a callable or a ``WrappedFun``."""
+    return _jvp(_callable(fun), primals, tangents, has_aux=has_aux)
+
+
+def linearize(fun, *primals):
+    """``jax.linearize`` of ``fun``, a callable or a ``WrappedFun``: ``(fun(*primals),
+    f_jvp)``."""
+    return _linearize(_callable(fun), *primals)
 
 
 def get_primitive_transpose(p: Primitive):

@@ -8,15 +8,17 @@ rule`` takes JAX's plain form ``rule(vals, dims, **params)`` and
 vals, dims, **params)``; both register an adapter, and read back the rule set.
 ``defvectorized``, ``defbroadcasting`` and ``defreducer`` register the usual rules.
 
-``register_vmappable`` records a type's handlers; lamina's ``vmap`` does not map over
-such types yet. Names imported ``as`` themselves are not JAX's: lamina's other layers
-use them.
+``register_vmappable(data_type, spec_type, axis_size_type, to_elt, from_elt,
+make_iota)`` makes ``vmap`` map values of a custom type by its handlers, as JAX's does:
+``to_elt(cont, get_idx, x, spec)`` gives the element the mapped function sees
+(``cont(part, spec)`` maps a part, ``get_idx()`` is the element's index),
+``from_elt(cont, axis_size, elt, spec)`` rebuilds an output (``cont(axis_size, part,
+spec)``); instances of ``spec_type`` are valid ``in_axes`` / ``out_axes`` leaves.
+``unregister_vmappable`` removes nothing, as in JAX. Names imported ``as`` themselves
+are not JAX's: lamina's other layers use them.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from typing import NamedTuple
 
 from lamina.interpreters.core.rule_registries import RuleRegistry
 from lamina.interpreters.transformations.batching import (
@@ -46,12 +48,16 @@ from lamina.interpreters.transformations.batching import (
     defbroadcasting,
     defreducer,
     defvectorized,
+    register_vmappable,
 )
 from lamina.interpreters.transformations.batching import (
     broadcast_batched as broadcast_batched,
 )
 from lamina.interpreters.transformations.batching import (
     elementwise_rule as elementwise_rule,
+)
+from lamina.interpreters.transformations.batching import (
+    is_vmappable as is_vmappable,
 )
 from lamina.interpreters.transformations.batching import (
     matchaxis as matchaxis,
@@ -115,31 +121,6 @@ def _from_axis(p: Primitive, rule):
 fancy_primitive_batchers = RuleRegistry(batching_rules)
 primitive_batchers = RuleRegistry(batching_rules, _from_plain, reads_table=False)
 axis_primitive_batchers = RuleRegistry(batching_rules, _from_axis, reads_table=False)
-
-
-class Vmappable(NamedTuple):
-    """What ``register_vmappable`` records for a type."""
-
-    spec_type: type
-    axis_size_type: type
-    to_elt: Callable
-    from_elt: Callable
-    make_iota: Callable | None
-
-
-vmappables: dict[type, Vmappable] = {}
-
-
-def register_vmappable(
-    data_type: type,
-    spec_type: type,
-    axis_size_type: type,
-    to_elt: Callable,
-    from_elt: Callable,
-    make_iota: Callable | None,
-) -> None:
-    """Records how ``vmap`` would map over values of ``data_type`` (JAX's signature)."""
-    vmappables[data_type] = Vmappable(spec_type, axis_size_type, to_elt, from_elt, make_iota)
 
 
 def unregister_vmappable(data_type: type) -> None:

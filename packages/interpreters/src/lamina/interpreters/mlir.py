@@ -5,7 +5,10 @@
 :class:`LoweringRuleContext` (``ctx.avals_in``, ``ctx.avals_out``,
 ``ctx.module_context``, ``ctx.platform``). ``lower_fun`` turns a function written with
 primitives into such a rule; ``ir_constant``, ``aval_to_ir_type`` and the attribute
-builders make the pieces a hand-written rule needs.
+builders make the pieces a hand-written rule needs. ``lower_jaxpr_to_module`` lowers a
+Jaxpr to a whole module, ``lower_jaxpr_to_fun`` to a function of the module being built
+(``ctx.module_context``), and ``merge_mlir_modules`` moves one module's functions into
+another.
 
 jaxlib's MLIR bindings (``ir``, ``hlo``, ``func``, ...) load on first attribute access
 (``core/mlir_bindings.py``), so lowering code can import them freely. The sharding
@@ -21,6 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+from jaxlib import _jax
 
 from lamina.interpreters.core.mlir_bindings import chlo as chlo
 from lamina.interpreters.core.mlir_bindings import func as func
@@ -35,10 +39,20 @@ from lamina.interpreters.jaxprs.lowering import (
     LoweringRuleContext,
     ModuleContext,
     call_lowering,
+    lower_jaxpr,
     lower_jaxpr_body,
+    ordered_effects_of,
 )
 from lamina.interpreters.jaxprs.lowering import lower_fun as _lower_fun
-from lamina.ir import AbstractToken, Jaxpr, Primitive, ShapedArray, lowerable_effects
+from lamina.interpreters.jaxprs.module_merging import merge_modules
+from lamina.ir import (
+    AbstractToken,
+    ClosedJaxpr,
+    Jaxpr,
+    Primitive,
+    ShapedArray,
+    lowerable_effects,
+)
 
 __all__ = [
     "DEVICE_TO_DEVICE_TYPE",
@@ -73,11 +87,15 @@ __all__ = [
     "ir_attribute",
     "ir_constant",
     "ir_constants",
+    "ir_tree_registry",
     "ir_type_handlers",
     "jaxpr_subcomp",
     "lower_fun",
+    "lower_jaxpr_to_fun",
+    "lower_jaxpr_to_module",
     "lowerable_effects",
     "make_ir_context",
+    "merge_mlir_modules",
     "module_to_bytecode",
     "module_to_string",
     "register_constant_handler",
@@ -388,6 +406,127 @@ def module_to_bytecode(module: ir.Module) -> bytes:
     buf = io.BytesIO()
     module.operation.write_bytecode(buf)
     return buf.getvalue()
+
+
+def merge_mlir_modules(
+    dst_module: ir.Module,
+    sym_name: str,
+    src_module: ir.Module,
+    dst_symtab: ir.SymbolTable | None = None,
+) -> str:
+    """Moves the functions of ``src_module`` into ``dst_module``, private, its ``main``
+    renamed ``sym_name`` (made unique) and others renamed where ``dst_module`` has their
+    names; returns the new name of ``main``. Both must share one MLIR context."""
+    return merge_modules(dst_module, sym_name, src_module, dst_symtab)
+
+
+# ------------------------------------------------------------------- Jaxprs
+
+
+# Pytrees of MLIR values and types: lists and tuples are nodes, None is a leaf.
+ir_tree_registry = _jax.pytree.PyTreeRegistry(
+    enable_none=False,
+    enable_tuple=True,
+    enable_namedtuple=False,
+    enable_list=True,
+    enable_dict=False,
+)
+
+
+def _closed(jaxpr) -> ClosedJaxpr:
+    return jaxpr if isinstance(jaxpr, ClosedJaxpr) else ClosedJaxpr(jaxpr, [])
+
+
+def _check_const_args(num_const_args: int) -> None:
+    if num_const_args:
+        raise NotImplementedError(
+            "lamina embeds a Jaxpr's constants in its module: num_const_args must be 0"
+        )
+
+
+def lower_jaxpr_to_fun(
+    ctx: ModuleContext,
+    name: str,
+    jaxpr: ClosedJaxpr,
+    effects: Sequence[Any],
+    *,
+    num_const_args: int = 0,
+    main_function: bool = False,
+    in_avals: Sequence[Any] = (),
+    arg_names: Sequence[str | None] | None = None,
+    result_names: Sequence[str] | None = None,
+    **unused: Any,
+) -> func.FuncOp:
+    """Adds a ``func.func`` computing ``jaxpr`` to ``ctx``'s module and returns it:
+    private and named ``name`` (made unique), or the public ``main`` with
+    ``main_function``. It takes and returns a token per effect of ``effects`` first.
+    Sharding, layout, memory-kind and aliasing arguments are accepted for JAX's
+    signature and ignored (lamina lowers one-device programs)."""
+    del in_avals, unused
+    _check_const_args(num_const_args)
+    return ctx.lower_function(
+        _closed(jaxpr),
+        name,
+        effects=list(effects),
+        public=main_function,
+        arg_names=arg_names,
+        result_names=result_names,
+    )
+
+
+def lower_jaxpr_to_module(
+    module_name: str,
+    jaxpr: ClosedJaxpr,
+    *,
+    num_const_args: int = 0,
+    in_avals: Sequence[Any] = (),
+    ordered_effects: Sequence[Any] = (),
+    platforms: Sequence[str] = ("cpu",),
+    backend: Any = None,
+    axis_context: Any = None,
+    donated_args: Sequence[bool] | None = None,
+    arg_names: Sequence[str] | None = None,
+    result_names: Sequence[str] | None = None,
+    num_partitions: int = 1,
+    lowering_parameters: LoweringParameters | None = None,
+    **unused: Any,
+) -> LoweringResult:
+    """A StableHLO module named ``module_name`` whose public ``main`` computes
+    ``jaxpr``, every input kept; ordered effects of the Jaxpr become leading token
+    arguments and results. ``donated_args`` alias inputs to results of their type.
+    Returns a ``LoweringResult`` whose ``host_callbacks`` are the Python functions the
+    program calls. Only one platform at a time; sharding, layout and memory-kind
+    arguments are accepted and ignored."""
+    del in_avals, backend, axis_context, lowering_parameters, unused
+    _check_const_args(num_const_args)
+    platforms = tuple(platforms)
+    if len(platforms) != 1:
+        raise NotImplementedError(
+            f"lamina lowers for one platform at a time, got platforms={platforms}"
+        )
+    closed = _closed(jaxpr)
+    wanted = ordered_effects_of(ordered_effects)
+    if wanted != ordered_effects_of(closed.effects):
+        raise ValueError(
+            f"ordered_effects {wanted} differ from the Jaxpr's ordered effects "
+            f"{ordered_effects_of(closed.effects)}"
+        )
+    lowered = lower_jaxpr(
+        closed,
+        module_name=module_name,
+        platform=platforms[0],
+        num_partitions=num_partitions,
+        arg_names=arg_names,
+        result_names=result_names,
+        donated_args=donated_args,
+        keep_unused=True,
+    )
+    return LoweringResult(
+        module=lowered.module,
+        keepalive=[lowered.context],
+        host_callbacks=lowered.host_callbacks,
+        shape_poly_state=ShapePolyLoweringState((), platforms),
+    )
 
 
 # Built with the sharding layer (issue 17).

@@ -3,21 +3,32 @@
 ``trace_to_jaxpr_dynamic`` stages a function (a ``WrappedFun`` or a plain callable of
 flat arguments returning a sequence) into a Jaxpr; ``trace_to_jaxpr_nounits`` runs it on
 ``PartialVal``s, computing the known part now and staging the unknown part; ``dce_jaxpr``
-and its rules prune Jaxprs. ``custom_partial_eval_rules[p] = rule`` registers
-``rule(trace, *args, **params) -> outs`` in ``lamina.ir.partial_eval_rules``: the
-trace is lamina's ``PartialEvalTrace`` (``trace.is_unknown(x)``, ``trace.parent``,
-``trace.staging``), so rules written against JAX's ``JaxprTrace`` need porting.
-``partial_eval_jaxpr_custom_rules`` is kept for JAX's API; lamina's rematerialization
-reads ``lamina.ir.remat_split_rules``. ``JaxprTracer`` is lamina's staging tracer, which
-stands for unknown values during partial evaluation.
+and its rules prune Jaxprs.
+
+``custom_partial_eval_rules[p] = rule`` takes JAX's ``rule(trace, *tracers, **params)``:
+the trace is lamina's ``PartialEvalTrace``, which has the ``JaxprTrace`` methods rules
+use (``default_process_primitive``, ``instantiate_const``, ``new_const``,
+``new_instantiated_const``, ``new_instantiated_literal``, ``to_jaxpr_tracer``,
+``parent_trace``), the operands are :class:`JaxprTracer`s (``pval``, ``aval``,
+``is_known()``), and ``JaxprTracer(trace, PartialVal.unknown(aval), None)`` with
+``new_eqn_recipe`` stages an equation by hand. As in JAX the rule runs in the parent
+trace, for known operands too.
+
+``partial_eval_jaxpr_custom_rules[p] = rule`` takes JAX's ``rule(saveable, unks_in,
+inst_in, eqn) -> (eqn_known, eqn_staged, unks_out, inst_out, residuals)`` for
+``checkpoint``'s split of a Jaxpr, registered in ``lamina.ir.remat_split_rules``. lamina
+calls it only for equations with both known and unknown operands (others are known or
+staged whole, the policy deciding whether known results are saved), and with every
+operand instantiated: known values the staged equation reads are saved or recomputed
+by the policy, so the residuals a rule lists for them are not needed.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 from lamina.interpreters.core.rule_registries import RuleRegistry
-from lamina.interpreters.core.tracing import find_current_trace, shaped_abstractify
+from lamina.interpreters.core.tracing import find_current_trace
 from lamina.interpreters.jaxprs.dce import (
     dce_jaxpr,
     dce_jaxpr_call_rule,
@@ -26,8 +37,17 @@ from lamina.interpreters.jaxprs.dce import (
     dce_rules,
 )
 from lamina.interpreters.jaxprs.staging import DynamicJaxprTracer, trace_to_jaxpr
-from lamina.interpreters.transformations.partial_eval import partial_eval_flat
-from lamina.ir import AbstractValue, Jaxpr, Primitive, partial_eval_rules
+from lamina.interpreters.transformations.checkpoint_partial_eval import from_jax_remat_rule
+from lamina.interpreters.transformations.partial_eval import (
+    JaxprTracer,
+    PartialVal,
+    from_jax_rule,
+    partial_eval_flat,
+)
+from lamina.interpreters.transformations.partial_eval import (
+    new_eqn_recipe as new_eqn_recipe,  # JAX's internal helper, for hand-staged equations
+)
+from lamina.ir import AbstractValue, Jaxpr, partial_eval_rules, remat_split_rules
 
 __all__ = [
     "DynamicJaxprTracer",
@@ -46,50 +66,11 @@ __all__ = [
 ]
 
 Val = Any
-JaxprTracer = DynamicJaxprTracer
 
-
-class PartialVal(NamedTuple):
-    """A value known now (``(None, value)``) or only by its type (``(aval, None)``)."""
-
-    aval: AbstractValue | None
-    const: Any
-
-    @classmethod
-    def known(cls, const) -> PartialVal:
-        return cls(None, const)
-
-    @classmethod
-    def unknown(cls, aval: AbstractValue) -> PartialVal:
-        return cls(aval, None)
-
-    def is_known(self) -> bool:
-        return self.aval is None
-
-    def get_known(self):
-        """The value if known, else None."""
-        return self.const if self.aval is None else None
-
-    def get_aval(self) -> AbstractValue:
-        """The type of the value, known or not."""
-        if self.aval is None:
-            return _aval_of(self.const)
-        return self.aval
-
-
-def _aval_of(x):
-    return shaped_abstractify(x)
-
-
-def _adapt_partial_eval(p: Primitive, rule):
-    def adapted(trace, args, **params):
-        return rule(trace, *args, **params)
-
-    return adapted
-
-
-custom_partial_eval_rules = RuleRegistry(partial_eval_rules, _adapt_partial_eval, reads_table=False)
-partial_eval_jaxpr_custom_rules: dict[Primitive, Any] = {}
+custom_partial_eval_rules = RuleRegistry(partial_eval_rules, from_jax_rule, reads_table=False)
+partial_eval_jaxpr_custom_rules = RuleRegistry(
+    remat_split_rules, from_jax_remat_rule, reads_table=False
+)
 
 
 def _flat_callable(fun):

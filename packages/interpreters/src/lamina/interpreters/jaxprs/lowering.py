@@ -139,6 +139,52 @@ class ModuleContext:
         self.host_callbacks.append(callback)
         return len(self.host_callbacks) - 1
 
+    def lower_function(
+        self,
+        closed_jaxpr: ClosedJaxpr,
+        name: str,
+        *,
+        effects: Sequence[Any] = (),
+        public: bool = False,
+        arg_names: Sequence[str | None] | None = None,
+        result_names: Sequence[str] | None = None,
+    ) -> func.FuncOp:
+        """A new ``func.func`` computing ``closed_jaxpr``, added to the module (its name
+        made unique by the symbol table; ``main`` and public with ``public``). It takes
+        and returns first one token per effect of ``effects``, the ordered effects its
+        body threads; ``arg_names`` become the inputs' locations and ``result_names``
+        the results' ``jax.result_info``."""
+        jaxpr = closed_jaxpr.jaxpr
+        tokens = [abstract_token] * len(effects)
+        ftype = mb.func_type([*tokens, *jaxpr.in_avals], [*tokens, *jaxpr.out_avals])
+        with ir.InsertionPoint(self.module.body):
+            op = func.FuncOp("main" if public else name or "fn", ftype)
+        op.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
+        self.symbol_table.insert(op)
+        if result_names is not None:
+            token_attrs = [ir.DictAttr.get({}) for _ in effects]
+            op.result_attrs = ir.ArrayAttr.get(
+                token_attrs
+                + [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n)}) for n in result_names]
+            )
+        locs = None
+        if arg_names is not None:
+            unknown = ir.Location.unknown()
+            locs = [unknown] * len(effects) + [
+                ir.Location.name(n) if n else unknown for n in arg_names
+            ]
+        block = op.add_entry_block(arg_locs=locs)
+        outer_tokens = self.tokens
+        try:
+            with ir.InsertionPoint(block):
+                args = list(block.arguments)
+                self.tokens = dict(zip(effects, args[: len(effects)], strict=True))
+                outs = lower_jaxpr_body(self, jaxpr, closed_jaxpr.consts, args[len(effects) :])
+                mb.return_op([*(self.tokens[e] for e in effects), *outs])
+        finally:
+            self.tokens = outer_tokens
+        return op
+
     def lower_private_function(self, closed_jaxpr: ClosedJaxpr, name: str) -> func.FuncOp:
         """``func.func private @name`` computing ``closed_jaxpr``; emitted once per
         distinct (name, Jaxpr) and reused after."""

@@ -127,18 +127,26 @@ class DynamicJaxprTrace(Trace):
         if getattr(primitive, "effectful", False):
             out, effects = out
             effects = _name_refs(effects, tracers)
+        out_avals = out if primitive.multiple_results else [out]
+        out_tracers = self.stage_equation(primitive, tracers, out_avals, params, effects)
+        return out_tracers if primitive.multiple_results else out_tracers[0]
+
+    def stage_equation(
+        self, primitive, tracers, out_avals, params, effects=no_effects
+    ) -> list[DynamicJaxprTracer]:
+        """Appends the equation ``primitive`` of ``tracers`` (this trace's) with results
+        of types ``out_avals``; returns its result tracers. The effects of Jaxprs among
+        ``params`` are added to ``effects``."""
         inner = params_effects(params)
         if inner:
             effects = frozenset(effects) | inner
         self.effects.update(effects)
-        out_avals = out if primitive.multiple_results else [out]
         outvars = [Var(aval) for aval in out_avals]
-        line = user_frame(2)
+        line = user_frame(3)
         source = SourceInfo(traceback=(line,) if line else ())
         eqn = new_jaxpr_eqn([t._atom for t in tracers], outvars, primitive, params, effects, source)
         self.eqns.append(eqn)
-        out_tracers = [DynamicJaxprTracer(self, v.aval, v, line) for v in outvars]
-        return out_tracers if primitive.multiple_results else out_tracers[0]
+        return [DynamicJaxprTracer(self, v.aval, v, line) for v in outvars]
 
     def to_jaxpr(self, outs) -> ClosedJaxpr:
         """The Jaxpr with outputs ``outs`` (tracers of this trace or constants)."""

@@ -18,6 +18,11 @@ broadcasting axes go through :data:`shape_ops`, which ``lamina.lax`` fills with 
 
 ``axis_name`` frames are pushed on an axis environment (:func:`axis_frame`,
 :func:`axis_env`) for collectives to read.
+
+Types registered with :func:`register_vmappable` are mapped by their own handlers:
+``vmap`` treats their values as leaves, gives each input to its ``to_elt`` handler
+(with the axis spec from ``in_axes``, which may be an instance of the type's spec type)
+and each output to its ``from_elt`` handler (with the spec from ``out_axes``).
 """
 
 from __future__ import annotations
@@ -66,9 +71,12 @@ __all__ = [
     "defreducer",
     "defvectorized",
     "elementwise_rule",
+    "is_vmappable",
+    "make_iota",
     "matchaxis",
     "moveaxis",
     "not_mapped",
+    "register_vmappable",
     "shape_of",
     "shape_ops",
     "vectorized_rule",
@@ -77,7 +85,8 @@ __all__ = [
 
 not_mapped = None  # the batch dim of a value with no batch axis
 
-# "transpose": (x, permutation) -> x; "broadcast_in_dim": (x, shape, dims) -> x.
+# "transpose": (x, permutation) -> x; "broadcast_in_dim": (x, shape, dims) -> x;
+# "iota": (dtype, size) -> x.
 shape_ops: dict[str, Callable[..., Any]] = {}
 
 
@@ -373,6 +382,135 @@ def defreducer(primitive, axes_param: str = "axes"):
     return rule
 
 
+# ---------------------------------------------------------------- custom vmappable types
+
+# By type: to_elt(cont, get_idx, x, spec) -> element seen by the mapped function, with
+# cont(value, spec) mapping a part of x; from_elt(cont, axis_size, elt, spec) -> value,
+# with cont(axis_size, part, spec); make_iota(axis_size) -> the element indices.
+vmappables: dict[type, tuple[type, type]] = {}
+spec_types: set[type] = set()
+to_elt_handlers: dict[type, Callable] = {}
+from_elt_handlers: dict[type, Callable] = {}
+make_iota_handlers: dict[type, Callable] = {}
+
+
+def register_vmappable(data_type, spec_type, axis_size_type, to_elt, from_elt, make_iota):
+    """Makes ``vmap`` map values of ``data_type`` with the handlers ``to_elt`` and
+    ``from_elt``; instances of ``spec_type`` become valid ``in_axes`` / ``out_axes``
+    leaves, and ``make_iota`` (if given) numbers the elements of an axis whose size is
+    of ``axis_size_type``."""
+    vmappables[data_type] = (spec_type, axis_size_type)
+    spec_types.add(spec_type)
+    to_elt_handlers[data_type] = to_elt
+    from_elt_handlers[data_type] = from_elt
+    if make_iota is not None:
+        make_iota_handlers[axis_size_type] = make_iota
+
+
+def is_vmappable(x) -> bool:
+    return type(x) in vmappables
+
+
+def _vmappable_leaves():
+    """``is_leaf`` for flattening vmap's arguments and results (None, the fast path,
+    while no type is registered)."""
+    return is_vmappable if vmappables else None
+
+
+def make_iota(axis_size):
+    """The indices ``0 .. axis_size - 1`` of the mapped axis (int32)."""
+    handler = make_iota_handlers.get(type(axis_size))
+    if handler is not None:
+        return handler(axis_size)
+    return _shape_op("iota")("int32", int(axis_size))
+
+
+def to_elt(trace: BatchTrace, get_idx, x, spec):
+    """``x`` as the mapped function sees it: a registered type through its handler,
+    else an array batched at ``spec`` (None: not mapped)."""
+    handler = to_elt_handlers.get(type(x))
+    if handler is not None:
+        return handler(functools.partial(to_elt, trace, get_idx), get_idx, x, spec)
+    if spec is None:
+        return x
+    if isinstance(spec, bool) or not isinstance(spec, int):
+        raise TypeError(
+            f"vmap got the axis spec {spec!r} for a value of type {type(x).__name__}, "
+            "which is not a registered vmappable type"
+        )
+    return BatchTracer(trace, x, _canonical_axis(spec, _ndim(x)))
+
+
+def from_elt(trace: BatchTrace, axis_size, index: int, x, spec):
+    """The mapped function's output ``x`` (the ``index``-th) with its batch axis at
+    ``spec``: a registered type through its handler, else an array moved there."""
+    handler = from_elt_handlers.get(type(x))
+    if handler is not None:
+
+        def cont(size, elt, axis):
+            return from_elt(trace, size, index, elt, axis)
+
+        return handler(cont, axis_size, x, spec)
+    val, src = trace.to_batch_info(x)
+    _check_output(val)
+    if spec is None:
+        if src is not not_mapped:
+            raise ValueError(
+                f"at vmap out_axes[{index}], got axis spec None but output was batched "
+                f"on axis {src}"
+            )
+        return val
+    if isinstance(spec, bool) or not isinstance(spec, int):
+        raise TypeError(
+            f"vmap got the out_axes spec {spec!r} for an output of type "
+            f"{type(val).__name__}, which is not a registered vmappable type"
+        )
+    ndim = _ndim(val) + (src is not_mapped)
+    if not -ndim <= spec < ndim:
+        raise ValueError(f"axis {spec} is out of bounds for array of dimension {ndim}")
+    return matchaxis(trace.axis_data, src, _canonical_axis(spec, ndim), val)
+
+
+def _check_output(val) -> None:
+    try:
+        _aval_of(val)
+    except TypeError:
+        raise TypeError(
+            f"Output from batched function {val!r} with type {type(val)} is not a valid JAX type"
+        ) from None
+
+
+def _batch_vmappable(fun, axis_data: AxisData, vals, specs, out_specs):
+    """Runs ``fun`` (flat in, flat out) on ``vals`` mapped by ``specs`` (each through
+    :func:`to_elt`) in a new :class:`BatchTrace`; returns its outputs placed by
+    ``out_specs()`` (called once ``fun`` has run) through :func:`from_elt`."""
+    trace = BatchTrace(find_current_trace(), axis_data)
+    iota = []
+
+    def get_idx():
+        if not iota:
+            iota.append(BatchTracer(trace, make_iota(axis_data.size), 0))
+        return iota[0]
+
+    try:
+        args = [to_elt(trace, get_idx, v, d) for v, d in zip(vals, specs, strict=True)]
+        with set_current_trace(trace), _extend_axis_env(axis_data):
+            outs = list(fun(*args))
+            for x in outs:
+                if not is_vmappable(x):
+                    _check_output(trace.to_batch_info(x)[0])
+            results = [
+                from_elt(trace, axis_data.size, i, x, spec)
+                for i, (x, spec) in enumerate(zip(outs, out_specs(), strict=True))
+            ]
+    finally:
+        trace.invalidate()
+    iota.clear()
+    del args, outs
+    check_for_leaks(trace)
+    return results
+
+
 # ---------------------------------------------------------------- jit
 
 
@@ -430,11 +568,12 @@ def _in_axes_error(in_axes, detail):
 
 def _flat_axes(axes, tree, name: str) -> list:
     """The axis spec of each leaf of ``tree``, from the prefix tree ``axes``."""
+    is_leaf = lambda x: x is None or _is_spec(x)  # noqa: E731
     try:
-        return tree_util.broadcast_prefix(axes, tree, is_leaf=lambda x: x is None)
+        return tree_util.broadcast_prefix(axes, tree, is_leaf=is_leaf)
     except ValueError:
         leafy = tree_util.tree_map(lambda _: _Leaf(), tree)
-        makers = prefix_errors(axes, leafy, is_leaf=lambda x: x is None)
+        makers = prefix_errors(axes, leafy, is_leaf=is_leaf)
         details = "\n".join(f"  {m(name)}" for m in makers)
         raise ValueError(
             f"{name} specification must be a tree prefix of the corresponding value; \n"
@@ -463,15 +602,15 @@ def _size_error(fun, args, kwargs, axes_flat, leaves, axis_size):
     names = _arg_names(fun, args)
     paths = [
         names[path[0].idx] + tree_util.keystr(path[1:])
-        for path, _ in tree_util.tree_flatten_with_path(tuple(args))[0]
+        for path, _ in tree_util.tree_flatten_with_path(tuple(args), is_leaf=is_vmappable)[0]
     ]
     paths += [
         f"{path[0].key}" + tree_util.keystr(path[1:])
-        for path, _ in tree_util.tree_flatten_with_path(kwargs)[0]
+        for path, _ in tree_util.tree_flatten_with_path(kwargs, is_leaf=is_vmappable)[0]
     ]
     entries = []
     for path, x, ax in zip(paths, leaves, axes_flat, strict=True):
-        if ax is None:
+        if ax is None or is_vmappable(x):
             continue
         aval = _aval_of(x)
         entries.append((aval.shape[ax], f"axis {ax} of argument {path} of type {aval.str_short()}"))
@@ -498,9 +637,15 @@ def _size_error(fun, args, kwargs, axes_flat, leaves, axis_size):
     )
 
 
+def _is_spec(x) -> bool:
+    return type(x) in spec_types
+
+
 def _check_axis_spec(axes, what: str):
-    for leaf in tree_util.tree_leaves(axes, is_leaf=lambda x: x is None):
-        if leaf is not None and (isinstance(leaf, bool) or not isinstance(leaf, int)):
+    for leaf in tree_util.tree_leaves(axes, is_leaf=lambda x: x is None or _is_spec(x)):
+        if leaf is None or _is_spec(leaf):
+            continue
+        if isinstance(leaf, bool) or not isinstance(leaf, int):
             raise TypeError(
                 f"vmap {what} must be an int, None, or (nested) container with those "
                 f"types as leaves, but got {axes}."
@@ -521,7 +666,9 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         raise TypeError(f"Expected a callable value, got {fun}")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
-    if not (in_axes is None or isinstance(in_axes, (int, tuple))) or isinstance(in_axes, bool):
+    if not (
+        in_axes is None or isinstance(in_axes, (int, tuple)) or _is_spec(in_axes)
+    ) or isinstance(in_axes, bool):
         raise TypeError(_in_axes_error(in_axes, f"{in_axes}."))
     _check_axis_spec(in_axes, "in_axes")
     _check_axis_spec(out_axes, "out_axes")
@@ -533,19 +680,28 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
             raise ValueError(
                 _in_axes_error(in_axes, f"len(in_axes)={len(in_axes)}, len(args)={len(args)}")
             )
-        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        leaves, in_tree = tree_util.tree_flatten((args, kwargs), is_leaf=_vmappable_leaves())
         if not leaves and axis_size is None:
             raise ValueError(
                 "vmap wrapped function must be passed at least one argument containing an "
                 f"array or axis_size must be specified, got empty *args={args} and "
                 f"**kwargs={kwargs}"
             )
-        axes_flat = _flat_axes((in_axes, 0), (args, kwargs), "vmap in_axes")
-        dims = []
+        skeleton = tree_util.tree_unflatten(in_tree, [_Leaf() for _ in leaves])
+        axes_flat = _flat_axes((in_axes, 0), skeleton, "vmap in_axes")
+        dims, sizes = [], set()
         for x, ax in zip(leaves, axes_flat, strict=True):
+            if is_vmappable(x):  # its handler reads the spec; sized by the others
+                dims.append(ax)
+                continue
             if ax is None:
                 dims.append(not_mapped)
                 continue
+            if _is_spec(ax):
+                raise TypeError(
+                    f"vmap got the in_axes spec {ax!r} for an argument of type "
+                    f"{type(x).__name__}, which is not a registered vmappable type"
+                )
             shape = _aval_of(x).shape
             if not -len(shape) <= ax < len(shape):
                 raise ValueError(
@@ -554,7 +710,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
                     f"{len(shape)} (its shape is {tuple(shape)})"
                 )
             dims.append(_canonical_axis(ax, len(shape)))
-        sizes = {_aval_of(x).shape[d] for x, d in zip(leaves, dims, strict=True) if d is not None}
+            sizes.add(shape[dims[-1]])
         if axis_size is not None:
             sizes.add(axis_size)
         if not sizes:
@@ -570,38 +726,17 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         def flat_fun(*flat):
             a, kw = tree_util.tree_unflatten(in_tree, flat)
             out = fun(*a, **kw)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_leaves, out_tree = tree_util.tree_flatten(out, is_leaf=_vmappable_leaves())
             # The structure only: holding the tracers would keep them past the trace.
-            skeleton = tree_util.tree_unflatten(out_tree, [0] * len(out_leaves))
+            skeleton = tree_util.tree_unflatten(out_tree, [_Leaf() for _ in out_leaves])
             out_tree_box.append((skeleton, out_tree))
             return out_leaves
 
-        outs, out_dims = batch_flat(flat_fun, axis_data, leaves, dims)
-        out, out_tree = out_tree_box[0]
-        for x in outs:
-            try:
-                _aval_of(x)
-            except TypeError:
-                raise TypeError(
-                    f"Output from batched function {x!r} with type {type(x)} is not a valid "
-                    "JAX type"
-                ) from None
-        out_axes_flat = _flat_axes(out_axes, out, "vmap out_axes")
-        results = []
-        for i, (x, src, dst) in enumerate(zip(outs, out_dims, out_axes_flat, strict=True)):
-            if dst is None:
-                if src is not not_mapped:
-                    raise ValueError(
-                        f"at vmap out_axes[{i}], got axis spec None but output was batched "
-                        f"on axis {src}"
-                    )
-                results.append(x)
-                continue
-            ndim = _ndim(x) + (src is not_mapped)
-            if not -ndim <= dst < ndim:
-                raise ValueError(f"axis {dst} is out of bounds for array of dimension {ndim}")
-            results.append(matchaxis(axis_data, src, _canonical_axis(dst, ndim), x))
-        return tree_util.tree_unflatten(out_tree, results)
+        def out_specs():
+            return _flat_axes(out_axes, out_tree_box[0][0], "vmap out_axes")
+
+        results = _batch_vmappable(flat_fun, axis_data, leaves, dims, out_specs)
+        return tree_util.tree_unflatten(out_tree_box[0][1], results)
 
     with contextlib.suppress(AttributeError):
         functools.update_wrapper(vmap_f, fun)

@@ -29,12 +29,14 @@ from dataclasses import dataclass
 from lamina.interpreters.jaxprs.calls import jit_p, jit_params
 from lamina.ir import ClosedJaxpr, DropVar, Jaxpr, Var, new_jaxpr_eqn, remat_split_rules
 
-__all__ = ["JaxprSplit", "split_jaxpr"]
+__all__ = ["JaxprSplit", "from_jax_remat_rule", "split_jaxpr"]
 
 # Call-like primitives split recursively when some operands are unknown, by their rules
-# in ``remat_split_rules``: ``known_eqn`` takes the eqn's known operands and defines its
-# known outputs plus ``saved_vars`` (fresh vars, always residuals); ``unknown_eqn`` takes
-# residuals and unknown operands and defines the eqn's unknown outputs.
+# in ``remat_split_rules``: ``rule(eqn, in_unknown, policy) -> (known_eqn, unknown_eqn,
+# saved_vars)``. ``known_eqn`` (or None) takes the eqn's known operands and defines its
+# known outputs plus ``saved_vars`` (fresh vars, always residuals); ``unknown_eqn`` (or
+# None) takes residuals, known and unknown operands and defines the eqn's unknown
+# outputs. The known values it reads are saved or recomputed as the policy says.
 
 
 @dataclass
@@ -128,7 +130,8 @@ class _Walk:
                 self._add(eqn, True)
             else:
                 known_eqn, unknown_eqn, saved_vars = rule(eqn, unknown_ins, policy)
-                self._add(known_eqn, False)
+                if known_eqn is not None:
+                    self._add(known_eqn, False)
                 self.saved.update(saved_vars)
                 if unknown_eqn is not None:
                     self._add(unknown_eqn, True)
@@ -244,3 +247,30 @@ def _split_jit(eqn, in_unknown, policy):
 
 
 jit_p.def_remat_split(_split_jit)
+
+
+# --------------------------------------------------------------------------- JAX's rules
+
+
+def from_jax_remat_rule(primitive, rule):
+    """Lamina's split rule for ``rule(saveable, unks_in, inst_in, eqn) -> (eqn_known,
+    eqn_staged, unks_out, inst_out, residuals)``, a rule of JAX's
+    ``partial_eval_jaxpr_custom_rules``. Every operand is given as instantiated (lamina
+    saves or recomputes the known values the staged equation reads, by the policy);
+    outputs the rule calls known and its known equation defines are dropped from the
+    staged equation, which defines the unknown ones."""
+    del primitive
+
+    def split(eqn, in_unknown, policy):
+        known, staged, unks_out, _, residuals = rule(
+            policy, list(in_unknown), [True] * len(eqn.invars), eqn
+        )
+        if staged is not None and known is not None:
+            known_outs = {v for v, u in zip(eqn.outvars, unks_out, strict=True) if not u}
+            known_outs &= set(known.outvars)
+            staged = staged.replace(
+                outvars=[DropVar(v.aval) if v in known_outs else v for v in staged.outvars]
+            )
+        return known, staged, [v for v in residuals if _is_var(v)]
+
+    return split

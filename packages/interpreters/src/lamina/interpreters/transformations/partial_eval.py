@@ -11,32 +11,115 @@ the unknown part needs, and an unknown ``jit`` staged with the residuals as inpu
 
 ``linearize`` runs a JVP whose primals are known and tangents unknown, so the staged
 Jaxpr is the linear map from input tangents to output tangents.
+
+Rules written for JAX's ``JaxprTrace`` (``partial_eval.custom_partial_eval_rules``) see
+every operand as a :class:`JaxprTracer` carrying a :class:`PartialVal`, and call the
+trace's JAX methods (``default_process_primitive``, ``instantiate_const``,
+``new_instantiated_const``, ...) or stage an equation with :func:`new_eqn_recipe`;
+:func:`from_jax_rule` turns such a rule into one of lamina's.
 """
 
 from __future__ import annotations
 
-from lamina.interpreters.core.tracing import Trace, find_current_trace, set_current_trace
+from typing import Any, NamedTuple
+
+from lamina.interpreters.core.tracing import (
+    Trace,
+    find_current_trace,
+    set_current_trace,
+    shaped_abstractify,
+)
 from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr, jit_p, jit_params
 from lamina.interpreters.jaxprs.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.jaxprs.staging import DynamicJaxprTrace, DynamicJaxprTracer, trace_to_jaxpr
 from lamina.interpreters.transformations import ad
 from lamina.ir import (
     AbstractRef,
+    AbstractValue,
     AccumEffect,
     ClosedJaxpr,
     Jaxpr,
     Literal,
     Var,
     WriteEffect,
+    no_effects,
     partial_eval_rules,
 )
 
 __all__ = [
+    "JaxprTracer",
     "PartialEvalTrace",
+    "PartialVal",
+    "from_jax_rule",
     "linearize_flat",
+    "new_eqn_recipe",
     "partial_eval_flat",
     "partial_eval_jaxpr",
 ]
+
+
+class PartialVal(NamedTuple):
+    """A value known now (``(None, value)``) or only by its type (``(aval, None)``)."""
+
+    aval: AbstractValue | None
+    const: Any
+
+    @classmethod
+    def known(cls, const) -> PartialVal:
+        return cls(None, const)
+
+    @classmethod
+    def unknown(cls, aval: AbstractValue) -> PartialVal:
+        return cls(aval, None)
+
+    def is_known(self) -> bool:
+        return self.aval is None
+
+    def get_known(self):
+        """The value if known, else None."""
+        return self.const if self.aval is None else None
+
+    def get_aval(self) -> AbstractValue:
+        """The type of the value, known or not."""
+        if self.aval is None:
+            return shaped_abstractify(self.const)
+        return self.aval
+
+
+class JaxprTracer:
+    """An operand or result of a JAX-style partial evaluation rule: its ``pval`` (known
+    value or type) and, once unknown and staged, the staging tracer standing for it.
+    ``recipe`` is free for the rule (JAX keeps how the value is computed there)."""
+
+    __slots__ = ("_trace", "pval", "recipe", "staged")
+
+    def __init__(self, trace: PartialEvalTrace, pval: PartialVal, recipe=None, staged=None):
+        self._trace = trace
+        self.pval = pval
+        self.recipe = recipe
+        self.staged = staged
+
+    @property
+    def aval(self):
+        return self.pval.get_aval()
+
+    def is_known(self) -> bool:
+        return self.pval.is_known()
+
+    def value(self):
+        """What lamina's partial evaluation works with: the known value, or the staging
+        tracer of an unknown one."""
+        if self.pval.is_known():
+            return self.pval.const
+        if self.staged is None:
+            raise ValueError(
+                "an unknown JaxprTracer returned by a partial evaluation rule was never "
+                "staged: make it an output of new_eqn_recipe"
+            )
+        return self.staged
+
+    def __repr__(self):
+        return f"Traced<{self.aval}:{self._trace}>"
 
 
 class PartialEvalTrace(Trace):
@@ -54,13 +137,58 @@ class PartialEvalTrace(Trace):
         return isinstance(x, DynamicJaxprTracer) and x._trace is self.staging
 
     def process_primitive(self, primitive, args, params):
-        if not any(self.is_unknown(x) for x in args):
+        rule = partial_eval_rules.get(primitive)
+        if not any(self.is_unknown(x) for x in args) and not getattr(rule, "sees_known", False):
             with set_current_trace(self.parent):
                 return primitive.bind(*args, **params)
-        rule = partial_eval_rules.get(primitive)
         if rule is not None:
             return rule(self, args, **params)
         return self.staging.process_primitive(primitive, args, params)
+
+    # JAX's ``JaxprTrace`` methods, for rules written for it: they take and give
+    # :class:`JaxprTracer`s.
+
+    @property
+    def parent_trace(self) -> Trace:
+        return self.parent
+
+    def to_jaxpr_tracer(self, x) -> JaxprTracer:
+        """``x`` (a value, a staging tracer or a :class:`JaxprTracer`) as a JaxprTracer."""
+        if isinstance(x, JaxprTracer):
+            return x
+        if self.is_unknown(x):
+            return JaxprTracer(self, PartialVal.unknown(x.aval), staged=x)
+        return self.new_const(x)
+
+    def new_const(self, val) -> JaxprTracer:
+        """A known value."""
+        return JaxprTracer(self, PartialVal.known(val))
+
+    def new_instantiated_const(self, val) -> JaxprTracer:
+        """A known value made unknown: a constant of the staged Jaxpr."""
+        staged = self.staging.to_jaxpr_tracer(val)
+        return JaxprTracer(self, PartialVal.unknown(staged.aval), staged=staged)
+
+    new_instantiated_literal = new_instantiated_const
+
+    def instantiate_const(self, tracer) -> JaxprTracer:
+        """``tracer`` unknown: a known one becomes a constant of the staged Jaxpr."""
+        tracer = self.to_jaxpr_tracer(tracer)
+        if tracer.is_known():
+            return self.new_instantiated_const(tracer.pval.const)
+        return tracer
+
+    def default_process_primitive(self, primitive, tracers, params):
+        """``primitive`` bound in the parent trace if every operand is known (values
+        out), else staged (unknown JaxprTracers out)."""
+        tracers = [self.to_jaxpr_tracer(t) for t in tracers]
+        if all(t.is_known() for t in tracers):
+            with set_current_trace(self.parent):
+                return primitive.bind(*[t.pval.const for t in tracers], **params)
+        staged = [self.instantiate_const(t).staged for t in tracers]
+        outs = self.staging.process_primitive(primitive, staged, params)
+        wrap = self.to_jaxpr_tracer
+        return [wrap(o) for o in outs] if primitive.multiple_results else wrap(outs)
 
     def process_tangent_side(self, fn, args):
         with set_current_trace(self.staging):
@@ -90,6 +218,49 @@ class PartialEvalTrace(Trace):
 
 
 jit_p.def_partial_eval(lambda trace, args, **params: trace.split_jit(args, params))
+
+
+def new_eqn_recipe(
+    trace: PartialEvalTrace,
+    in_tracers,
+    out_tracers,
+    primitive,
+    params,
+    effects=no_effects,
+    source_info=None,
+    ctx=None,
+):
+    """Stages the equation ``primitive`` of ``in_tracers`` (unknown JaxprTracers) whose
+    results are ``out_tracers`` (unknown JaxprTracers made by the rule, which become
+    staged); returns the equation."""
+    del source_info, ctx
+    ins = [trace.instantiate_const(t).staged for t in in_tracers]
+    out_avals = [t.aval for t in out_tracers]
+    outs = trace.staging.stage_equation(primitive, ins, out_avals, params, effects)
+    for tracer, staged in zip(out_tracers, outs, strict=True):
+        tracer.staged = staged
+    return trace.staging.eqns[-1]
+
+
+def from_jax_rule(primitive, rule):
+    """Lamina's partial evaluation rule for ``rule(trace, *tracers, **params)``, written
+    for JAX's ``JaxprTrace``: it runs for known operands too (as JAX's does), in the
+    parent trace, on :class:`JaxprTracer`s, and may return JaxprTracers or values."""
+
+    def adapted(trace: PartialEvalTrace, args, **params):
+        tracers = [trace.to_jaxpr_tracer(x) for x in args]
+        with set_current_trace(trace.parent):
+            outs = rule(trace, *tracers, **params)
+        if primitive.multiple_results:
+            return [_lamina_value(o) for o in outs]
+        return _lamina_value(outs)
+
+    adapted.sees_known = True
+    return adapted
+
+
+def _lamina_value(x):
+    return x.value() if isinstance(x, JaxprTracer) else x
 
 
 @cache_on_jaxpr

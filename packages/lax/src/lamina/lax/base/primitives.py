@@ -2017,9 +2017,11 @@ def iota(dtype, size):
 ad.zero_jvp(iota_p)  # no operands: never differentiated
 
 
-# vmap moves and broadcasts batch axes with these.
+# vmap moves and broadcasts batch axes with these (and numbers the elements of custom
+# vmappable types with ``iota``).
 batching.shape_ops["transpose"] = transpose
 batching.shape_ops["broadcast_in_dim"] = broadcast_in_dim
+batching.shape_ops["iota"] = iota
 
 
 # ------------------------------------------------------------------ transposes (reverse mode)
