@@ -273,3 +273,12 @@ def test_vjp_with_refs_accumulates_into_a_ref():
         result = f_vjp.with_refs(ref, jax.ad.DontWant())(1.0)
         assert result == (jax.ad.GradRef(), jax.ad.DidntWant())
         np.testing.assert_array_equal(ref[...], [expected] * 3)
+
+
+def test_gradients_keep_weak_types_as_jax():
+    # recorded from JAX 0.10.2: a weakly typed input's gradient is weakly typed
+    assert jax.grad(jnp.sin)(1.0).weak_type
+    assert not jax.grad(jnp.sin)(np.float32(1.0)).weak_type
+    _, f_vjp = jax.vjp(jnp.sin, 1.0)
+    assert f_vjp(1.0)[0].weak_type and not f_vjp(np.float32(1.0))[0].weak_type
+    assert jax.jit(jax.grad(lambda x: x))(1.0).weak_type

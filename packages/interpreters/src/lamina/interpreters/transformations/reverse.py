@@ -182,7 +182,7 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
 
     def read_primal(atom):
         if isinstance(atom, Literal):
-            return atom.val
+            return _literal_operand(atom)
         if atom in primal_env:
             return primal_env[atom]
         return UndefinedPrimal(atom.aval)
@@ -652,7 +652,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
             raise TypeError(f"Gradient only defined for scalar-output functions. Output was {ans}.")
         _check_scalar(ans)
         _check_output_dtype_revderiv("grad", holomorphic, ans)
-        one = np.ones((), ad._check_jax_type(ans).dtype)  # 1+0j for holomorphic outputs
+        one = _seed(ad._check_jax_type(ans))
         g = tree_util.tree_map(_on_device, vjp_fun(one), dyn)
         g = g[0] if int_argnums else tuple(g)
         if has_aux:
@@ -662,9 +662,29 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
     return value_and_grad_f
 
 
+def _literal_operand(literal):
+    """A Literal's value as an operand: a Python scalar where the literal is weakly typed
+    in its kind's default dtype, so that results stay weakly typed as JAX's do."""
+    val = literal.val
+    if literal.aval.weak_type and isinstance(val, np.generic):
+        scalar = val.item()
+        if dtypes.canonicalize_dtype(dtypes.dtype(scalar)) == literal.aval.dtype:
+            return scalar
+    return val
+
+
+def _seed(aval):
+    """The output cotangent grad starts from: one, weakly typed where the output is (a
+    Python scalar), 1+0j for holomorphic outputs."""
+    one = np.ones((), aval.dtype)
+    return one.item() if aval.weak_type else one
+
+
 def _on_device(g, primal):
     """A gradient that backward_pass left a host value (the seed cotangent itself, for an
     output that is an input) as an array, weakly typed where the input was."""
+    if dtypes.is_python_scalar(g):  # the weakly typed seed itself
+        return scalar_array(g)
     if not isinstance(g, np.ndarray | np.generic) or g.dtype == dtypes.float0:
         return g  # float0 gradients (of integer inputs) stay NumPy arrays, as in JAX
     if ad._check_jax_type(primal).weak_type and g.shape == ():
