@@ -69,7 +69,7 @@ def _weak_scalar(x, dtype):
     key = (type(x), repr(x), dtype)
     cached = _weak_scalars.get(key)
     if cached is None:
-        cached = device_put_value(np.asarray(x).astype(dtype), weak_type=True)
+        cached = device_put_value(np.asarray(x).astype(dtype), weak_type=True, dtype=dtype)
         if len(_weak_scalars) < 512:
             _weak_scalars[key] = cached
     return cached
