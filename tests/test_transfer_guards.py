@@ -44,7 +44,7 @@ CASES = {
     "wrap_key_data": (
         lambda: jax.random.wrap_key_data(np.array([0, 1], np.uint32)),
         "uint32[2]",
-    ),  # fmt: skip
+    ),
     "new_ref": (lambda: jax.new_ref(np.ones(2, np.float32)), "float32[2]"),
     "random.key(0)": (lambda: jax.random.key(0), "int32[]"),
     "x + x": (lambda: X + X, None),

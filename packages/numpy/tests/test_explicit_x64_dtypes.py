@@ -42,13 +42,22 @@ CASES = [
     ("asarray", lambda: jnp.int64(1), "int64"),
     ("ones", lambda: jnp.ones(2, dtype=np.dtype("float64")), "float64"),
     ("full", lambda: lax.full((2,), 1.0, jnp.float64), "float64"),
-    ("convert_element_type", lambda: lax.convert_element_type(jnp.ones(2), jnp.float64),
-     "float64"),  # fmt: skip
+    (
+        "convert_element_type",
+        lambda: lax.convert_element_type(jnp.ones(2), jnp.float64),
+        "float64",
+    ),
     ("broadcasted_iota", lambda: lax.iota(jnp.int64, 3), "int64"),
-    ("einsum", lambda: jnp.einsum("i,i", jnp.ones(2), jnp.ones(2),
-                                  preferred_element_type=jnp.float64), "float64"),  # fmt: skip
-    ("matmul", lambda: jnp.matmul(jnp.ones(2), jnp.ones(2), preferred_element_type=jnp.float64),
-     "float64"),  # fmt: skip
+    (
+        "einsum",
+        lambda: jnp.einsum("i,i", jnp.ones(2), jnp.ones(2), preferred_element_type=jnp.float64),
+        "float64",
+    ),
+    (
+        "matmul",
+        lambda: jnp.matmul(jnp.ones(2), jnp.ones(2), preferred_element_type=jnp.float64),
+        "float64",
+    ),
     ("zeros", lambda: jax.jit(lambda: jnp.zeros(3, jnp.int64))(), "int64"),
 ]
 NARROW = {"int64": "int32", "uint64": "uint32", "float64": "float32", "complex128": "complex64"}
@@ -119,10 +128,17 @@ def test_allowed_values_and_promotion():
         assert np.asarray(lax.convert_element_type(2**40, jnp.int64)) == 2**40
         assert lax.convert_element_type(np.array([0.1]), jnp.float64)[0] == np.float32(0.1)
         wide = jnp.zeros(2, jnp.float64)
-        for out in (wide + 1, wide + jnp.ones(2), wide + np.ones(2), jnp.sum(wide),
-                    jax.jit(lambda x: x * 2)(wide), jnp.mean(jnp.arange(3, dtype=jnp.int64))):
+        for out in (
+            wide + 1,
+            wide + jnp.ones(2),
+            wide + np.ones(2),
+            jnp.sum(wide),
+            jax.jit(lambda x: x * 2)(wide),
+            jnp.mean(jnp.arange(3, dtype=jnp.int64)),
+        ):
             assert out.dtype == np.float64 and not out.weak_type
         assert jnp.sin(np.ones(2)).dtype == np.float32
         assert jax.device_put(np.ones(2)).dtype == np.float32
-        np.testing.assert_allclose(jnp.logspace(1, 2, 3, dtype=jnp.float64),
-                                   [10.0, 31.622776601683793, 100.0], rtol=1e-15)  # fmt: skip
+        np.testing.assert_allclose(
+            jnp.logspace(1, 2, 3, dtype=jnp.float64), [10.0, 31.622776601683793, 100.0], rtol=1e-15
+        )

@@ -308,7 +308,7 @@ class HostTransferWatch:
     (set globally, or in a block of some thread). Caches of device scalars are
     bypassed then, so jaxlib's guard sees every transfer JAX makes."""
 
-    __slots__ = ("_global", "_blocks", "on")
+    __slots__ = ("_blocks", "_global", "on")
 
     def __init__(self):
         self._global, self._blocks, self.on = False, 0, False

@@ -249,10 +249,10 @@ def dtype(x: Any, canonicalize: bool = False) -> np.dtype | ExtendedDType:
         raise _unsupported(x, dt)
     if canonicalize and not isinstance(x, _uncanonicalized_types):
         canonical = canonicalize_dtype(dt)
-        if canonical is not dt and isinstance(x, (np.dtype, type, str)):
-            # A dtype named explicitly: kept when explicit 64-bit dtypes are allowed.
-            if get_explicit_x64_mode() == "allow":
-                return dt
+        # A dtype named explicitly: kept when explicit 64-bit dtypes are allowed.
+        explicit = canonical is not dt and isinstance(x, (np.dtype, type, str))
+        if explicit and get_explicit_x64_mode() == "allow":
+            return dt
         return canonical
     return dt
 
