@@ -7,6 +7,7 @@ The primitives are test-local (``jit_prims.py``): lax is a higher layer."""
 
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -155,12 +156,39 @@ def test_explain_cache_misses(caplog):
         scaled = li.jit(lambda x, n: P.mul(x, float(n)), static_argnums=1)
         _miss_messages(caplog, lambda: scaled(X, 2))
         (static,) = _miss_messages(caplog, lambda: scaled(X, 3))
-        assert static.split("\n")[-1] == (
-            "  * at input path [0][1], now <class 'Static'> with pytree metadata Static(val=3) "
-            "and before <class 'Static'> with pytree metadata Static(val=2), so the pytree "
+        static_class = "<class 'lamina.interpreters.jit_functions.cache_miss.Static'>"
+        assert static.split("\n")[-1] == (  # JAX names its own class
+            f"  * at input path [0][1], now {static_class} with pytree metadata Static(val=3) "
+            f"and before {static_class} with pytree metadata Static(val=2), so the pytree "
             "node metadata does not match"
         )
     assert _miss_messages(caplog, lambda: jg(np.ones(5, np.float32), X[:1])) == []  # off
+
+
+def test_cache_misses_are_per_function_not_per_jit(caplog):
+    """Recorded from JAX 0.10.2: one function jitted twice shares its traces (no miss);
+    a function re-defined on one line gets the re-definition hint."""
+
+    def h(x):
+        return P.mul(x, x)
+
+    with li.explain_cache_misses(True):
+        (first,) = _miss_messages(caplog, lambda: li.jit(h)(X))
+        assert "never seen function" in first
+        assert _miss_messages(caplog, lambda: li.jit(h)(X)) == []
+        misses = _miss_messages(caplog, lambda: [li.jit(lambda x: x)(X) for _ in range(2)])
+        assert [m.count("never seen function") for m in misses] == [1, 1]
+        assert "but seen another function defined on the same line" not in misses[0]
+        assert misses[1].endswith(
+            "  but seen another function defined on the same line; maybe the function is\n"
+            "  being re-defined repeatedly, preventing caching?"
+        )
+        # the call site: file:line:column (function), the column only where it is not 0
+        line = h.__code__.co_firstlineno + 4
+        assert re.fullmatch(
+            rf"TRACING CACHE MISS at {re.escape(__file__)}:{line}:[1-9]\d* \(<lambda>\):",
+            first.split("\n")[0],
+        )
 
 
 # Recorded from JAX 0.10.2: jaxlib's guard library raises this.

@@ -343,7 +343,7 @@ def test_check_and_canonicalize_user_dtype():
     assert check(float) == np.float32
     assert check("int8") == np.int8
     assert check(Key("fry")) == Key("fry")
-    with pytest.warns(UserWarning, match=r"dtype int64 in zeros is not available.*int32"):
+    with pytest.warns(UserWarning, match=r"dtype int64 requested in zeros is not available.*int32"):
         assert check("int64", "zeros") == np.int32
     with enable_x64(), warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -31,6 +31,7 @@ from lamina.interpreters.core import naming as naming
 from lamina.interpreters.core import tracing as tracing
 from lamina.interpreters.core.config import (
     Config,
+    HostTransferWatch,
     allow_f16_reductions,
     array_garbage_collection_guard,
     auto_pcast,
@@ -48,6 +49,7 @@ from lamina.interpreters.core.config import (
     enable_custom_prng,
     enable_x64,
     explain_cache_misses,
+    host_transfer_watch,
     jax2tf_associative_scan_reductions,
     legacy_prng_key,
     log_compiles,
@@ -204,6 +206,7 @@ from lamina.interpreters.runtime.transfer import (
     device_put_value,
     live_arrays,
     placement,
+    put_on_device,
 )
 from lamina.interpreters.transformations import checkpoint_partial_eval as checkpoint_partial_eval
 from lamina.interpreters.transformations import custom_calls as custom_calls
@@ -294,6 +297,7 @@ __all__ = [
     "FastpathData",
     "GradRef",
     "GradValue",
+    "HostTransferWatch",
     "InconclusiveDimensionOperation",
     "JAXIndexError",
     "JAXTypeError",
@@ -396,6 +400,7 @@ __all__ = [
     "host_count",
     "host_id",
     "host_ids",
+    "host_transfer_watch",
     "include_dir",
     "is_undefined_primal",
     "jacfwd",
@@ -434,6 +439,7 @@ __all__ = [
     "process_count",
     "process_index",
     "process_indices",
+    "put_on_device",
     "pycapsule",
     "ref_methods",
     "register_ffi_target",

@@ -24,6 +24,7 @@ from lamina.interpreters import (
     Tracer,
     config,
     device_put_value,
+    host_transfer_watch,
     jit,
     scalar_array,
     set_array_attribute,
@@ -67,9 +68,9 @@ def _weak_scalar(x, dtype):
     if py is not None:
         return py(x)
     key = (type(x), repr(x), dtype)
-    cached = _weak_scalars.get(key)
+    cached = None if host_transfer_watch.on else _weak_scalars.get(key)
     if cached is None:
-        cached = device_put_value(np.asarray(x).astype(dtype), weak_type=True)
+        cached = device_put_value(np.asarray(x).astype(dtype), weak_type=True, dtype=dtype)
         if len(_weak_scalars) < 512:
             _weak_scalars[key] = cached
     return cached
@@ -503,6 +504,8 @@ def _guard(f, name):
     on the device once made) runs ``f`` as one jitted program: a single C++ dispatch,
     promotion and broadcasting included, as ``jax.numpy``'s jitted operators do."""
     compiled = None if name in _NOT_COMPILED else jit(f)
+    # ``x ** 2``: a Python int exponent stays static (integer_pow, no transfer), as in JAX
+    scalars = (float,) if name == "__pow__" else _EAGER_SCALARS
 
     def method(self, *other):
         try:
@@ -512,7 +515,7 @@ def _guard(f, name):
                     kind = type(o)
                     if kind is ArrayImpl:
                         operands.append(o)
-                    elif kind in _EAGER_SCALARS:
+                    elif kind in scalars:
                         operands.append(scalar_array(o))
                     else:
                         break

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters import Tracer, ad, device_put
+from lamina.interpreters import Tracer, ad, put_on_device
 from lamina.ir import Primitive
 
 __all__ = [
@@ -17,18 +17,18 @@ __all__ = [
 
 def shape_as_value(shape):
     """``shape`` as an int32 array (shapes here are always concrete)."""
-    return device_put(np.asarray([int(d) for d in shape], np.int32))
+    return put_on_device(np.asarray([int(d) for d in shape], np.int32))
 
 
 def stage(x, /):
     """``x`` as an array: a value of the current transformation if it is traced, else
     put on the device. Like JAX, staging leaves no equation in a Jaxpr: a traced value
     is already staged and a constant becomes a literal where it is used."""
-    return x if isinstance(x, Tracer) else device_put(x)
+    return x if isinstance(x, Tracer) else put_on_device(x)
 
 
 def _stage_impl(x):
-    return device_put(x)
+    return put_on_device(x)
 
 
 # The primitive itself, for programs that bind it: the identity, linear in ``x``.

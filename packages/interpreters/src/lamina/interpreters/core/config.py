@@ -301,12 +301,43 @@ threefry_partitionable = bool_state("jax_threefry_partitionable", True, key="jit
 
 # Transfers, garbage collection and threads: jaxlib's guard library enforces them.
 _h2d = _guard_setter(_jax.guard_lib.TransferGuardLevel, "host_to_device")
+
+
+class HostTransferWatch:
+    """``on`` while a host-to-device transfer guard other than "allow" may be in force
+    (set globally, or in a block of some thread). Caches of device scalars are
+    bypassed then, so jaxlib's guard sees every transfer JAX makes."""
+
+    __slots__ = ("_blocks", "_global", "on")
+
+    def __init__(self):
+        self._global, self._blocks, self.on = False, 0, False
+
+    def set_global(self, value: str | None) -> None:
+        _h2d[0](value)
+        self._global = value not in (None, "allow")
+        self.on = self._global or self._blocks > 0
+
+    @contextlib.contextmanager
+    def local(self, value: str | None) -> Iterator[None]:
+        watched = value not in (None, "allow")
+        self._blocks += watched
+        self.on = True if watched else self.on
+        try:
+            with _h2d[1](value):
+                yield
+        finally:
+            self._blocks -= watched
+            self.on = self._global or self._blocks > 0
+
+
+host_transfer_watch = HostTransferWatch()
 _d2d = _guard_setter(_jax.guard_lib.TransferGuardLevel, "device_to_device")
 _d2h = _guard_setter(_jax.guard_lib.TransferGuardLevel, "device_to_host")
 _gc = _guard_setter(_jax.guard_lib.GarbageCollectionGuardLevel, "garbage_collect_array")
 transfer_guard_host_to_device = enum_state(
     "jax_transfer_guard_host_to_device", TRANSFER_GUARD_LEVELS, None, optional=True,
-    on_global=_h2d[0], local_context=_h2d[1],
+    on_global=host_transfer_watch.set_global, local_context=host_transfer_watch.local,
 )  # fmt: skip
 transfer_guard_device_to_device = enum_state(
     "jax_transfer_guard_device_to_device", TRANSFER_GUARD_LEVELS, None, optional=True,

@@ -192,6 +192,8 @@ def returned_ref_error(fun_name: str | None, x, what: str, arg_name: str | None)
 def _literal_value(x, aval):
     if dtypes.is_python_scalar(x):
         return x
+    if dtypes.canonicalize_dtype(aval.dtype) != aval.dtype and hasattr(x, "aval"):
+        return x  # an allowed explicit 64-bit array: a NumPy scalar would lose its dtype
     return np.asarray(x, dtype=aval.dtype)[()]
 
 

@@ -67,7 +67,8 @@ def _callsite() -> str:
     positions = list(frame.f_code.co_positions())
     if 0 <= frame.f_lasti // 2 < len(positions):
         column = positions[frame.f_lasti // 2][2] or 0
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}:{column} ({frame.f_code.co_name})"
+    where = f"{frame.f_code.co_filename}:{frame.f_lineno}" + (f":{column}" if column else "")
+    return f"{where} ({frame.f_code.co_name})"
 
 
 def _difference(fun, new: tuple, old: tuple) -> tuple[int, int, str]:
@@ -102,11 +103,11 @@ def _inputs(key: tuple) -> tuple[tuple, dict]:
     args, it = [], iter(dyn_args)
     given = dict(zip(nums, statics, strict=True))
     for i in range(len(dyn_args) + len(nums)):
-        args.append(_Static(given[i]) if i in given else next(it))
-    return tuple(args), {**dyn_kwargs, **{k: _Static(v) for k, v in static_kw}}
+        args.append(Static(given[i]) if i in given else next(it))
+    return tuple(args), {**dyn_kwargs, **{k: Static(v) for k, v in static_kw}}
 
 
-class _Static:
+class Static:
     """A static argument's value, compared by value and otherwise a leaf."""
 
     def __init__(self, val: Any):
@@ -128,8 +129,8 @@ def _structure_difference(new, old):
     statics = _statics(new_tree, old_tree)
     for path, a, b in statics:
         lines.append(
-            f"  * at input path {path}, now <class 'Static'> with pytree metadata {a} and "
-            f"before <class 'Static'> with pytree metadata {b}, so the pytree node metadata "
+            f"  * at input path {path}, now {Static} with pytree metadata {a} and "
+            f"before {Static} with pytree metadata {b}, so the pytree node metadata "
             "does not match"
         )
     if not lines:
@@ -145,7 +146,7 @@ def _statics(new_tree, old_tree):
     return [
         (path, a, b)
         for path, a, b in pairs
-        if isinstance(a, _Static) and isinstance(b, _Static) and a.val != b.val
+        if isinstance(a, Static) and isinstance(b, Static) and a.val != b.val
     ]
 
 
@@ -189,7 +190,7 @@ def _leaf_names(fun, key: tuple) -> list[str]:
 
 
 def _names_in(base: str, tree: Any) -> list[str]:
-    if isinstance(tree, _Static):
+    if isinstance(tree, Static):
         return []
     paths = tree_util.tree_flatten_with_path(tree)[0]
     return [base + tree_util.keystr(path) for path, _ in paths]

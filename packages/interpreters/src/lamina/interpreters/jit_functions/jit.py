@@ -71,6 +71,21 @@ class TraceEntry:
 
 
 _all_jitted: list = []  # weak references to every jitted function, for clear_caches
+# The trace caches of every function jitted (as in JAX, one function jitted twice with
+# the same options shares its traces): function -> {options: {key: TraceEntry}}.
+_shared_caches: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _trace_cache(fun, options: tuple) -> dict:
+    """The trace cache of ``fun`` jitted with ``options`` (a fresh one when ``fun`` or
+    the options cannot be keys)."""
+    try:
+        by_options = _shared_caches.get(fun)
+        if by_options is None:
+            by_options = _shared_caches[fun] = {}
+        return by_options.setdefault(options, {})
+    except TypeError:  # not weakly referenceable, or unhashable options
+        return {}
 
 
 class JitWrapped:
@@ -96,7 +111,11 @@ class JitWrapped:
             device = backend.get_backend(backend_name).local_devices()[0]
         self._device = device
         self._compiler_options = compiler_options
-        self._cache: dict[tuple, TraceEntry] = {}
+        options = (
+            self._static_argnums, self._static_argnames, self._donate_argnums,
+            self._donate_argnames, self._keep_unused, self._inline, device, compiler_options,
+        )  # fmt: skip
+        self._cache: dict[tuple, TraceEntry] = _trace_cache(fun, options)
         _all_jitted.append(weakref.ref(self))
 
     def __repr__(self):

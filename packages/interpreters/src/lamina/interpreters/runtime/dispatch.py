@@ -26,7 +26,7 @@ from typing import Any
 
 from jaxlib import _jax, xla_client
 
-from lamina.interpreters.core.config import config, trace_context
+from lamina.interpreters.core.config import config, host_transfer_watch, trace_context
 from lamina.interpreters.core.monitoring import (
     JAXPR_TO_MLIR_MODULE_EVENT,
     JAXPR_TRACE_EVENT,
@@ -94,7 +94,10 @@ def clear_dispatch_cache() -> None:
 
 
 def scalar_array(x):
-    """A Python scalar as a (weakly typed) device array, made once per value and kept."""
+    """A Python scalar as a (weakly typed) device array, made once per value and kept
+    (made anew while a host-to-device transfer guard is on: JAX transfers it each time)."""
+    if host_transfer_watch.on:
+        return put_on_device(x)
     key = (type(x), repr(x), dtypes.x64_enabled())  # a Python int is int64 under x64
     arr = _scalars.get(key)
     if arr is None:

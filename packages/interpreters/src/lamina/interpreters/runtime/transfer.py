@@ -38,6 +38,9 @@ __all__ = [
 ]
 
 ArrayImpl = xla_client.ArrayImpl
+# An array that exists keeps its dtype in promotion (an allowed explicit 64-bit one too).
+dtypes.register_uncanonicalized_type(ArrayImpl)
+dtypes.register_uncanonicalized_type(Tracer)
 _VALID_DTYPES = frozenset(dtypes.ALL_DTYPES)
 _PYTHON_SCALARS = (bool, int, float, complex)  # bool first: it is an int too
 
@@ -81,7 +84,8 @@ def placement(device: Any) -> tuple[Any, bool]:
     )
 
 
-def _put_host_value(value: np.ndarray, aval: ShapedArray, sharding, committed: bool):
+def _put_host_value(value: np.ndarray, aval: ShapedArray, sharding, committed: bool,
+                    x64: bool = False):  # fmt: skip
     devices = list(sharding._addressable_device_assignment)
     if sharding.is_fully_replicated:
         pieces = [value] * len(devices)
@@ -89,8 +93,9 @@ def _put_host_value(value: np.ndarray, aval: ShapedArray, sharding, committed: b
         indices = sharding.addressable_devices_indices_map(aval.shape)
         pieces = [value[indices[d]] for d in devices]
     return xla_client.batched_device_put(
-        aval, sharding, pieces, devices, committed, False, enable_x64=dtypes.x64_enabled()
-    )
+        aval, sharding, pieces, devices, committed, False,
+        enable_x64=x64 or dtypes.x64_enabled(),
+    )  # fmt: skip
 
 
 def copy_array(x, sharding, committed: bool = True):
@@ -102,7 +107,7 @@ def copy_array(x, sharding, committed: bool = True):
         or sharding._to_xla_hlo_sharding(x.ndim) == x.sharding._to_xla_hlo_sharding(x.ndim)
     )
     if not same_layout:
-        return _put_host_value(x._value, x.aval, sharding, committed)
+        return _put_host_value(x._value, x.aval, sharding, committed, x64=True)
     copies = xla_client.batched_copy_array_to_devices_with_sharding(
         [x],
         [sharding._internal_device_list],
@@ -170,10 +175,18 @@ def _device_put_impl(*xs, devices, srcs, copy_semantics):
 device_put_p.def_impl(_device_put_impl)
 
 
-def device_put_value(value: np.ndarray, *, weak_type: bool = False, device: Any = None):
-    """One NumPy array on a device, keeping its (canonicalized) dtype and ``weak_type``."""
-    value, aval = host_value(value)
+def device_put_value(
+    value: np.ndarray, *, weak_type: bool = False, device: Any = None, dtype: Any = None
+):
+    """One NumPy array on a device, keeping its (canonicalized) dtype and ``weak_type``.
+    A ``dtype`` that is not canonical (a 64-bit one explicitly requested with x64 off
+    and allowed by ``jax_explicit_x64_dtypes``) is kept: ``value`` is converted to it."""
     sharding, committed = placement(device)
+    if dtype is not None and dtypes.canonicalize_dtype(dtype) != dtype:
+        value = np.asarray(value, dtype)
+        aval = ShapedArray(value.shape, value.dtype, weak_type=weak_type)
+        return _put_host_value(value, aval, sharding, committed, x64=True)
+    value, aval = host_value(value)
     return _put_host_value(value, aval.update(weak_type=weak_type), sharding, committed)
 
 

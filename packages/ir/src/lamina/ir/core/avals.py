@@ -92,6 +92,10 @@ class ShapedArray(AbstractValue):
         return f"ShapedArray({self.str_short()}{weak})"
 
 
+# An aval's dtype is the dtype of a value that exists: promotion keeps it as it is.
+dtypes.register_uncanonicalized_type(ShapedArray)
+
+
 def is_extended_aval(aval) -> bool:
     """Whether ``aval`` is an array of an extended dtype (PRNG keys, say)."""
     return isinstance(aval, ShapedArray) and isinstance(aval.dtype, dtypes.ExtendedDType)

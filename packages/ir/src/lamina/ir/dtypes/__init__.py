@@ -55,6 +55,7 @@ from lamina.ir.dtypes.canonicalization import (
     default_uint_dtype,
     dtype,
     enable_x64,
+    explicit_dtype,
     explicit_x64_mode,
     get_explicit_x64_mode,
     is_python_scalar,
@@ -174,6 +175,7 @@ __all__ = [
     "dtype",
     "dtype_from_short_name",
     "enable_x64",
+    "explicit_dtype",
     "explicit_x64_mode",
     "extended",
     "finfo",
@@ -317,14 +319,17 @@ def _operand(x: Any) -> tuple[Any, bool]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _join(nodes: frozenset[str], mode: str, x64: bool, weak: bool) -> tuple[np.dtype, bool]:
-    """(canonical dtype, weak?) of the join of ``nodes``; ``weak`` forces a weak answer."""
+def _join(
+    nodes: frozenset[str], mode: str, x64: bool, weak: bool, keep_64: bool = False
+) -> tuple[np.dtype, bool]:
+    """(canonical dtype, weak?) of the join of ``nodes``; ``weak`` forces a weak answer.
+    ``keep_64`` (explicit 64-bit dtypes allowed) keeps a 64-bit join with x64 off."""
     joined = least_upper_bound(nodes, mode=mode, x64=x64)
     defaults = _DEFAULTS_64 if x64 else _DEFAULTS_32
     if joined in _CATEGORY_OF_WEAK_NODE:
         return defaults[_CATEGORY_OF_WEAK_NODE[joined]], True
     dt = _DTYPE_OF_NODE[joined]
-    return (dt if x64 else _TO_32_BIT.get(dt, dt)), weak
+    return (dt if x64 or keep_64 else _TO_32_BIT.get(dt, dt)), weak
 
 
 def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
@@ -352,7 +357,9 @@ def result_type(*args: Any, return_weak_type_flag: bool = False) -> Any:
         else:
             pairs = zip(dts, weaks, strict=True)
             nodes = frozenset(_weak_node(d) if w else _node_name(d) for d, w in pairs)
-        out, weak = _join(nodes, mode, x64_enabled(), all_weak)
+        x64 = x64_enabled()
+        keep_64 = not x64 and get_explicit_x64_mode() == "allow"
+        out, weak = _join(nodes, mode, x64, all_weak, keep_64)
     category = _category(out)
     weak = weak and category in ("i", "u", "f", "c")
     if weak:

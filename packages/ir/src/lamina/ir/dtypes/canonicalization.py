@@ -248,7 +248,12 @@ def dtype(x: Any, canonicalize: bool = False) -> np.dtype | ExtendedDType:
     if dt not in _VALID_DTYPES:
         raise _unsupported(x, dt)
     if canonicalize and not isinstance(x, _uncanonicalized_types):
-        return canonicalize_dtype(dt)
+        canonical = canonicalize_dtype(dt)
+        # A dtype named explicitly: kept when explicit 64-bit dtypes are allowed.
+        explicit = canonical is not dt and isinstance(x, (np.dtype, type, str))
+        if explicit and get_explicit_x64_mode() == "allow":
+            return dt
+        return canonical
     return dt
 
 
@@ -325,22 +330,35 @@ def check_and_canonicalize_user_dtype(dtype: Any, fun_name: str | None = None) -
         )
     canonical = canonicalize_dtype(dt)
     if canonical != dt:
-        mode = get_explicit_x64_mode()
-        if mode == "allow":
-            return dt
-        if mode == "error":
-            raise ValueError(
-                f"Explicitly requested dtype {dt}{where} is not available with x64 mode "
-                "off. To use it, set the jax_enable_x64 option, or set "
-                "jax_explicit_x64_dtypes to 'allow'."
-            )
-        warnings.warn(
-            f"Explicitly requested dtype {dt}{where} is not available with x64 mode off, "
-            f"so {canonical} is used instead. To get {dt}, set the jax_enable_x64 option "
-            "or the JAX_ENABLE_X64 environment variable.",
-            UserWarning,
-            stacklevel=2,
+        return explicit_dtype(dt, fun_name)
+    return canonical
+
+
+def explicit_dtype(dt: np.dtype, fun_name: str | None = None) -> np.dtype:
+    """An explicitly requested dtype ``dt`` as the explicit-x64 mode has it with x64 off:
+    ``dt`` itself ("allow"), its 32-bit counterpart with a ``UserWarning`` ("warn"), or
+    a ``ValueError`` ("error"). The messages are JAX 0.10.2's."""
+    canonical = canonicalize_dtype(dt)
+    if canonical == dt:
+        return dt
+    mode = get_explicit_x64_mode()
+    if mode == "allow":
+        return dt
+    where = f" requested in {fun_name}" if fun_name else ""
+    gotchas = "See https://github.com/jax-ml/jax#current-gotchas for more."
+    if mode == "error":
+        raise ValueError(
+            f"Explicitly requested dtype {dt}{where} is not available. To enable more "
+            "dtypes, set the jax_enable_x64 or allow_explicit_x64_dtypes configuration "
+            f"options.{gotchas}"
         )
+    warnings.warn(
+        f"Explicitly requested dtype {dt}{where} is not available, and will be truncated "
+        f"to dtype {canonical}. To enable more dtypes, set the jax_enable_x64 "
+        f"configuration option or the JAX_ENABLE_X64 shell environment variable. {gotchas}",
+        UserWarning,
+        stacklevel=3,
+    )
     return canonical
 
 

@@ -1605,8 +1605,14 @@ def to_dtype(operand, new_dtype, weak_type: bool = False, sharding=None):
     folds them; an array already of that type is returned as it is."""
     new_dtype = dtypes.dtype(new_dtype)
     if not (isinstance(operand, Tracer) or hasattr(operand, "aval")):
-        value = np.asarray(operand).astype(new_dtype)
-        return device_put_value(value, weak_type=weak_type)
+        value = np.asarray(operand)
+        if dtypes.canonicalize_dtype(new_dtype) != new_dtype:
+            # An allowed explicit 64-bit dtype with x64 off: NumPy values are made
+            # canonical first (as JAX puts them on the device), Python scalars are not.
+            if not dtypes.is_python_scalar(operand):
+                value = value.astype(dtypes.canonicalize_dtype(value.dtype))
+            return device_put_value(value.astype(new_dtype), weak_type=weak_type, dtype=new_dtype)
+        return device_put_value(value.astype(new_dtype), weak_type=weak_type)
     aval = aval_of(operand)
     if (aval.dtype, aval.weak_type) == (new_dtype, bool(weak_type)) and sharding is None:
         return operand
@@ -2010,7 +2016,7 @@ def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
 
 def iota(dtype, size):
     """``[0, 1, ..., size - 1]`` as an array of ``dtype``."""
-    dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "iota")
+    dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "broadcasted_iota")
     return iota_p.bind(dtype=dtype, shape=(operator.index(size),), dimension=0, sharding=None)
 
 

@@ -28,9 +28,9 @@ from lamina.interpreters import (
     ad,
     apply_extended,
     batching,
-    device_put,
     lower_on_physical,
     physical_value,
+    put_on_device,
     vmap,
 )
 from lamina.ir import Primitive, ShapedArray, dtypes, physical_aval
@@ -233,7 +233,7 @@ def _wrap_abstract_eval(data, *, impl):
 def _wrap_impl(data, *, impl):
     _wrap_abstract_eval(aval_of(data), impl=impl)
     if not isinstance(data, ArrayImpl):  # host data goes to the device first
-        data = device_put(data)
+        data = put_on_device(data)
     return PRNGKeyArray(impl, data)
 
 

@@ -17,8 +17,8 @@ from lamina.interpreters import (
     accept_ref_cotangents,
     ad,
     batching,
-    device_put,
     is_undefined_primal,
+    put_on_device,
     register_ref_cotangent_ops,
     shaped_abstractify,
 )
@@ -109,7 +109,7 @@ free_ref_p.def_abstract_eval(_free_ref_abstract_eval)
 def _new_ref_impl(init_val, *, memory_space, kind):
     if memory_space is not None:
         raise NotImplementedError("array ref with memory space only works inside of a `jit`.")
-    buf = device_put(init_val)
+    buf = put_on_device(init_val)
     return Ref(AbstractRef(buf.aval, None, kind), buf)
 
 

@@ -37,6 +37,16 @@ def place(out, device):
 # --------------------------------------------------------------------- array / asarray
 
 
+def _put(value, dtype=None, weak_type=False):
+    """The host value ``value`` (as NumPy makes it of ``dtype``) on the device. An
+    allowed explicit 64-bit ``dtype`` (x64 off) is reached through its 32-bit
+    counterpart, as JAX does."""
+    if dtype is None or dtypes.canonicalize_dtype(dtype) == dtype:
+        return device_put_value(np.asarray(value, dtype), weak_type=weak_type)
+    narrow = np.asarray(value, dtype).astype(dtypes.canonicalize_dtype(dtype))
+    return device_put_value(narrow.astype(dtype), weak_type=weak_type, dtype=dtype)
+
+
 def _is_traced_or_array(x) -> bool:
     return isinstance(x, Tracer) or hasattr(x, "aval")
 
@@ -101,7 +111,7 @@ def _stack_nested(obj, dtype):
     if not isinstance(obj, list):
         if _is_traced_or_array(obj):
             return obj if (obj.dtype, obj.weak_type) == (dtype, False) else to_dtype(obj, dtype)
-        return device_put_value(np.asarray(obj, dtype))
+        return _put(obj, dtype)
     parts = [_stack_nested(item, dtype) for item in obj]
     if not parts:
         return lax.full((0,), 0, dtype)
@@ -124,7 +134,7 @@ def _from_sequence(obj, dtype):
     if not any(isinstance(leaf, Tracer) for leaf in leaves):
         # Concrete values: NumPy assembles them on the host (and finds ragged input).
         host = [np.asarray(leaf) if hasattr(leaf, "aval") else leaf for leaf in leaves]
-        return device_put_value(np.array(_replace_leaves(obj, iter(host)), dtype))
+        return _put(np.array(_replace_leaves(obj, iter(host)), dtype), dtype)
     return _stack_nested(_replace_leaves(obj, iter(leaves)), dtype)
 
 
@@ -137,7 +147,7 @@ def _python_scalar(x, dtype):
     if dtype is None:
         dtype = dtypes.scalar_type_to_dtype(type(x), x)
         return device_put_value(np.asarray(x, dtype), weak_type=type(x) is not bool)
-    return device_put_value(np.asarray(x, dtype))
+    return _put(x, dtype)
 
 
 def _to_array_of(obj, dtype, copy: bool):
@@ -153,8 +163,9 @@ def _to_array_of(obj, dtype, copy: bool):
     if isinstance(obj, (list, tuple)):
         return _from_sequence(obj, dtype)
     value = _host_leaf(obj, dtype)
-    target = dtypes.canonicalize_dtype(value.dtype) if dtype is None else dtype
-    return device_put_value(np.asarray(value, target))
+    if dtype is None:
+        return device_put_value(np.asarray(value, dtypes.canonicalize_dtype(value.dtype)))
+    return _put(value, dtype)
 
 
 def array(

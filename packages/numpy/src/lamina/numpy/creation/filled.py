@@ -102,8 +102,10 @@ def _wrapped_scalar(value, dtype):
     # NumPy wraps out-of-range Python ints modulo 2**bits when casting; lax.full would
     # raise instead, and JAX's full wraps (jnp.full(2, 300, 'int8') is 44).
     if type(value) is int and dtype is not None and dtypes.issubdtype(dtype, np.integer):
-        bits = np.iinfo(dtype).bits
-        return np.asarray(value % (1 << bits) if value < 0 else value).astype(dtype)
+        info = np.iinfo(dtype)
+        if info.min <= value <= info.max:
+            return value
+        return np.asarray(value % (1 << info.bits) if value < 0 else value).astype(dtype)
     if type(value) is int and dtype is None:
         info = np.iinfo(dtypes.default_int_dtype())
         if not info.min <= value <= info.max:
@@ -161,8 +163,9 @@ def ones_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
 
 
 def empty_like(prototype, dtype=None, shape=None, *, device=None):
-    """An array like ``prototype``; it holds zeros."""
-    return _like("empty_like", prototype, 0, dtype, shape, device)
+    """An array like ``prototype``; it holds zeros. (A refused dtype is reported as
+    ``ones_like``'s, as JAX does.)"""
+    return _like("ones_like", prototype, 0, dtype, shape, device)
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):

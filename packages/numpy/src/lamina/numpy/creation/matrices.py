@@ -79,7 +79,7 @@ def eye(N, M=None, k=0, dtype=None, *, device=None):
 
 def identity(n, dtype=None):
     """The ``n`` x ``n`` identity matrix."""
-    return eye(n, dtype=dtype)
+    return eye(n, dtype=_default_dtype(dtype, "identity"))
 
 
 def tri(N, M=None, k=0, dtype=None):

@@ -111,7 +111,8 @@ def _staged_var(a, where, a_mean, name, axis, dtype, correction, keepdims):
     )
     total = folding.sum(squares, axis, dtype=compute_dtype, keepdims=keepdims, where=where)
     result = rc.convert(lax.div(total, normalizer), result_dtype)
-    return rc.promoting_select(lax.gt(normalizer, rc.init_value(compute_dtype, 0)), result, np.nan)
+    zero = lax.convert_element_type(0, compute_dtype)
+    return rc.promoting_select(lax.gt(normalizer, zero), result, np.nan)
 
 
 def std(
