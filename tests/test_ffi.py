@@ -12,8 +12,8 @@ from jaxlib.cpu import _lapack
 import lamina as jax
 import lamina.numpy as jnp
 from lamina import ffi
+from lamina.extend.core import Primitive
 from lamina.interpreters import def_standard_impl
-from lamina.ir import Primitive
 
 X = np.array([[4.0, 3, 2], [2, 1, 5], [6, 7, 1]], np.float32)
 XS = np.stack([X, X + 1, 2 * X])
