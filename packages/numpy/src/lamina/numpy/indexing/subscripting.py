@@ -1,9 +1,12 @@
 """``x[idx]`` and ``x.at[idx]`` on lamina arrays and tracers, with NumPy's indexing rules
 and JAX's out-of-bounds behaviour.
 
-Integers and slices alone become ``slice`` / ``dynamic_slice`` / ``rev`` / ``reshape``
-(what JAX emits too); anything involving integer arrays becomes one ``gather``, and
-every ``.at[idx]`` update one ``scatter``. Out-of-bounds reads are clamped (JAX's
+Integers and slices alone take JAX's route: a static ``slice`` when every integer is
+static and in bounds; else, for slices of step 1 or -1, one ``dynamic_slice`` reading
+every start at run time (so checkify's index check sees an out-of-bounds ``x[5]``);
+then ``rev``, ``squeeze`` and ``expand_dims`` for ``None``. Anything else (integer
+arrays, other steps beside a dynamic index, ``mode="fill"``) becomes one ``gather``,
+and every ``.at[idx]`` update one ``scatter``. Out-of-bounds reads are clamped (JAX's
 default), out-of-bounds updates dropped, unless ``mode`` says otherwise. Boolean masks
 must be concrete: the result's shape depends on them.
 """
