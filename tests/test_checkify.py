@@ -4,6 +4,8 @@ Every message and value asserted here was recorded from JAX 0.10.2 running the s
 program (``jax.experimental.checkify``).
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -246,6 +248,26 @@ def test_index_checks():
     dus2 = lambda i: lax.dynamic_update_slice(jnp.zeros((3, 3)), jnp.ones((2, 2)), (i, -1))  # noqa: E731
     assert checkify.checkify(dus2, errors=idx)(jnp.int32(1))[0].get() == _oob((3, 3), 2, 1, 3)
     assert checkify.checkify(lambda x, i: x[i], errors=idx)(x, jnp.int32(1))[0].get() is None
+
+
+def test_index_checks_on_static_out_of_bounds_integers():
+    # x[5] with a static 5 reads through dynamic_slice, as in JAX, so the index check
+    # sees it (recorded from JAX 0.10.2: the messages, values, and no error in bounds)
+    idx = checkify.index_checks
+    x = jnp.arange(3.0)
+    for f in (checkify.checkify(lambda x: x[5], errors=idx),
+              lamina.jit(checkify.checkify(lambda x: x[5], errors=idx))):  # fmt: skip
+        err, out = f(x)
+        assert err.get() == _oob((3,), 5, 0, 3) and float(out) == 2.0
+    err, out = checkify.checkify(lambda x: x[-5], errors=idx)(x)
+    assert err.get() == _oob((3,), -2, 0, 3) and float(out) == 0.0
+    err, out = checkify.checkify(lambda x: x[5, 1:], errors=idx)(jnp.ones((3, 4)))
+    assert err.get() == _oob((3, 4), 5, 0, 3)
+    np.testing.assert_array_equal(out, [1.0, 1.0, 1.0])
+    with pytest.raises(checkify.JaxRuntimeError, match=re.escape(_oob((3, 4), 5, 0, 3))):
+        err.throw()
+    for f in (lambda x: x[1], lambda x: x[-1]):
+        assert checkify.checkify(f, errors=idx)(x)[0].get() is None
 
 
 def test_scatter_index_checks():

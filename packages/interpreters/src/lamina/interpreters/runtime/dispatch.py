@@ -34,6 +34,7 @@ from lamina.interpreters.core.monitoring import (
 )
 from lamina.interpreters.jaxprs.discharge import discharge_state, has_refs
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr
+from lamina.interpreters.jaxprs.staging import params_effects
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.cpp_pjit import CacheKey, FastpathData, registry, shard_arg
 from lamina.interpreters.runtime.executables import compiled_call
@@ -142,6 +143,7 @@ def _one_equation_jaxpr(primitive: Primitive, in_avals, params) -> ClosedJaxpr:
         out, effects = out
     else:
         effects = frozenset()
+    effects = frozenset(effects) | params_effects(params)  # a loop's body prints, say
     out_avals = list(out) if primitive.multiple_results else [out]
     invars = [Var(a) for a in in_avals]
     outvars = [Var(a) for a in out_avals]

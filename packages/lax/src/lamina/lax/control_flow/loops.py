@@ -179,7 +179,10 @@ def _while_abstract_eval(*avals, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncon
 
 def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts):
     # Tokens of ordered effects are carried after the loop state.
-    effects = ctx.ordered_effects(cond_jaxpr, body_jaxpr)
+    if ctx.ordered_effects(cond_jaxpr):
+        return _lower_with_effectful_cond(ctx, args, cond_jaxpr, body_jaxpr, cond_nconsts,
+                                          body_nconsts)  # fmt: skip
+    effects = ctx.ordered_effects(body_jaxpr)
     n = len(args)
     types = ctx.ir_types(ctx.avals_in) + [hlo.TokenType.get()] * len(effects)
     loop = hlo.WhileOp(types, [*args, *ctx.tokens(effects)])
@@ -187,7 +190,6 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
     cond_block = loop.cond.blocks.append(*types)
     with ir.InsertionPoint(cond_block):
         vals = list(cond_block.arguments)
-        ctx.set_tokens(effects, vals[n:])
         (pred,) = lower_jaxpr_body(ctx.module_context, cond_jaxpr.jaxpr, cond_jaxpr.consts,
                                    vals[:nc] + vals[nc + nb : n])  # fmt: skip
         hlo.return_([pred])
@@ -199,6 +201,36 @@ def _while_lowering(ctx, *args, cond_jaxpr, body_jaxpr, cond_nconsts, body_ncons
                                 vals[nc:n])  # fmt: skip
         hlo.return_([*vals[: nc + nb], *outs, *ctx.tokens(effects)])
     results = list(loop.results)
+    ctx.set_tokens(effects, results[n:])
+    return results[nc + nb : n]
+
+
+def _lower_with_effectful_cond(ctx, args, cond_jaxpr, body_jaxpr, nc, nb):
+    """A condition with ordered effects cannot hand its tokens on from the while's
+    condition region, so (as JAX does) the predicate is computed before the loop and
+    again at the end of each body, and carried first; the condition region only reads
+    it."""
+    effects = ctx.ordered_effects(cond_jaxpr, body_jaxpr)
+    mctx, n = ctx.module_context, len(args)
+
+    def predicate(consts, carry):
+        (pred,) = lower_jaxpr_body(mctx, cond_jaxpr.jaxpr, cond_jaxpr.consts, [*consts, *carry])
+        return pred
+
+    pred = predicate(args[:nc], args[nc + nb :])
+    types = [pred.type, *ctx.ir_types(ctx.avals_in), *[hlo.TokenType.get()] * len(effects)]
+    loop = hlo.WhileOp(types, [pred, *args, *ctx.tokens(effects)])
+    cond_block = loop.cond.blocks.append(*types)
+    with ir.InsertionPoint(cond_block):
+        hlo.return_([cond_block.arguments[0]])
+    body_block = loop.body.blocks.append(*types)
+    with ir.InsertionPoint(body_block):
+        vals = list(body_block.arguments)[1:]
+        ctx.set_tokens(effects, vals[n:])
+        outs = lower_jaxpr_body(mctx, body_jaxpr.jaxpr, body_jaxpr.consts, vals[nc:n])
+        pred = predicate(vals[:nc], outs)
+        hlo.return_([pred, *vals[: nc + nb], *outs, *ctx.tokens(effects)])
+    results = list(loop.results)[1:]
     ctx.set_tokens(effects, results[n:])
     return results[nc + nb : n]
 

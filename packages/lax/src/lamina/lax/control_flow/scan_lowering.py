@@ -2,6 +2,11 @@
 one slice of each ``xs`` with ``dynamic_slice`` and writes one slice of each ``ys`` with
 ``dynamic_update_slice`` (from the end when ``reverse``).
 
+Each step calls the body as a private function (``func.call @closed_call``; inlined
+when it carries ordered effects, whose tokens must flow through it). XLA inlines the
+call, and the order it then gives unordered side effects of one step (the prints of a
+batch under ``vmap``) is JAX's: emitted in place they run in the opposite order.
+
 With ``unroll=u`` each trip of the loop runs ``u`` steps (XLA then sees, and can fuse
 across, ``u`` consecutive bodies); the ``length % u`` steps left over run after the
 loop, as straight-line code.
@@ -48,8 +53,7 @@ class _Steps:
     def run(self, i, consts, carry, xs, ys):
         idx = hlo.subtract(_i32(self.length - 1), i) if self.reverse else i
         x_slices = [_index(x, a, idx) for x, a in zip(xs, self.xs_avals, strict=True)]
-        outs = lower_jaxpr_body(self.ctx.module_context, self.jaxpr.jaxpr, self.jaxpr.consts,
-                                [*consts, *carry, *x_slices])  # fmt: skip
+        outs = self.ctx.call(self.jaxpr, [*consts, *carry, *x_slices], name="closed_call")
         new_ys = [
             _update(y, a, idx, out)
             for y, a, out in zip(ys, self.ys_avals, outs[self.num_carry :], strict=True)

@@ -324,6 +324,12 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
         raise NotImplementedError("gather with mode=GatherScatterMode.ONE_HOT")
     if parsed is not GatherScatterMode.FILL_OR_DROP:
         fill_value = None
+    elif fill_value is None:  # the default, as a Python scalar in the params (as JAX)
+        dtype = aval_of(operand).dtype
+        if dtypes.issubdtype(dtype, np.inexact):
+            fill_value = np.nan
+        elif dtype == dtypes.bool_ or dtypes.issubdtype(dtype, np.integer):
+            fill_value = default_fill_value(dtype).item()
     dn = GatherDimensionNumbers(*(ints(f) for f in dimension_numbers))
     return gather_p.bind(
         operand,

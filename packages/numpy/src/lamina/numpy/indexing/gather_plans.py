@@ -90,12 +90,13 @@ def _index_dtype(shape) -> np.dtype:
 
 
 def _traced_component(index, size, wrap, index_dtype):
+    """A traced integer index counted from the end when negative (in its own dtype),
+    then of ``index_dtype``, in JAX's order."""
     aval = aval_of(index)
-    index = to_dtype(index, index_dtype, weak_type=False)
     if wrap and not dtypes.issubdtype(aval.dtype, np.unsignedinteger):
-        zero, size = np.zeros((), index_dtype), np.array(size, index_dtype)
+        zero, size = (to_dtype(v, aval.dtype, aval.weak_type) for v in (0, size))
         index = select_n(lt(index, zero), index, add(index, size))
-    return index
+    return to_dtype(index, index_dtype, weak_type=False)
 
 
 def plan_gather(parsed: ParsedIndex, wrap_negative: bool = True) -> GatherPlan:

@@ -4,8 +4,10 @@ The result describes the index over the *expanded* operand: ``x`` with a size-1 
 inserted wherever the index has ``None`` or a scalar boolean. After that expansion
 every axis has exactly one entry:
 
-* ``Window(start, length, step)``: a slice (``None`` axes become full windows);
-* ``StaticInt(value)``: a Python or NumPy integer, already wrapped when negative;
+* ``Window(start, length, step)``: a slice (``None`` axes become full windows, marked
+  ``new_axis``), with ``bounds``, the slice's ``(start, stop, step)`` over its axis;
+* ``StaticInt(value, given)``: a Python or NumPy integer (or 0-d NumPy integer array,
+  ``is_array``) as ``given``, and its ``value`` counted from the end when negative;
 * ``Advanced(index)``: an integer array (NumPy, lamina or traced) or a traced scalar
   integer. Boolean masks become one such array per axis they cover, and a scalar
   boolean an array of length 1 or 0 on its new axis, which is NumPy's meaning.
@@ -31,6 +33,8 @@ class Window:
     start: int
     length: int
     step: int
+    bounds: tuple[int, int, int] = (0, 0, 1)  # (start, stop, step) of the slice
+    new_axis: bool = False  # an axis inserted by ``None``
 
     def is_full(self, size: int) -> bool:
         return self.step == 1 and self.start == 0 and self.length == size
@@ -38,7 +42,9 @@ class Window:
 
 @dataclass(frozen=True)
 class StaticInt:
-    value: int
+    value: int  # counted from the end when negative (if wrapping); may be out of bounds
+    given: object  # the integer as written (a Python int, NumPy integer or 0-d array)
+    is_array: bool = False  # a 0-d NumPy array: JAX reads it dynamically
 
 
 @dataclass(frozen=True)
@@ -126,7 +132,7 @@ def _classify(item, position):
     if isinstance(item, (bool, np.bool_)):
         return "scalar_bool", bool(item)
     if isinstance(item, (int, np.integer)):
-        return "int", operator.index(item)
+        return "int", item
     if isinstance(item, (list, tuple)):
         item = np.asarray(item)
         if item.dtype == np.float64:  # as jnp.asarray would make it
@@ -148,16 +154,23 @@ def _classify(item, position):
     if not dtypes.issubdtype(dtype, np.integer):
         raise TypeError(f"Indexer must have integer or boolean type, got indexer with type {dtype}")
     if isinstance(item, np.ndarray):
-        return ("int", int(item)) if item.ndim == 0 else ("array", item)
+        return ("int", item) if item.ndim == 0 else ("array", item)
     return "array", item
 
 
-def _wrap_static(value: int, size: int, wrap: bool) -> int:
-    """``value`` counted from the end when negative (if ``wrap``), then pinned to
-    ``[-1, size]`` so it fits an int32 and stays out of bounds if it was."""
-    if wrap and value < 0:
+_INT32 = np.iinfo(np.int32)
+
+
+def _wrap_static(given, size: int, wrap: bool) -> int:
+    """``given`` counted from the end when negative (if ``wrap``; unsigned NumPy
+    integers never are); one that does not fit an int32 is pinned to ``[-1, size]``,
+    out of bounds as it was."""
+    value = operator.index(given)
+    if wrap and value < 0 and not dtypes.issubdtype(np.asarray(given).dtype, np.unsignedinteger):
         value += size
-    return min(max(value, -1), size)
+    if not _INT32.min <= value <= _INT32.max:
+        value = min(max(value, -1), size)
+    return value
 
 
 def _wrap_array(index: np.ndarray, size: int, wrap: bool) -> np.ndarray:
@@ -190,7 +203,7 @@ def parse_index(idx, shape: tuple[int, ...], wrap_negative: bool = True) -> Pars
     for position, (kind, value) in enumerate(items):
         if kind == "newaxis":
             expanded.append(1)
-            entries.append(Window(0, 1, 1))
+            entries.append(Window(0, 1, 1, (0, 1, 1), new_axis=True))
         elif kind == "scalar_bool":
             expanded.append(1)
             entries.append(Advanced(np.zeros(int(value), np.int64)))
@@ -198,19 +211,20 @@ def parse_index(idx, shape: tuple[int, ...], wrap_negative: bool = True) -> Pars
         elif kind == "ellipsis":
             for _ in range(len(shape) - consumed):
                 expanded.append(shape[axis])
-                entries.append(Window(0, shape[axis], 1))
+                entries.append(Window(0, shape[axis], 1, (0, shape[axis], 1)))
                 axis += 1
         elif kind == "slice":
             start, stop, step = value.indices(shape[axis])
             length = len(range(start, stop, step))
             expanded.append(shape[axis])
-            entries.append(Window(start if length else 0, length, step))
+            entries.append(Window(start if length else 0, length, step, (start, stop, step)))
             axis += 1
         elif kind == "int":
             if shape[axis] == 0:
                 raise IndexError(f"index is out of bounds for axis {axis} with size 0")
             expanded.append(shape[axis])
-            entries.append(StaticInt(_wrap_static(value, shape[axis], wrap_negative)))
+            wrapped = _wrap_static(value, shape[axis], wrap_negative)
+            entries.append(StaticInt(wrapped, value, isinstance(value, np.ndarray)))
             advanced_positions.append(position)
             axis += 1
         elif kind == "mask":

@@ -1,15 +1,19 @@
 """``x[idx]`` and ``x.at[idx]`` on lamina arrays and tracers, with NumPy's indexing rules
 and JAX's out-of-bounds behaviour.
 
-Integers and slices alone become ``slice`` / ``dynamic_slice`` / ``rev`` / ``reshape``
-(what JAX emits too); anything involving integer arrays becomes one ``gather``, and
-every ``.at[idx]`` update one ``scatter``. Out-of-bounds reads are clamped (JAX's
+Integers and slices alone take JAX's route: a static ``slice`` when every integer is
+static and in bounds; else, for slices of step 1 or -1, one ``dynamic_slice`` reading
+every start at run time (so checkify's index check sees an out-of-bounds ``x[5]``);
+then ``rev``, ``squeeze`` and ``expand_dims`` for ``None``. Anything else (integer
+arrays, other steps beside a dynamic index, ``mode="fill"``) becomes one ``gather``,
+and every ``.at[idx]`` update one ``scatter``. Out-of-bounds reads are clamped (JAX's
 default), out-of-bounds updates dropped, unless ``mode`` says otherwise. Boolean masks
 must be concrete: the result's shape depends on them.
 """
 
 from __future__ import annotations
 
+import operator
 import warnings
 
 import numpy as np
@@ -21,6 +25,7 @@ from lamina.lax import (
     aval_of,
     broadcast_in_dim,
     dynamic_slice,
+    expand_dims,
     gather,
     power,
     reshape,
@@ -55,7 +60,11 @@ def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None
     parsed = parse_index(idx, aval.shape, wrap_negative_indices)
     parsed_mode = None if mode is None else GatherScatterMode.from_any(mode)
     if not parsed.has_arrays and parsed_mode in _BASIC_MODES:
-        return _basic_indexing(x, parsed, wrap_negative_indices)
+        out = _static_slicing(x, parsed, wrap_negative_indices, parsed_mode)
+        if out is None:
+            out = _dynamic_slicing(x, parsed, wrap_negative_indices)
+        if out is not None:
+            return out
     plan = plan_gather(parsed, wrap_negative_indices)
     if plan.is_empty:
         zero = to_dtype(np.zeros((), aval.dtype), aval.dtype, aval.weak_type)
@@ -64,13 +73,14 @@ def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None
         raise IndexError(f"index is out of bounds for axis {plan.empty_axis} with size 0")
     operand = _expand(x, aval.shape, parsed.expanded_shape)
     dnums = GatherDimensionNumbers(plan.offset_dims, plan.collapsed_dims, plan.start_index_map)
+    # Without integer arrays no element is read twice, and reads go in order (JAX's flags).
     return gather(
         operand,
         plan.indices,
         dnums,
         plan.slice_sizes,
-        indices_are_sorted=indices_are_sorted,
-        unique_indices=unique_indices,
+        indices_are_sorted=indices_are_sorted or not parsed.has_arrays,
+        unique_indices=unique_indices or not parsed.has_arrays,
         mode=parsed_mode,
         fill_value=fill_value,
     )
@@ -97,49 +107,119 @@ def _collapse(x, shape):
     return x if aval_of(x).shape == tuple(shape) else reshape(x, tuple(shape))
 
 
-def _static_bounds(entry, size):
-    """``(start, limit, stride, reversed)`` of the ``lax.slice`` that reads ``entry``'s
-    elements in increasing order (a traced integer keeps the whole axis)."""
-    if isinstance(entry, StaticInt):  # out of bounds is clamped, as dynamic_slice does
-        start = min(max(entry.value, 0), size - 1)
-        return start, start + 1, 1, False
-    if not isinstance(entry, Window):
-        return 0, size, 1, False
-    n, step = entry.length, entry.step
-    if n == 0:
-        return 0, 0, 1, False
-    if step > 0:
-        return entry.start, entry.start + (n - 1) * step + 1, step, False
-    return entry.start + (n - 1) * step, entry.start + 1, -step, n > 1
+def _in_bounds(parsed, wrap) -> bool:
+    """Whether every static integer addresses an element (JAX's check before it reads
+    with a static slice)."""
+    return all(
+        0 <= (e.value if wrap else operator.index(e.given)) < size
+        for e, size in zip(parsed.entries, parsed.expanded_shape, strict=True)
+        if isinstance(e, StaticInt)
+    )
 
 
-def _basic_indexing(x, parsed, wrap):
-    """Integers (static or traced scalars) and slices: a static slice, a dynamic slice
-    for traced integers, a reversal for negative steps, and dropping the integer axes."""
-    shape = parsed.expanded_shape
-    x = _expand(x, aval_of(x).shape, shape)
-    bounds = [_static_bounds(e, size) for e, size in zip(parsed.entries, shape, strict=True)]
-    if any((start, limit, stride) != (0, size, 1)
-           for (start, limit, stride, _), size in zip(bounds, shape, strict=True)):  # fmt: skip
-        strides = [b[2] for b in bounds]
-        x = lax_slice(x, [b[0] for b in bounds], [b[1] for b in bounds],
-                      None if set(strides) == {1} else strides)  # fmt: skip
-    reversed_axes = [axis for axis, b in enumerate(bounds) if b[3]]
-    dropped = [axis for axis, e in enumerate(parsed.entries) if not isinstance(e, Window)]
-    traced = {axis: e.index for axis, e in enumerate(parsed.entries) if is_traced_scalar(e)}
-    if traced:
-        current = aval_of(x).shape
-        index_starts = [
-            to_dtype(traced[a], np.int32, weak_type=False) if a in traced else np.int32(0)
-            for a in range(len(current))
-        ]
-        sizes = [1 if a in traced else current[a] for a in range(len(current))]
-        x = dynamic_slice(x, index_starts, sizes, allow_negative_indices=wrap)
+def _static_slicing(x, parsed, wrap, mode):
+    """Static integers and slices: a ``slice``, a ``rev`` for negative steps, then
+    dropping the integer axes and inserting the ``None`` ones. None where JAX would
+    not: a traced or 0-d array index, or (unless ``mode`` is clip) an integer out of
+    bounds."""
+    entries, shape = parsed.entries, parsed.expanded_shape
+    if any(not isinstance(e, (Window, StaticInt)) or getattr(e, "is_array", False)
+           for e in entries):  # fmt: skip
+        return None
+    if mode is not GatherScatterMode.CLIP and not _in_bounds(parsed, wrap):
+        return None
+    starts, limits, strides, sizes = [], [], [], []
+    reversed_axes, dropped, new_axes = [], [], []
+    for entry, size in zip(entries, shape, strict=True):
+        if isinstance(entry, Window) and entry.new_axis:
+            new_axes.append(len(starts) - len(dropped) + len(new_axes))
+            continue
+        axis = len(starts)
+        sizes.append(size)
+        if isinstance(entry, StaticInt):
+            start = min(max(entry.value if wrap else operator.index(entry.given), 0), size - 1)
+            starts.append(start)
+            limits.append(start + 1)
+            strides.append(1)
+            dropped.append(axis)
+            continue
+        start, stop, step = entry.bounds
+        if step < 0:
+            first = min(size, stop + 1 + abs(start - stop - 1) % -step)
+            starts.append(first)
+            limits.append(max(first, start + 1))
+            strides.append(-step)
+            reversed_axes.append(axis)
+        else:
+            starts.append(start)
+            limits.append(max(start, stop))
+            strides.append(step)
+    unit = all(s == 1 for s in strides)
+    if not unit or any((a, b) != (0, n) for a, b, n in zip(starts, limits, sizes, strict=True)):
+        x = lax_slice(x, starts, limits, None if unit else strides)
+    return _finish(x, reversed_axes, dropped, new_axes)
+
+
+def _finish(x, reversed_axes, dropped, new_axes):
     if reversed_axes:
         x = rev(x, reversed_axes)
     if dropped:
         x = squeeze(x, tuple(dropped))
+    if new_axes:
+        x = expand_dims(x, new_axes)
     return x
+
+
+def _start(entry, dtype):
+    """The start index of an integer entry as JAX reads it: a lamina array (of
+    ``dtype`` unless None; a static one converted on the host, as JAX folds it)."""
+    if isinstance(entry, int):  # a slice's start
+        return to_dtype(entry, dtype)
+    if not isinstance(entry, StaticInt):
+        return entry.index if dtype is None else to_dtype(entry.index, dtype)
+    given = entry.given
+    if isinstance(given, int):
+        int_dtype = dtypes.canonicalize_dtype(np.int64)
+        if not np.iinfo(int_dtype).min <= given <= np.iinfo(int_dtype).max:
+            raise OverflowError(f"Python int {given} too large to convert to {int_dtype}")
+        given = np.asarray(given, int_dtype)
+    return to_array(np.asarray(given)) if dtype is None else to_dtype(given, dtype)
+
+
+def _dynamic_slicing(x, parsed, wrap):
+    """Integers (static or traced scalars) and slices of step 1 or -1: one
+    ``dynamic_slice`` whose every start is read at run time (negative ones counted from
+    the end when ``wrap``), then as :func:`_static_slicing`. None for other steps."""
+    entries, shape = parsed.entries, parsed.expanded_shape
+    starts, sizes, reversed_axes, dropped, new_axes = [], [], [], [], []
+    for entry in entries:
+        if isinstance(entry, Window) and entry.new_axis:
+            new_axes.append(len(starts) - len(dropped) + len(new_axes))
+            continue
+        axis = len(starts)
+        if isinstance(entry, Window):
+            start, stop, step = entry.bounds
+            if step not in (1, -1):
+                return None
+            if step < 0:
+                starts.append(stop + 1)
+                sizes.append(max(0, start - stop))
+                reversed_axes.append(axis)
+            else:
+                starts.append(start)
+                sizes.append(max(0, stop - start))
+        elif isinstance(entry, StaticInt) or is_traced_scalar(entry):
+            starts.append(entry)
+            sizes.append(1)
+            dropped.append(axis)
+        else:
+            return None
+    dtype = None  # several starts share one index type
+    if len(starts) > 1:
+        dtype = np.int32 if max(shape, default=0) < 2**31 or not dtypes.x64_enabled() else np.int64
+    starts = [_start(s, dtype) for s in starts]
+    x = dynamic_slice(x, starts, sizes, allow_negative_indices=wrap)
+    return _finish(x, reversed_axes, dropped, new_axes)
 
 
 # ------------------------------------------------------------------ x.at[idx] updates
