@@ -1070,8 +1070,9 @@ def _abs_jvp(primals, tangents):
         return ans, ad.Zero(ad.tangent_aval(ans.aval))
     if dtypes.issubdtype(dtypes.dtype(x), np.complexfloating):
         # d|x| = Re(dx conj(x) / |x|), dividing by 1 where x == 0.
+        conj_x = conj(x)
         safe = _replace_zero(convert_element_type(ans, dtypes.dtype(x)))
-        return ans, real(mul(t, div(conj(x), safe)))
+        return ans, real(mul(t, div(conj_x, safe)))
     return ans, select_n(ge(x, _const(0, x)), neg(t), t)
 
 
@@ -2274,13 +2275,13 @@ def _chooser_jvp(prim):
     def jvp(primals, tangents, *, axes):
         (x,), (t,) = primals, tangents
         ans = prim.bind(x, axes=axes)
-        shape = aval_of(x).shape
-        at_ext = eq(x, broadcast_in_dim(ans, shape, _kept(shape, axes)))
-        at_ext = convert_element_type(at_ext, aval_of(x).dtype)
+        if ad.is_zero(t):
+            return ans, ad.Zero(ad.tangent_aval(aval_of(ans)))
+        kept_shape = tuple(1 if i in axes else d for i, d in enumerate(aval_of(x).shape))
+        at_ext = eq(x, reshape(ans, kept_shape))
+        at_ext = convert_element_type(at_ext, dtypes.dtype(t))
         counts = reduce_sum_p.bind(at_ext, axes=axes, out_sharding=None)
-        picked = reduce_sum_p.bind(
-            mul(ad.instantiate_zeros(t), at_ext), axes=axes, out_sharding=None
-        )
+        picked = reduce_sum_p.bind(mul(t, at_ext), axes=axes, out_sharding=None)
         return ans, div(picked, counts)
 
     prim.def_jvp(jvp)
