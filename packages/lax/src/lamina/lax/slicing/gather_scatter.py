@@ -768,8 +768,8 @@ def _gather_back(ct, indices, updates_shape, params):
         indices,
         dimension_numbers=gather_dn,
         slice_sizes=tuple(sizes),
-        indices_are_sorted=params["indices_are_sorted"],
-        unique_indices=params["unique_indices"],
+        indices_are_sorted=False,  # as JAX, whatever the scatter promised
+        unique_indices=False,
         mode=params["mode"],
         fill_value=0 if params["mode"] is GatherScatterMode.FILL_OR_DROP else None,
     )
