@@ -27,8 +27,6 @@ DIFFERENT = {
     for kind in ("jvp", "grad")
     for name in (
         # lax.linalg rules: other formulas than JAX's
-        "cholesky",
-        "cholesky_c64",
         "eigh",
         "eigh_w",
         "lu",
@@ -36,8 +34,6 @@ DIFFERENT = {
         "qr_q",
         "svd",
         "svd_uv",
-        "triangular_solve",
-        "triangular_solve_right_t",
         # JAX differentiates a tree of multiplications (reduce_prod, lax.reduce), and
         # logaddexp as a custom_jvp function (cumlogsumexp)
         "reduce_prod",

@@ -504,7 +504,7 @@ def _to_result_shape(t, ans):
         return t
     if not t_shape:
         return broadcast_in_dim(t, shape, ())
-    dims = tuple(i for i, (a, b) in enumerate(zip(t_shape, shape)) if a == b)
+    dims = tuple(i for i, (a, b) in enumerate(zip(t_shape, shape, strict=True)) if a == b)
     return broadcast_in_dim(reshape(t, tuple(t_shape[i] for i in dims)), shape, dims)
 
 

@@ -261,9 +261,7 @@ ad.defjvp2(erf_p, lambda t, ans, x: mul(const(2 / np.sqrt(np.pi), x), mul(t, exp
 ad.defjvp2(
     erfc_p, lambda t, ans, x: mul(const(-2 / np.sqrt(np.pi), x), mul(t, exp(neg(square(x)))))
 )
-ad.defjvp2(
-    erf_inv_p, lambda t, ans, x: mul(const(np.sqrt(np.pi) / 2, x), mul(t, exp(square(ans))))
-)
+ad.defjvp2(erf_inv_p, lambda t, ans, x: mul(const(np.sqrt(np.pi) / 2, x), mul(t, exp(square(ans)))))
 ad.defjvp2(lgamma_p, lambda t, ans, x: mul(t, digamma(x)))
 ad.defjvp2(digamma_p, lambda t, ans, x: mul(t, polygamma(const(1, x), x)))
 ad.defjvp2(polygamma_p, _polygamma_m_jvp,
