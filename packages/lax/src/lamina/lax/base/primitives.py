@@ -2294,39 +2294,7 @@ for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
     ad.zero_jvp(_p)  # integer and boolean results
 
 
-def _reduce_prod_jvp(primals, tangents, *, axes):
-    """The tangent is the sum of ``t_j`` times the product of the other elements,
-    written without dividing by zero: ``P / x_j`` over the non-zero elements, times the
-    zero element when there is one (kept symbolic, so second derivatives stay right
-    there), or 0 when there are several."""
-
-    (x,), (t,) = primals, tangents
-    ans = reduce_prod_p.bind(x, axes=axes)
-    aval = aval_of(x)
-    kept = _kept(aval.shape, axes)
-
-    def spread(v):
-        return broadcast_in_dim(v, aval.shape, kept if np.ndim(v) else ())
-
-    one, zero = spread(np.ones((), aval.dtype)), spread(np.zeros((), aval.dtype))
-    nonzero = ne(x, zero)
-    safe = select_n(nonzero, one, x)
-    zeros = reduce_sum_p.bind(
-        convert_element_type(eq(x, zero), np.int32), axes=axes, out_sharding=None
-    )
-    the_zero = spread(reduce_sum_p.bind(select_n(nonzero, x, zero), axes=axes, out_sharding=None))
-    one_zero_factor = select_n(nonzero, one, the_zero)
-    factor = select_n(
-        spread(eq(zeros, np.int32(0))),
-        select_n(spread(eq(zeros, np.int32(1))), zero, one_zero_factor),
-        one,
-    )
-    others = mul(div(spread(reduce_prod_p.bind(safe, axes=axes)), safe), factor)
-    tangent = reduce_sum_p.bind(mul(ad.instantiate_zeros(t), others), axes=axes, out_sharding=None)
-    return ans, tangent
-
-
-reduce_prod_p.def_jvp(_reduce_prod_jvp)
+# reduce_prod's JVP is defined in reduce.py, by the tree reduction there.
 
 
 def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
