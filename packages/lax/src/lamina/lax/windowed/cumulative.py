@@ -12,12 +12,13 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import ad
+from lamina.interpreters import ad, custom_jvp
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray
 from lamina.lax.base import primitives as prims
-from lamina.lax.base.operands import FLOAT, NUMBER, check_dtype, standard_primitive
+from lamina.lax.base.operands import FLOAT, NUMBER, aval_of, check_dtype, standard_primitive
 from lamina.lax.base.primitives import (
+    broadcast_in_dim,
     compare_hlo,
     max_identity,
     min_identity,
@@ -150,14 +151,37 @@ def _cumsum_transpose(ct, operand, *, axis, reverse):
 cumsum_p.def_transpose(_cumsum_transpose)
 
 
-def _logaddexp(a, b):
-    """log(exp(a) + exp(b)) in lax operations (so it differentiates): where ``a - b``
-    is NaN (both infinite of one sign, or a NaN) the sum ``a + b`` is the answer."""
+def logaddexp(a, b):
+    """log(exp(a) + exp(b)) of real floats in lax operations, with JAX's custom
+    derivative: where ``a - b`` is NaN (both infinite of one sign, or a NaN) the sum
+    ``a + b`` is the answer."""
+    top = prims.max(a, b)
     diff = prims.sub(a, b)
+    is_nan = prims.ne(diff, diff)
+    both = prims.add(a, b)
     softplus = prims.log1p(prims.exp(prims.neg(prims.abs(diff))))
+    return prims.select_n(is_nan, prims.add(top, softplus), both)
+
+
+def _drop_posinf(x):
+    """``x`` with +inf replaced by 0 (keeps the derivative's weights finite)."""
+    is_inf = prims.eq(x, np.array(np.inf, aval_of(x).dtype))
     return prims.select_n(
-        prims.ne(diff, diff), prims.add(prims.max(a, b), softplus), prims.add(a, b)
+        is_inf, x, broadcast_in_dim(np.zeros((), aval_of(x).dtype), aval_of(x).shape, ())
     )
+
+
+def _logaddexp_jvp(primals, tangents):
+    (a, b), (ta, tb) = primals, tangents
+    out = logaddexp(a, b)
+    weight_a = prims.exp(prims.sub(_drop_posinf(a), _drop_posinf(out)))
+    term_a = prims.mul(ta, weight_a)
+    weight_b = prims.exp(prims.sub(_drop_posinf(b), _drop_posinf(out)))
+    return out, prims.add(term_a, prims.mul(tb, weight_b))
+
+
+logaddexp = custom_jvp(logaddexp)
+logaddexp.defjvp(_logaddexp_jvp)
 
 
 def _scan_jvp(combine):
@@ -175,7 +199,7 @@ def _scan_jvp(combine):
     return jvp
 
 
-cumlogsumexp_p.def_jvp(_scan_jvp(_logaddexp))
+cumlogsumexp_p.def_jvp(_scan_jvp(logaddexp))
 cumprod_p.def_jvp(_scan_jvp(prims.mul))
 cummax_p.def_jvp(_scan_jvp(prims.max))
 cummin_p.def_jvp(_scan_jvp(prims.min))
