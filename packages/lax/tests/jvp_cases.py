@@ -2,17 +2,13 @@
 ``make_jaxpr(jvp(f))`` and ``make_jaxpr(grad(sum of f))``, written against a ``jax``-like
 module pair so the same cases run under lamina and under JAX.
 
-Run as a script with JAX 0.10.2's Python to record JAX's texts::
-
-    /path/to/jax/python packages/lax/tests/jvp_cases.py record
-
-which writes data/jvp_jaxprs.json (the test compares lamina's texts with it)."""
+JAX's texts in data/jvp_jaxprs.json were recorded with JAX 0.10.2 by calling
+``record(jax, jax.lax)`` from a separate Python that has JAX (lamina never imports it)."""
 
 from __future__ import annotations
 
 import json
 import pathlib
-import sys
 
 import ml_dtypes
 import numpy as np
@@ -355,8 +351,6 @@ def _trace(f, jax, *args):
         return f"ERR {type(e).__name__}"
 
 
-if __name__ == "__main__" and sys.argv[1:] == ["record"]:
-    import jax
-    from jax import lax
-
+def record(jax, lax):
+    """Writes data/jvp_jaxprs.json from ``jax`` and its ``lax``."""
     DATA.write_text(json.dumps(trace_all(jax, lax), indent=1, sort_keys=True) + "\n")
