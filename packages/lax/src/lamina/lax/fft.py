@@ -18,8 +18,8 @@ from lamina.interpreters import ad, batching, jit
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of, standard_primitive
-from lamina.lax.base.primitives import broadcast_in_dim, conj, convert_element_type, mul, real
-from lamina.lax.base.reshaping import pad
+from lamina.lax.base.primitives import broadcast_in_dim, conj, convert_element_type, div, mul
+from lamina.lax.slicing.dynamic_slicing import dynamic_update_slice
 
 __all__ = ["FftType", "fft", "fft_p"]
 
@@ -87,25 +87,33 @@ fft_p = standard_primitive("fft", _fft_abstract_eval, _fft_lowering)
 ad.deflinear(fft_p)
 
 
+def _half_spectrum_mask(like, bins, n, dtype):
+    """1 for the bins standing for one frequency (DC, and Nyquist for even ``n``), 2 for
+    those standing for a conjugate pair."""
+    mask = broadcast_in_dim(np.array(2, dtype), (bins,), ())
+    mask = dynamic_update_slice(mask, broadcast_in_dim(np.array(1, dtype), (1,), ()), (0,))
+    if n % 2 == 0:
+        one = broadcast_in_dim(np.array(1, dtype), (1,), ())
+        mask = dynamic_update_slice(mask, one, (bins - 1,))
+    ndim = len(aval_of(like).shape)
+    return broadcast_in_dim(mask, (1,) * (ndim - 1) + (bins,), (ndim - 1,))
+
+
 def _rfft_transpose(ct, fft_lengths):
-    n = fft_lengths[-1]
-    kept = n // 2 + 1
-    config = [(0, 0, 0)] * (len(aval_of(ct).shape) - 1) + [(0, n - kept, 0)]
-    full = pad(ct, np.zeros((), aval_of(ct).dtype), config)
-    return real(fft_p.bind(full, fft_type=FftType.FFT, fft_lengths=fft_lengths))
+    dtype = aval_of(ct).dtype
+    mask = _half_spectrum_mask(ct, aval_of(ct).shape[-1], fft_lengths[-1], dtype)
+    out = fft(div(conj(ct), mask), FftType.IRFFT, fft_lengths)
+    return mul(np.array(math.prod(fft_lengths), aval_of(out).dtype), out)
 
 
 def _irfft_transpose(ct, fft_lengths):
-    spectrum = conj(fft_p.bind(ct, fft_type=FftType.RFFT, fft_lengths=fft_lengths))
-    aval = aval_of(spectrum)
-    bins = aval.shape[-1]
-    weights = np.full(bins, 2.0)
-    weights[0] = 1.0
-    if fft_lengths[-1] % 2 == 0:
-        weights[-1] = 1.0
-    weights = (weights / math.prod(fft_lengths)).astype(aval.dtype)
-    scale = broadcast_in_dim(weights, aval.shape, (len(aval.shape) - 1,))
-    return mul(spectrum, scale)
+    x = fft(ct, FftType.RFFT, fft_lengths)
+    dtype = aval_of(x).dtype
+    mask = _half_spectrum_mask(x, aval_of(x).shape[-1], fft_lengths[-1], dtype)
+    return conj(mul(mul(np.array(1 / math.prod(fft_lengths), dtype), mask), x))
+
+
+_rfft_transpose = jit(_rfft_transpose, static_argnums=1)
 
 
 def _fft_transpose(ct, x, *, fft_type, fft_lengths):
@@ -115,7 +123,7 @@ def _fft_transpose(ct, x, *, fft_type, fft_lengths):
         return [_rfft_transpose(ct, fft_lengths)]
     if fft_type == FftType.IRFFT:
         return [_irfft_transpose(ct, fft_lengths)]
-    return [fft_p.bind(ct, fft_type=fft_type, fft_lengths=fft_lengths)]
+    return [fft(ct, fft_type, fft_lengths)]
 
 
 def _fft_batching(axis_data, vals, dims, *, fft_type, fft_lengths):

@@ -15,7 +15,7 @@ from lamina.interpreters import ad, batching
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of, standard_primitive
-from lamina.lax.base.primitives import broadcasted_iota, reshape
+from lamina.lax.base.primitives import broadcast_in_dim, broadcasted_iota, reshape
 from lamina.lax.slicing.gather_scatter import GatherDimensionNumbers, gather
 
 __all__ = [
@@ -139,7 +139,13 @@ def take_along(x, indices, dimension: int):
     with the other dimensions as batching dimensions."""
 
     index_shape = aval_of(indices).shape
-    others = tuple(d for d in range(len(index_shape)) if d != dimension)
+    starts = reshape(indices, (*index_shape, 1))
+    return _gather_along(x, starts, dimension)
+
+
+def _gather_along(x, starts, dimension: int):
+    ndim = len(aval_of(x).shape)
+    others = tuple(d for d in range(ndim) if d != dimension)
     numbers = GatherDimensionNumbers(
         offset_dims=(),
         collapsed_slice_dims=(dimension,),
@@ -147,18 +153,19 @@ def take_along(x, indices, dimension: int):
         operand_batching_dims=others,
         start_indices_batching_dims=others,
     )
-    starts = reshape(indices, (*index_shape, 1))
-    return gather(x, starts, numbers, (1,) * len(index_shape), mode="promise_in_bounds")
+    return gather(x, starts, numbers, (1,) * ndim, mode="promise_in_bounds")
 
 
 def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
     shape = aval_of(primals[0]).shape
-    iota = broadcasted_iota(np.int32, shape, dimension)
+    # JAX's index dtype: uint32 unless a dimension needs more
+    index_dtype = np.uint32 if all(d <= np.iinfo(np.uint32).max for d in shape) else np.uint64
+    iota = broadcasted_iota(index_dtype, shape, dimension)
     outs = sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable,
                        num_keys=num_keys)  # fmt: skip
-    permutation = outs[-1]
+    starts = broadcast_in_dim(outs[-1], (*shape, 1), tuple(range(len(shape))))
     tangents_out = [
-        t if type(t) is ad.Zero else take_along(t, permutation, dimension) for t in tangents
+        t if type(t) is ad.Zero else _gather_along(t, starts, dimension) for t in tangents
     ]
     return outs[:-1], tangents_out
 

@@ -336,11 +336,13 @@ def defjvp2(primitive: Primitive, *tangent_fns):
 def _def_sum_of_terms(primitive: Primitive, tangent_fns, with_ans: bool):
     def rule(primals, tangents, **params):
         ans = primitive.bind(*primals, **params)
+        terms = [
+            fn(t, ans, *primals, **params) if with_ans else fn(t, *primals, **params)
+            for fn, t in zip(tangent_fns, tangents, strict=True)
+            if fn is not None and type(t) is not Zero
+        ]  # all terms first, then their sum, as JAX orders them
         out = Zero(tangent_aval(shaped_abstractify(ans)))
-        for fn, t in zip(tangent_fns, tangents, strict=True):
-            if fn is None or type(t) is Zero:
-                continue
-            term = fn(t, ans, *primals, **params) if with_ans else fn(t, *primals, **params)
+        for term in terms:
             out = add_tangents(out, term)
         return ans, out
 

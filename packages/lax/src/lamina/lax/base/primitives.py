@@ -369,7 +369,7 @@ ad.defjvp2(sin_p, lambda t, ans, x, accuracy=None: mul(t, cos(x, accuracy=accura
 ad.defjvp2(cos_p, lambda t, ans, x, accuracy=None: neg(mul(t, sin(x, accuracy=accuracy))))
 ad.defjvp2(exp_p, lambda t, ans, x, accuracy=None: mul(t, ans))
 ad.defjvp2(log_p, lambda t, ans, x, accuracy=None: div(t, x))
-ad.defjvp2(tanh_p, lambda t, ans, x, accuracy=None: mul(t, sub(_const(1, ans), mul(ans, ans))))
+ad.defjvp2(tanh_p, lambda t, ans, x, accuracy=None: _tanh_jvp(t, ans, x, accuracy))
 ad.defjvp2(sqrt_p, lambda t, ans, x, accuracy=None: mul(t, div(_const(0.5, ans), ans)))
 
 
@@ -495,28 +495,73 @@ def min(x, y):
 
 
 def _to_result_shape(t, ans):
-    """A tangent stretched to the result's shape (lax broadcasts scalars and size-1 axes)."""
+    """A tangent stretched to the result's shape (lax broadcasts scalars and size-1 axes):
+    size-1 axes are squeezed out first, as JAX does."""
 
     shape = ans.aval.shape if hasattr(ans, "aval") else np.shape(ans)
     t_shape = t.aval.shape if hasattr(t, "aval") else np.shape(t)
     if t_shape == shape:
         return t
-    return broadcast_in_dim(t, shape, tuple(range(len(t_shape))))
+    if not t_shape:
+        return broadcast_in_dim(t, shape, ())
+    dims = tuple(i for i, (a, b) in enumerate(zip(t_shape, shape, strict=True)) if a == b)
+    return broadcast_in_dim(reshape(t, tuple(t_shape[i] for i in dims)), shape, dims)
 
 
-def _choice_weight(first, tie, ans):
-    """1 where ``first`` holds, 1/2 at ties, else 0: how much of an operand's tangent
-    ``max``/``min`` pass on (JAX's convention: ties split the tangents evenly)."""
+def _full_like(x, value):
+    """``value`` in ``x``'s shape and dtype: a scalar constant when ``x`` is a scalar."""
+    c = _const(value, x)
+    shape = tuple(aval_of(x).shape)
+    if not shape:
+        return c
+    return broadcast_in_dim_p.bind(c, shape=shape, broadcast_dimensions=(), sharding=None)
 
-    dtype = dtypes.dtype(ans)
-    half_tie = mul(convert_element_type(tie, dtype), _const(0.5, ans))
-    return add(convert_element_type(first, dtype), half_tie)
+
+def _replace_zero(x):
+    """``x`` with its zeros replaced by ones."""
+    return select_n(eq(x, _const(0, x)), x, _full_like(x, 1))
 
 
-ad.defjvp2(add_p, lambda t, ans, x, y: _to_result_shape(t, ans),
-          lambda t, ans, x, y: _to_result_shape(t, ans))  # fmt: skip
-ad.defjvp2(sub_p, lambda t, ans, x, y: _to_result_shape(t, ans),
-          lambda t, ans, x, y: _to_result_shape(neg(t), ans))  # fmt: skip
+def _balanced_eq(x, z, y):
+    """1 where ``x`` equals the result ``z`` (halved where ``y`` does too), else 0: the
+    share of ``x``'s tangent that ``max``/``min`` pass on."""
+    picked = _select(eq(x, z), _full_like(z, 1), _full_like(z, 0))
+    return div(picked, _select(eq(y, z), _full_like(z, 2), _full_like(z, 1)))
+
+
+def _select(pred, on_true, on_false):
+    """``select_n`` with the cases in JAX's ``select`` order (built true case first)."""
+    return select_n(pred, on_false, on_true)
+
+
+def _add_jvp(primals, tangents):
+    x, y = primals
+    xt, yt = tangents
+    ans = add_p.bind(x, y)
+    if ad.is_zero(xt) and ad.is_zero(yt):
+        return ans, ad.Zero(ad.tangent_aval(aval_of(ans)))
+    if ad.is_zero(xt):
+        return ans, _to_result_shape(yt, ans)
+    if ad.is_zero(yt):
+        return ans, _to_result_shape(xt, ans)
+    return ans, add(xt, yt)
+
+
+def _sub_jvp(primals, tangents):
+    x, y = primals
+    xt, yt = tangents
+    ans = sub_p.bind(x, y)
+    if ad.is_zero(xt) and ad.is_zero(yt):
+        return ans, ad.Zero(ad.tangent_aval(aval_of(ans)))
+    if ad.is_zero(xt):
+        return ans, _to_result_shape(neg(yt), ans)
+    if ad.is_zero(yt):
+        return ans, _to_result_shape(xt, ans)
+    return ans, sub(xt, yt)
+
+
+add_p.def_jvp(_add_jvp)
+sub_p.def_jvp(_sub_jvp)
 ad.defjvp2(mul_p, lambda t, ans, x, y, out_dtype=None: mul(t, y, out_dtype=out_dtype),
           lambda t, ans, x, y, out_dtype=None: mul(x, t, out_dtype=out_dtype))  # fmt: skip
 ad.defjvp2(div_p, lambda t, ans, x, y: div(t, y), lambda t, ans, x, y: _div_jvp_y(t, x, y))
@@ -528,10 +573,9 @@ def _div_jvp_y(t, x, y):
     return mul(mul(neg(t), x), integer_pow(y, -2))
 
 
-ad.defjvp2(max_p, lambda t, ans, x, y: mul(t, _choice_weight(gt(x, y), eq(x, y), ans)),
-          lambda t, ans, x, y: mul(t, _choice_weight(lt(x, y), eq(x, y), ans)))  # fmt: skip
-ad.defjvp2(min_p, lambda t, ans, x, y: mul(t, _choice_weight(lt(x, y), eq(x, y), ans)),
-          lambda t, ans, x, y: mul(t, _choice_weight(gt(x, y), eq(x, y), ans)))  # fmt: skip
+for _p in (max_p, min_p):
+    ad.defjvp2(_p, lambda t, ans, x, y: mul(t, _balanced_eq(x, ans, y)),
+               lambda t, ans, x, y: mul(t, _balanced_eq(y, ans, x)))  # fmt: skip
 
 
 # ------------------------------------------------------------------ comparisons
@@ -705,7 +749,9 @@ def _select_n_jvp(primals, tangents):
     case_tangents = tangents[1:]
     if all(ad.is_zero(t) for t in case_tangents):
         return ans, ad.Zero(ad.tangent_aval(ans.aval))
-    return ans, select_n_p.bind(primals[0], *map(ad.instantiate_zeros, case_tangents))
+    zeros = _full_like(next(t for t in case_tangents if not ad.is_zero(t)), 0)
+    case_tangents = [zeros if ad.is_zero(t) else t for t in case_tangents]
+    return ans, select_n_p.bind(primals[0], *case_tangents)
 
 
 select_n_p.def_jvp(_select_n_jvp)
@@ -878,11 +924,11 @@ def _zeros_like(x):
 
 
 def _real_transpose(ct, x):
-    return [complex(ct, _zeros_like(ct))]
+    return [complex(ct, np.zeros((), dtypes.dtype(ct)))]
 
 
 def _imag_transpose(ct, x):
-    return [complex(_zeros_like(ct), neg(ct))]
+    return [complex(np.zeros((), dtypes.dtype(ct)), neg(ct))]
 
 
 def _conj_transpose(ct, x, *, input_dtype):
@@ -1023,10 +1069,10 @@ def _abs_jvp(primals, tangents):
     if type(t) is ad.Zero:
         return ans, ad.Zero(ad.tangent_aval(ans.aval))
     if dtypes.issubdtype(dtypes.dtype(x), np.complexfloating):
-        # d|x| = Re(conj(x) dx) / |x|; at x == 0 the numerator is 0, so divide by 1.
-
-        safe = add(ans, convert_element_type(eq(ans, _const(0, ans)), dtypes.dtype(ans)))
-        return ans, div(real(mul(conj(x), t)), safe)
+        # d|x| = Re(dx conj(x) / |x|), dividing by 1 where x == 0.
+        conj_x = conj(x)
+        safe = _replace_zero(convert_element_type(ans, dtypes.dtype(x)))
+        return ans, real(mul(t, div(conj_x, safe)))
     return ans, select_n(ge(x, _const(0, x)), neg(t), t)
 
 
@@ -1156,23 +1202,42 @@ def _one_minus_square(x):
     return sub(_const(1, x), square(x))
 
 
+def _tanh_jvp(t, ans, x, accuracy):
+    if accuracy is AccuracyMode.HIGHEST:
+        halves = mul(logistic(mul(_const(2, x), x), accuracy=accuracy),
+                     logistic(mul(_const(-2, x), x), accuracy=accuracy))  # fmt: skip
+        return mul(t, mul(_const(4, x), halves))
+    return mul(add(t, mul(t, ans)), sub(_one(x), ans))
+
+
+def _expm1_jvp(t, ans, x, accuracy):
+    if accuracy is AccuracyMode.HIGHEST:
+        return mul(t, exp(x, accuracy=accuracy))
+    return mul(t, add(ans, _one(ans)))
+
+
+def _logistic_jvp(t, ans, x, accuracy):
+    if accuracy is AccuracyMode.HIGHEST:
+        return mul(t, mul(ans, logistic(neg(x))))
+    return mul(t, mul(ans, sub(_one(ans), ans)))
+
+
 # JVPs: ``t`` is the operand's tangent, ``ans`` the primal result.
-ad.defjvp2(exp2_p, lambda t, ans, x, accuracy=None: mul(t, mul(_const(math.log(2), ans), ans)))
-ad.defjvp2(expm1_p, lambda t, ans, x, accuracy=None: mul(t, add(ans, _const(1, ans))))
+ad.defjvp2(exp2_p, lambda t, ans, x, accuracy=None: mul(log(_const(2, x)), mul(t, ans)))
+ad.defjvp2(expm1_p, lambda t, ans, x, accuracy=None: _expm1_jvp(t, ans, x, accuracy))
 ad.defjvp2(log1p_p, lambda t, ans, x, accuracy=None: div(t, add(x, _const(1, x))))
-ad.defjvp2(logistic_p,
-          lambda t, ans, x, accuracy=None: mul(t, mul(ans, sub(_const(1, ans), ans))))  # fmt: skip
+ad.defjvp2(logistic_p, lambda t, ans, x, accuracy=None: _logistic_jvp(t, ans, x, accuracy))
 ad.defjvp2(rsqrt_p, lambda t, ans, x, accuracy=None: mul(t, mul(_const(-0.5, ans), div(ans, x))))
 ad.defjvp2(cbrt_p, lambda t, ans, x, accuracy=None: mul(t, _cbrt_slope(ans)))
 ad.defjvp2(tan_p, lambda t, ans, x, accuracy=None: mul(t, add(_const(1, ans), square(ans))))
 ad.defjvp2(asin_p, lambda t, ans, x: mul(t, rsqrt(_one_minus_square(x))))
-ad.defjvp2(acos_p, lambda t, ans, x: neg(mul(t, rsqrt(_one_minus_square(x)))))
+ad.defjvp2(acos_p, lambda t, ans, x: mul(t, neg(rsqrt(_one_minus_square(x)))))
 ad.defjvp2(atan_p, lambda t, ans, x: div(t, add(_const(1, x), square(x))))
 ad.defjvp2(sinh_p, lambda t, ans, x: mul(t, cosh(x)))
 ad.defjvp2(cosh_p, lambda t, ans, x: mul(t, sinh(x)))
 ad.defjvp2(asinh_p, lambda t, ans, x: mul(t, rsqrt(add(square(x), _const(1, x)))))
-ad.defjvp2(acosh_p, lambda t, ans, x: mul(t, rsqrt(mul(sub(x, _one(x)), add(x, _one(x))))))
-ad.defjvp2(atanh_p, lambda t, ans, x: div(t, _one_minus_square(x)))
+ad.defjvp2(acosh_p, lambda t, ans, x: mul(t, rsqrt(sub(square(x), _one(x)))))
+ad.defjvp2(atanh_p, lambda t, ans, x: mul(reciprocal(add(_one(x), x)), div(t, sub(_one(x), x))))
 
 
 # ------------------------------------------------------------------ powers
@@ -1232,7 +1297,9 @@ batching.defvectorized(integer_pow_p)
 
 def _integer_pow_jvp(t, ans, x, *, y):
     if y == 0:
-        return mul(t, _const(0, ans))
+        return _full_like(t, 0)
+    if y == 1:
+        return t
     power = x if y == 2 else integer_pow(x, y - 1)  # as JAX: no integer_pow[y=1]
     return mul(t, mul(_const(y, x), power))
 
@@ -1332,8 +1399,7 @@ def nextafter(x1, x2):
 
 
 def _trunc_quotient(x, y):
-    q = div(x, y)
-    return mul(sign(q), floor(abs(q)))
+    return mul(sign(div(x, y)), floor(abs(div(x, y))))
 
 
 ad.defjvp2(rem_p, lambda t, ans, x, y: _to_result_shape(t, ans),
@@ -1383,18 +1449,21 @@ def pow(x, y):
 
 
 def _pow_jvp_x(t, ans, x, y):
-    x_dtype = dtypes.dtype(x)
-    y_as_x = to_dtype(y, x_dtype) if dtypes.dtype(y) != x_dtype else y
-    y_minus_one = y - 1 if type(y) is int else sub(y, _const_like(1, y))
-    return mul(t, mul(y_as_x, pow(x, y_minus_one)))
+    dtype = aval_of(ans).dtype
+    y_is_int = dtypes.issubdtype(dtypes.dtype(y), np.integer)
+    x, y = convert_element_type(x, dtype), convert_element_type(y, dtype)
+    if not y_is_int:
+        return mul(t, mul(y, pow(x, sub(y, _full_like(y, 1)))))
+    x, y = _to_result_shape(x, ans), _to_result_shape(y, ans)
+    is_zero, zeros = eq(y, _const(0, y)), _full_like(y, 0)
+    slope = mul(_replace_zero(y), pow(x, sub(y, _full_like(y, 1))))
+    return mul(t, select_n(is_zero, slope, zeros))
 
 
 def _pow_jvp_y(t, ans, x, y):
     # d(x**y)/dy = log(x) x**y, taken as 0 where x == 0 (the limit for y > 0).
-
-    ones = broadcast_in_dim(_const_like(1, x), aval_of(x).shape, ())
-    safe_x = select_n(eq(x, _const_like(0, x)), x, ones)
-    return mul(_to_result_shape(t, ans), mul(log(safe_x), ans))
+    out = mul(t, mul(log(_replace_zero(x)), ans))
+    return convert_element_type(out, dtypes.dtype(y))
 
 
 ad.defjvp2(pow_p, _pow_jvp_x, _pow_jvp_y)
@@ -1452,8 +1521,7 @@ clamp_p.def_batching(_clamp_batching)
 def _masked(t, mask, ans):
     """``t`` (stretched to the result's shape) where ``mask`` holds, else 0."""
     t = _to_result_shape(t, ans)
-    zeros = ad.zeros_like_aval(ad.tangent_aval(aval_of(ans)))
-    return select_n(mask, zeros, t)
+    return select_n(mask, _full_like(ans, 0), t)
 
 
 def _and(a, b):
@@ -1462,7 +1530,7 @@ def _and(a, b):
 
 ad.defjvp2(
     clamp_p,
-    lambda t, ans, lo, x, hi: _masked(t, gt(lo, x), ans),
+    lambda t, ans, lo, x, hi: _masked(t, _and(gt(lo, x), lt(lo, hi)), ans),
     lambda t, ans, lo, x, hi: _masked(t, _and(gt(x, lo), lt(x, hi)), ans),
     lambda t, ans, lo, x, hi: _masked(t, lt(hi, x), ans),
 )
@@ -1485,7 +1553,7 @@ ad.deflinear(complex_p)
 def _complex_transpose(ct, x, y):
     lx, ly = reverse.is_undefined_primal(x), reverse.is_undefined_primal(y)
     return [_unbroadcast(real(ct), x.aval) if lx else None,
-            _unbroadcast(neg(imag(ct)), y.aval) if ly else None]  # fmt: skip
+            _unbroadcast(imag(neg(ct)), y.aval) if ly else None]  # fmt: skip
 
 
 complex_p.def_transpose(_complex_transpose)
@@ -2215,13 +2283,13 @@ def _chooser_jvp(prim):
     def jvp(primals, tangents, *, axes):
         (x,), (t,) = primals, tangents
         ans = prim.bind(x, axes=axes)
-        shape = aval_of(x).shape
-        at_ext = eq(x, broadcast_in_dim(ans, shape, _kept(shape, axes)))
-        at_ext = convert_element_type(at_ext, aval_of(x).dtype)
+        if ad.is_zero(t):
+            return ans, ad.Zero(ad.tangent_aval(aval_of(ans)))
+        kept_shape = tuple(1 if i in axes else d for i, d in enumerate(aval_of(x).shape))
+        at_ext = eq(x, reshape(ans, kept_shape))
+        at_ext = convert_element_type(at_ext, dtypes.dtype(t))
         counts = reduce_sum_p.bind(at_ext, axes=axes, out_sharding=None)
-        picked = reduce_sum_p.bind(
-            mul(ad.instantiate_zeros(t), at_ext), axes=axes, out_sharding=None
-        )
+        picked = reduce_sum_p.bind(mul(t, at_ext), axes=axes, out_sharding=None)
         return ans, div(picked, counts)
 
     prim.def_jvp(jvp)
@@ -2234,39 +2302,7 @@ for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
     ad.zero_jvp(_p)  # integer and boolean results
 
 
-def _reduce_prod_jvp(primals, tangents, *, axes):
-    """The tangent is the sum of ``t_j`` times the product of the other elements,
-    written without dividing by zero: ``P / x_j`` over the non-zero elements, times the
-    zero element when there is one (kept symbolic, so second derivatives stay right
-    there), or 0 when there are several."""
-
-    (x,), (t,) = primals, tangents
-    ans = reduce_prod_p.bind(x, axes=axes)
-    aval = aval_of(x)
-    kept = _kept(aval.shape, axes)
-
-    def spread(v):
-        return broadcast_in_dim(v, aval.shape, kept if np.ndim(v) else ())
-
-    one, zero = spread(np.ones((), aval.dtype)), spread(np.zeros((), aval.dtype))
-    nonzero = ne(x, zero)
-    safe = select_n(nonzero, one, x)
-    zeros = reduce_sum_p.bind(
-        convert_element_type(eq(x, zero), np.int32), axes=axes, out_sharding=None
-    )
-    the_zero = spread(reduce_sum_p.bind(select_n(nonzero, x, zero), axes=axes, out_sharding=None))
-    one_zero_factor = select_n(nonzero, one, the_zero)
-    factor = select_n(
-        spread(eq(zeros, np.int32(0))),
-        select_n(spread(eq(zeros, np.int32(1))), zero, one_zero_factor),
-        one,
-    )
-    others = mul(div(spread(reduce_prod_p.bind(safe, axes=axes)), safe), factor)
-    tangent = reduce_sum_p.bind(mul(ad.instantiate_zeros(t), others), axes=axes, out_sharding=None)
-    return ans, tangent
-
-
-reduce_prod_p.def_jvp(_reduce_prod_jvp)
+# reduce_prod's JVP is defined in reduce.py, by the tree reduction there.
 
 
 def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):

@@ -28,8 +28,8 @@ from lamina.interpreters.mlir import hlo
 from lamina.ir import Primitive, ShapedArray, dtypes, tree_util
 from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import ANY, aval_of
-from lamina.lax.base.primitives import broadcast_in_dim, reshape, transpose
-from lamina.lax.base.reshaping import concatenate, slice
+from lamina.lax.base.primitives import broadcast_in_dim, reshape
+from lamina.lax.base.reshaping import pad, slice, squeeze
 
 __all__ = ["reduce", "reduce_p"]
 
@@ -153,53 +153,70 @@ def _batching(axis_data, vals, dims, *, computation, jaxpr, dimensions):
 reduce_p.def_batching(_batching)
 
 
-def _tree_fold(jaxpr, dimensions, shape, n):
-    """A function of (operands..., inits...) folding the operands over ``dimensions``
-    pairwise (halving the count each round) with the scalar ``jaxpr`` mapped over
-    elements, then once with the initial values: the same fold as ``reduce_p``, written
-    in operations that differentiate both ways."""
+def tree_reduce_jvp(reducer, init_values, primals, tangents, axes):
+    """JAX's JVP of a reduction: the JVP of the same reduction written as a tree of
+    halvings (slices, padded with the initial values where a level is odd) combined
+    elementwise by ``reducer`` (a function of lhs... and rhs... returning a list), over
+    the reduced axes moved to the front and flattened. Returns the primal outputs and
+    their tangents."""
+    shape = tuple(aval_of(primals[0]).shape)
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    size = math.prod(shape[a] for a in axes)
+    new_shape = (size, *(shape[i] for i in kept))
+    permutation = tuple(axes) + kept
+    primals = [reshape(x, new_shape, permutation) for x in primals]
+    tangents = [t if ad.is_zero(t) else reshape(t, new_shape, permutation) for t in tangents]
+    for _ in range(len(kept) + 1):
+        reducer = batching.vmap(reducer)
+    ndim = len(new_shape)
 
-    kept = tuple(i for i in range(len(shape)) if i not in dimensions)
-    size = math.prod(shape[d] for d in dimensions)
-    rest = tuple(shape[i] for i in kept)
-    width = math.prod(rest)
-    scalar_fun = batching.vmap(lambda *xs: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *xs))
+    def halves(x, start, stop):
+        starts, limits = [0] * ndim, list(aval_of(x).shape)
+        starts[0], limits[0] = start, stop
+        return slice(x, starts, limits, [1] * ndim)
 
-    def combine(lhs, rhs):
-        rows = aval_of(lhs[0]).shape[0]
-        outs = scalar_fun(*[reshape(v, (rows * width,)) for v in (*lhs, *rhs)])
-        return [reshape(o, (rows, width)) for o in outs]
+    def tree(*xs):
+        while aval_of(xs[0]).shape[0] > 1:
+            n = aval_of(xs[0]).shape[0]
+            n1 = (n + 1) // 2
+            xs1 = [halves(x, 0, n1) for x in xs]
+            xs2 = [halves(x, n1, n) for x in xs]
+            if n - n1 != n1:
+                config = [(0, 1, 0)] + [(0, 0, 0)] * (ndim - 1)
+                xs2 = [pad(x, i, config) for x, i in zip(xs2, init_values, strict=True)]
+            xs = reducer(*xs1, *xs2)
+        if aval_of(xs[0]).shape[0] == 0:
+            return [broadcast_in_dim(i, new_shape[1:], ()) for i in init_values]
+        return [squeeze(x, (0,)) for x in xs]
 
-    def fold(*args):
-        xs = [reshape(transpose(x, (*dimensions, *kept)), (size, width)) for x in args[:n]]
-        inits = [broadcast_in_dim(i, (1, width), ()) for i in args[n:]]
-        count = size
-        while count > 1:
-            even = count - count % 2
-            pairs = [[slice(x, (start, 0), (even, width), (2, 1)) for x in xs] for start in (0, 1)]
-            folded = combine(*pairs)
-            if count % 2:
-                folded = [
-                    concatenate([f, slice(x, (count - 1, 0), (count, width))], 0)
-                    for f, x in zip(folded, xs, strict=True)
-                ]
-            xs, count = folded, (count + 1) // 2
-        outs = inits if size == 0 else combine(inits, xs)
-        return [reshape(o, rest) for o in outs]
-
-    return fold
+    return ad.jvp_flat(tree, primals, tangents)
 
 
 def _jvp(primals, tangents, *, computation, jaxpr, dimensions):
-    """The primal by ``reduce_p``; the tangent by the JVP of the same fold written as a
-    pairwise tree of slices (so reverse mode works too, as in JAX)."""
+    """As JAX: the JVP of the same reduction written as a tree of halvings (so reverse
+    mode works too)."""
     n = len(primals) // 2
-    outs = reduce_p.bind(*primals, computation=computation, jaxpr=jaxpr, dimensions=dimensions)
-    fold = _tree_fold(jaxpr, dimensions, aval_of(primals[0]).shape, n)
-    _, out_t = ad.jvp_flat(fold, list(primals), list(tangents))
-    return outs, out_t
+    if any(not ad.is_zero(t) for t in tangents[n:]):
+        raise NotImplementedError(
+            "Gradient of general lax.reduce with non-zero tangents for initial values to "
+            "reduction not implemented"
+        )
+
+    def reducer(*xs):
+        return list(eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *xs))
+
+    return tree_reduce_jvp(reducer, primals[n:], primals[:n], tangents[:n], dimensions)
 
 
+def _reduce_prod_jvp(primals, tangents, *, axes):
+    (x,) = primals
+    one = np.ones((), aval_of(x).dtype)
+    (ans,), (t,) = tree_reduce_jvp(lambda a, b: [prims.mul(a, b)], [one], primals, tangents, axes)
+    return ans, t
+
+
+# reduce_prod's rule is the tree reduction defined here.
+prims.reduce_prod_p.def_jvp(_reduce_prod_jvp)
 reduce_p.def_jvp(_jvp)
 
 

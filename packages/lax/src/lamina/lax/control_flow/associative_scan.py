@@ -84,10 +84,7 @@ def _scan(combine, elems, axis):
     else:
         even = combine(odd, [_slice(x, axis, 2, n, 2) for x in elems])
 
-    even = [
-        concatenate([_slice(x, axis, 0, 1), e], axis) if _shape(e)[axis] else _slice(x, axis, 0, 1)
-        for x, e in zip(elems, even, strict=True)
-    ]
+    even = [concatenate([_slice(x, axis, 0, 1), e], axis) for x, e in zip(elems, even, strict=True)]
     return [_interleave(e, o, axis) for e, o in zip(even, odd, strict=True)]
 
 

@@ -12,7 +12,14 @@ import numpy as np
 from lamina.interpreters import ad
 from lamina.ir import ShapedArray
 from lamina.lax.base.operands import aval_of, standard_primitive
-from lamina.lax.base.primitives import add, div
+from lamina.lax.base.primitives import (
+    add,
+    broadcast_in_dim,
+    broadcasted_iota,
+    convert_element_type,
+    div,
+    eq,
+)
 from lamina.lax.linalg import _lapack, matrix_algebra
 from lamina.lax.linalg.triangular_solve import triangular_solve
 
@@ -60,12 +67,22 @@ def _jvp(primals, tangents):
         factor, x_dot, left_side=False, lower=True, transpose_a=True, conjugate_a=True
     )
     middle = triangular_solve(factor, right, left_side=True, lower=True)
-    dtype = aval_of(x).dtype
-    half_diag = add(
-        matrix_algebra.eye_like(middle), matrix_algebra.full(aval_of(middle).shape, 1, dtype)
-    )
-    phi = div(matrix_algebra.tril(middle), half_diag)
-    return factor, matrix_algebra.matmul(factor, phi)
+    return factor, matrix_algebra.matmul(factor, _phi(middle))
+
+
+def _phi(x):
+    """The lower triangle of ``x`` with its diagonal halved (JAX's arrangement)."""
+    lower = matrix_algebra.tril(x)
+    aval = aval_of(x)
+    n = aval.shape[-1]
+    rows = add(broadcasted_iota(np.int32, (n, n), 0), np.int32(0))
+    eye = convert_element_type(eq(rows, broadcasted_iota(np.int32, (n, n), 1)), aval.dtype)
+    two_diag = add(np.array(1, aval.dtype), eye)
+    if aval.ndim > 2:
+        two_diag = broadcast_in_dim(
+            two_diag, (1,) * (aval.ndim - 2) + (n, n), (aval.ndim - 2, aval.ndim - 1)
+        )
+    return div(lower, two_diag)
 
 
 cholesky_p.def_jvp(_jvp)

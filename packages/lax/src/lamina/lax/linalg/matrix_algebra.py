@@ -61,17 +61,25 @@ def triangle_mask(shape, *, lower: bool, offset: int = 0):
     return ge(rows, cols) if lower else le(rows, cols)
 
 
+def _lower_mask(shape, k):
+    """True on and below diagonal ``k`` of the trailing matrices of ``shape`` (built for
+    one matrix, then broadcast, as JAX builds it)."""
+    mask = triangle_mask(shape[-2:], lower=True, offset=k)
+    if len(shape) == 2:
+        return mask
+    return broadcast_in_dim(mask, tuple(shape), (len(shape) - 2, len(shape) - 1))
+
+
 def tril(x, k: int = 0):
     """Entries on and below diagonal ``k``; zero above."""
-    aval = aval_of(x)
-    mask = triangle_mask(aval.shape, lower=True, offset=k)
+    mask = _lower_mask(aval_of(x).shape, k)
     return select_n(mask, zeros_like(x), x)
 
 
 def triu(x, k: int = 0):
-    aval = aval_of(x)
-    mask = triangle_mask(aval.shape, lower=False, offset=k)
-    return select_n(mask, zeros_like(x), x)
+    """Entries on and above diagonal ``k``; zero below."""
+    mask = _lower_mask(aval_of(x).shape, k - 1)
+    return select_n(mask, x, zeros_like(x))
 
 
 def zeros_like(x):

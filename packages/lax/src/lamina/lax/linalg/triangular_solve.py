@@ -87,23 +87,39 @@ def _jvp(primals, tangents, **params):
     a, b = primals
     a_dot, b_dot = tangents
     out = triangular_solve_p.bind(a, b, **params)
-    tangent = ad.Zero(ad.tangent_aval(aval_of(out)))
-    if not ad.is_zero(b_dot):
-        tangent = ad.add_tangents(tangent, triangular_solve_p.bind(a, b_dot, **params))
+    terms = []  # JAX's order: the term of dA, then that of dB
     if not ad.is_zero(a_dot):
-        k = 1 if params["unit_diagonal"] else 0
-        g = matrix_algebra.tril(a_dot, -k) if params["lower"] else matrix_algebra.triu(a_dot, k)
-        g = neg(g)
-        if params["transpose_a"]:
-            g = matrix_algebra.swap_last(g)
-        if params["conjugate_a"]:
-            g = matrix_algebra.conj(g)
-        # X = op(A)⁻¹B: dX = -op(A)⁻¹·op(dA)·X; X = B·op(A)⁻¹: dX = -X·op(dA)·op(A)⁻¹
-        rhs = (
-            matrix_algebra.matmul(g, out) if params["left_side"] else matrix_algebra.matmul(out, g)
-        )
-        tangent = ad.add_tangents(tangent, triangular_solve_p.bind(a, rhs, **params))
+        terms.append(_jvp_a(a_dot, out, a, **params))
+    if not ad.is_zero(b_dot):
+        terms.append(triangular_solve_p.bind(a, b_dot, **params))
+    tangent = ad.Zero(ad.tangent_aval(aval_of(out)))
+    for term in terms:
+        tangent = ad.add_tangents(tangent, term)
     return out, tangent
+
+
+def _jvp_a(a_dot, out, a, **params):
+    """X = op(A)⁻¹B: dX = -op(A)⁻¹·op(dA)·X; X = B·op(A)⁻¹: dX = -X·op(dA)·op(A)⁻¹, with
+    the solve and the product in the cheaper order (as JAX)."""
+    k = 1 if params["unit_diagonal"] else 0
+    g = matrix_algebra.tril(a_dot, -k) if params["lower"] else matrix_algebra.triu(a_dot, k)
+    g = neg(g)
+    if params["transpose_a"]:
+        g = matrix_algebra.swap_last(g)
+    if params["conjugate_a"]:
+        g = matrix_algebra.conj(g)
+    m, n = aval_of(out).shape[-2:]
+
+    def solve(rhs):
+        return triangular_solve_p.bind(a, rhs, **params)
+
+    if params["left_side"]:
+        if m > n:
+            return solve(matrix_algebra.matmul(g, out))
+        return matrix_algebra.matmul(solve(g), out)
+    if m < n:
+        return solve(matrix_algebra.matmul(out, g))
+    return matrix_algebra.matmul(out, solve(g))
 
 
 triangular_solve_p.def_jvp(_jvp)
@@ -133,6 +149,7 @@ def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
     ``lower`` or upper triangle of A is read; its diagonal is taken as ones with
     ``unit_diagonal``). op(A) is A, transposed and/or conjugated as asked."""
     a_aval, b_aval = aval_of(a), aval_of(b)
+    conjugate_a = conjugate_a and dtypes.issubdtype(a_aval.dtype, np.complexfloating)
     if b_aval.dtype != a_aval.dtype:
         b = convert_element_type(b, a_aval.dtype)
     return triangular_solve_p.bind(

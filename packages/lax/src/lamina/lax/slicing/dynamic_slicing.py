@@ -74,10 +74,13 @@ dynamic_slice_p = standard_primitive(
 def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
     """Linear in the operand; the indices are not differentiated."""
     x, *indices = primals
+    t = tangents[0]
+    if not ad.is_zero(t):  # the tangent first, as JAX
+        t = dynamic_slice_p.bind(t, *indices, slice_sizes=slice_sizes)
     ans = dynamic_slice_p.bind(x, *indices, slice_sizes=slice_sizes)
-    if ad.is_zero(tangents[0]):
+    if ad.is_zero(t):
         return ans, ad.Zero(ad.tangent_aval(aval_of(ans)))
-    return ans, dynamic_slice_p.bind(tangents[0], *indices, slice_sizes=slice_sizes)
+    return ans, t
 
 
 def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):

@@ -774,8 +774,8 @@ def _gather_back(ct, indices, updates_shape, params):
         indices,
         dimension_numbers=gather_dn,
         slice_sizes=tuple(sizes),
-        indices_are_sorted=params["indices_are_sorted"],
-        unique_indices=params["unique_indices"],
+        indices_are_sorted=False,  # as JAX, whatever the scatter promised
+        unique_indices=False,
         mode=params["mode"],
         fill_value=0 if params["mode"] is GatherScatterMode.FILL_OR_DROP else None,
     )
@@ -873,8 +873,8 @@ scatter_mul_p.def_transpose(_scatter_mul_transpose)
 
 
 def _extremal_jvp(prim):
-    """Ties share the derivative equally among the operand and the updates that reach
-    the extreme value."""
+    """JAX's rule: ties share the derivative equally among the operand and the updates
+    that reach the extreme value."""
 
     def rule(primals, tangents, **params):
         operand, indices, updates = primals
@@ -883,15 +883,38 @@ def _extremal_jvp(prim):
         if type(t_op) is ad.Zero and type(t_up) is ad.Zero:
             return ans, _tangent_zero(ans)
         t_op, t_up = ad.instantiate_zeros(t_op), ad.instantiate_zeros(t_up)
-        dtype = shaped_abstractify(ans).dtype
-        up_shape = shaped_abstractify(updates).shape
-        reached = _gather_back(ans, indices, up_shape, params)
-        op_hit = convert_element_type(eq(operand, ans), dtype)
-        up_hit = convert_element_type(eq(updates, reached), dtype)
-        zeros = _zeros(shaped_abstractify(ans))
-        count = add(op_hit, _scatter_add(zeros, indices, up_hit, params))
-        total = add(mul(op_hit, t_op), _scatter_add(zeros, indices, mul(up_hit, t_up), params))
-        return ans, div(total, count)
+        up_aval, op_aval = shaped_abstractify(updates), shaped_abstractify(operand)
+        plain = {
+            **params,
+            "indices_are_sorted": False,
+            "unique_indices": False,
+            "mode": GatherScatterMode.FILL_OR_DROP,
+        }
+        in_bounds = {**plain, "mode": GatherScatterMode.PROMISE_IN_BOUNDS}
+
+        def back(x):
+            return _gather_back(x, indices, up_aval.shape, in_bounds)
+
+        def ones(aval):
+            return broadcast_in_dim(np.ones((), aval.dtype), aval.shape, ())
+
+        # Built in JAX's order, so the Jaxpr is the same.
+        initial, target = back(operand), back(ans)
+        won, kept = eq(updates, target), eq(initial, target)
+        base = _zeros(op_aval)
+        ones_up = ones(up_aval)
+        n_won = back(_scatter_add(base, indices, select_n(won, _zeros(up_aval), ones_up), plain))
+        base = _zeros(op_aval)
+        n_refs = back(_scatter_add(base, indices, ones(up_aval), plain))
+        one = np.ones((), up_aval.dtype)
+        shared = div(one, add(n_won, one))
+        up_share = select_n(kept, div(one, n_won), shared)
+        up_coef = select_n(won, _zeros(up_aval), up_share)
+        shared = div(one, add(n_won, one))
+        op_share = select_n(kept, _zeros(up_aval), shared)
+        op_coef = div(add(np.array(-1, up_aval.dtype), op_share), n_refs)
+        t_updates = add(mul(back(t_op), op_coef), mul(t_up, up_coef))
+        return ans, _scatter_add(t_op, indices, t_updates, params)
 
     prim.def_jvp(rule)
 
@@ -904,12 +927,12 @@ _extremal_jvp(scatter_max_p)
 
 
 def _update_ids(updates_shape, update_window_dims):
-    """uint32 ids, 1, 2, ..., one per update window, broadcast over its window."""
-    scatter_dims = [d for d in range(len(updates_shape)) if d not in update_window_dims]
-    scatter_shape = tuple(updates_shape[d] for d in scatter_dims)
-    ids = reshape(iota(np.uint32, math.prod(scatter_shape)), scatter_shape)
-    ids = add(ids, np.ones((), np.uint32))
-    return broadcast_in_dim(ids, tuple(updates_shape), tuple(scatter_dims))
+    """Ids 1, 2, ..., one per update window, broadcast over its window."""
+    ids_shape = [1 if d in update_window_dims else n for d, n in enumerate(updates_shape)]
+    count = math.prod(ids_shape)
+    dtype = np.uint32 if count <= np.iinfo(np.uint32).max else np.uint64
+    ids = reshape(iota(dtype, count), tuple(ids_shape))
+    return add(ids, broadcast_in_dim(np.ones((), dtype), tuple(updates_shape), ()))
 
 
 def _scatter_jvp(primals, tangents, *, update_jaxpr, update_consts, **params):
@@ -931,18 +954,20 @@ def _scatter_jvp(primals, tangents, *, update_jaxpr, update_consts, **params):
     op_aval = shaped_abstractify(operand)
     up_shape = shaped_abstractify(updates).shape
     ids = _update_ids(up_shape, params["dimension_numbers"].update_window_dims)
-    id_zeros = _zeros(op_aval.update(dtype=np.dtype(np.uint32)))
-    scattered_ids = scatter_p.bind(id_zeros, indices, ids, **full)
+    id_aval = op_aval.update(dtype=shaped_abstractify(ids).dtype)
+    scattered_ids = scatter_p.bind(_zeros(id_aval), indices, ids, **full)
     winners = _gather_back(scattered_ids, indices, up_shape, params)
-    untouched = eq(scattered_ids, _zeros(op_aval.update(dtype=np.dtype(np.uint32))))
-    won = eq(ids, winners)
 
-    def combine(x, u):
-        x_kept = select_n(untouched, _zeros(shaped_abstractify(x)), x)
-        u_kept = select_n(won, _zeros(shaped_abstractify(u)), u)
-        return _scatter_add(x_kept, indices, u_kept, params)
+    def keep(pred, x):
+        return select_n(pred(), _zeros(shaped_abstractify(x)), x)
 
-    return combine(operand, updates), combine(t_op, t_up)
+    untouched = lambda: eq(scattered_ids, _zeros(id_aval))  # noqa: E731
+    won = lambda: eq(ids, winners)  # noqa: E731
+    x_kept, u_kept = keep(untouched, operand), keep(won, updates)
+    tx_kept, tu_kept = keep(untouched, t_op), keep(won, t_up)
+    return _scatter_add(x_kept, indices, u_kept, params), _scatter_add(
+        tx_kept, indices, tu_kept, params
+    )
 
 
 def _scatter_transpose(ct, operand, indices, updates, *, update_jaxpr, update_consts,

@@ -31,9 +31,11 @@ from lamina.lax.base.primitives import (
     max,
     mul,
     neg,
+    reciprocal,
     select_n,
     sign,
     sqrt,
+    square,
     sub,
 )
 
@@ -223,6 +225,8 @@ def chebyshev(coefficients, t):
 def full_like(value, x):
     """``value`` in ``x``'s shape and dtype (select_n needs cases of one shape)."""
     shape = x.aval.shape if hasattr(x, "aval") else np.shape(x)
+    if not shape:
+        return const(value, x)
     return broadcast_in_dim(const(value, x), shape, ())
 
 
@@ -240,29 +244,24 @@ bessel_i0e_p = special_primitive("bessel_i0e", 1, lambda ctx, x: lower_traced(ct
 # ------------------------------------------------------------------ derivatives
 
 
-def _square(x):
-    return mul(x, x)
-
-
 def _bessel_i1e_jvp(t, ans, x):
     # i1e' = i0e - i1e * (sign(x) + 1/x); the limit at 0 is 1/2.
-    tiny = gt(abs_(x), const(np.finfo(dtypes.dtype(x)).eps, x))
-    safe = select_n(tiny, full_like(1, x), x)
-    slope = sub(bessel_i0e(safe), mul(bessel_i1e(safe), add(sign(safe), div(const(1, x), safe))))
-    return mul(t, select_n(tiny, full_like(0.5, x), slope))
+    eps = np.finfo(dtypes.dtype(x)).eps
+    not_tiny = gt(abs_(x), const(eps, x))
+    safe = select_n(not_tiny, full_like(eps, x), x)
+    slope = sub(bessel_i0e(safe), mul(ans, add(sign(safe), reciprocal(safe))))
+    return mul(t, select_n(not_tiny, full_like(0.5, x), slope))
 
 
 def _polygamma_m_jvp(t, ans, m, x):
     raise ValueError("polygamma gradient with respect to m is not supported")
 
 
-ad.defjvp2(erf_p, lambda t, ans, x: mul(t, mul(const(2 / np.sqrt(np.pi), x), exp(neg(_square(x))))))
+ad.defjvp2(erf_p, lambda t, ans, x: mul(const(2 / np.sqrt(np.pi), x), mul(t, exp(neg(square(x))))))
 ad.defjvp2(
-    erfc_p, lambda t, ans, x: mul(t, mul(const(-2 / np.sqrt(np.pi), x), exp(neg(_square(x)))))
+    erfc_p, lambda t, ans, x: mul(const(-2 / np.sqrt(np.pi), x), mul(t, exp(neg(square(x)))))
 )
-ad.defjvp2(
-    erf_inv_p, lambda t, ans, x: mul(t, mul(const(np.sqrt(np.pi) / 2, x), exp(_square(ans))))
-)
+ad.defjvp2(erf_inv_p, lambda t, ans, x: mul(const(np.sqrt(np.pi) / 2, x), mul(t, exp(square(ans)))))
 ad.defjvp2(lgamma_p, lambda t, ans, x: mul(t, digamma(x)))
 ad.defjvp2(digamma_p, lambda t, ans, x: mul(t, polygamma(const(1, x), x)))
 ad.defjvp2(polygamma_p, _polygamma_m_jvp,

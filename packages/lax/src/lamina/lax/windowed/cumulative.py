@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import ad
+from lamina.interpreters import ad, custom_jvp
 from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray
 from lamina.lax.base import primitives as prims
@@ -20,18 +20,11 @@ from lamina.lax.base.operands import FLOAT, NUMBER, aval_of, check_dtype, standa
 from lamina.lax.base.primitives import (
     broadcast_in_dim,
     compare_hlo,
-    convert_element_type,
-    div,
-    eq,
     max_identity,
     min_identity,
-    mul,
-    ne,
     reduce_region,
-    select_n,
 )
 from lamina.lax.control_flow.associative_scan import associative_scan
-from lamina.lax.windowed.select_and import select_and_gather_add
 from lamina.lax.windowed.windows import window_attrs
 
 __all__ = [
@@ -158,77 +151,55 @@ def _cumsum_transpose(ct, operand, *, axis, reverse):
 cumsum_p.def_transpose(_cumsum_transpose)
 
 
-def _chooser_jvp(prim, select_name):
-    """The tangent of the running extremum: the window gradient of reduce_window_max
-    (or min) over the cumulative windows."""
-
-    def jvp(primals, tangents, *, axis, reverse):
-        (x,), (t,) = primals, tangents
-        ans = prim.bind(x, axis=axis, reverse=reverse)
-        params = cumulative_window(aval_of(x).shape, axis, reverse)
-        return ans, select_and_gather_add(ad.instantiate_zeros(t), x, select_name, **params)
-
-    prim.def_jvp(jvp)
-
-
-_chooser_jvp(cummax_p, "ge")
-_chooser_jvp(cummin_p, "le")
-
-
-def _cumprod_jvp(primals, tangents, *, axis, reverse):
-    """``d y_i = sum_{j<=i} t_j prod_{k<=i, k!=j} x_k``, without dividing by zero: with
-    ``y'`` the running product of the non-zero elements, it is ``y'_i`` times the running
-    sum of ``t / x`` while no zero has been seen, times the tangent at the first zero
-    while one has, and 0 after a second."""
-
-    (x,), (t,) = primals, tangents
-    ans = cumprod_p.bind(x, axis=axis, reverse=reverse)
-    aval = aval_of(x)
-    t = ad.instantiate_zeros(t)
-
-    def full(value, dtype=aval.dtype):
-        return broadcast_in_dim(np.array(value, dtype), aval.shape, ())
-
-    def run(prim, v):
-        return prim.bind(v, axis=axis, reverse=reverse)
-
-    zero = full(0)
-    nonzero = ne(x, zero)
-    safe = select_n(nonzero, full(1), x)
-    zeros_seen = run(cumsum_p, convert_element_type(eq(x, zero), np.int32))
-    no_zero, one_zero = eq(zeros_seen, full(0, np.int32)), eq(zeros_seen, full(1, np.int32))
-    before_zero = run(cumsum_p, div(t, safe))
-    at_zero = run(cumsum_p, select_n(nonzero, t, zero))
-    scaled = select_n(no_zero, select_n(one_zero, zero, at_zero), before_zero)
-    return ans, mul(run(cumprod_p, safe), scaled)
-
-
-cumprod_p.def_jvp(_cumprod_jvp)
-
-
-def _logaddexp(a, b):
-    """log(exp(a) + exp(b)) in lax operations (so it differentiates): where ``a - b``
-    is NaN (both infinite of one sign, or a NaN) the sum ``a + b`` is the answer."""
+def logaddexp(a, b):
+    """log(exp(a) + exp(b)) of real floats in lax operations, with JAX's custom
+    derivative: where ``a - b`` is NaN (both infinite of one sign, or a NaN) the sum
+    ``a + b`` is the answer."""
+    top = prims.max(a, b)
     diff = prims.sub(a, b)
+    is_nan = prims.ne(diff, diff)
+    both = prims.add(a, b)
     softplus = prims.log1p(prims.exp(prims.neg(prims.abs(diff))))
+    return prims.select_n(is_nan, prims.add(top, softplus), both)
+
+
+def _drop_posinf(x):
+    """``x`` with +inf replaced by 0 (keeps the derivative's weights finite)."""
+    is_inf = prims.eq(x, np.array(np.inf, aval_of(x).dtype))
     return prims.select_n(
-        prims.ne(diff, diff), prims.add(prims.max(a, b), softplus), prims.add(a, b)
+        is_inf, x, broadcast_in_dim(np.zeros((), aval_of(x).dtype), aval_of(x).shape, ())
     )
 
 
-def _cumlogsumexp_jvp(primals, tangents, *, axis, reverse):
+def _logaddexp_jvp(primals, tangents):
+    (a, b), (ta, tb) = primals, tangents
+    out = logaddexp(a, b)
+    weight_a = prims.exp(prims.sub(_drop_posinf(a), _drop_posinf(out)))
+    term_a = prims.mul(ta, weight_a)
+    weight_b = prims.exp(prims.sub(_drop_posinf(b), _drop_posinf(out)))
+    return out, prims.add(term_a, prims.mul(tb, weight_b))
+
+
+logaddexp = custom_jvp(logaddexp)
+logaddexp.defjvp(_logaddexp_jvp)
+
+
+def _scan_jvp(combine):
     """As JAX: the JVP of the same running fold written as an associative scan of
-    ``logaddexp``, so each step's weights stay in range however far apart the elements
-    are (a single rescaling would overflow)."""
+    ``combine`` (for cumlogsumexp this keeps each step's weights in range however far
+    apart the elements are)."""
 
-    (x,), (t,) = primals, tangents
-    ans = cumlogsumexp_p.bind(x, axis=axis, reverse=reverse)
+    def jvp(primals, tangents, *, axis, reverse):
+        def scan(v):
+            return [associative_scan(combine, v, reverse=reverse, axis=axis)]
 
-    def scan(v):
-        return [associative_scan(_logaddexp, v, reverse=reverse, axis=axis)]
+        (ans,), (tangent,) = ad.jvp_flat(scan, list(primals), list(tangents))
+        return ans, tangent
 
-    _, (tangent,) = ad.jvp_flat(scan, [x], [ad.instantiate_zeros(t)])
-    return ans, tangent
+    return jvp
 
 
-cumlogsumexp_p.def_jvp(_cumlogsumexp_jvp)
+cumlogsumexp_p.def_jvp(_scan_jvp(logaddexp))
+cumprod_p.def_jvp(_scan_jvp(prims.mul))
+cummax_p.def_jvp(_scan_jvp(prims.max))
+cummin_p.def_jvp(_scan_jvp(prims.min))
