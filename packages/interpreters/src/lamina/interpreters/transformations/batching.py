@@ -485,6 +485,17 @@ def _batch_vmappable(fun, axis_data: AxisData, vals, specs, out_specs):
     :func:`to_elt`) in a new :class:`BatchTrace`; returns its outputs placed by
     ``out_specs()`` (called once ``fun`` has run) through :func:`from_elt`."""
     trace = BatchTrace(find_current_trace(), axis_data)
+    try:
+        results = _run_mapped(trace, fun, axis_data, vals, specs, out_specs)
+    finally:
+        trace.invalidate()
+    check_for_leaks(trace)
+    return results
+
+
+def _run_mapped(trace, fun, axis_data, vals, specs, out_specs):
+    """The body of :func:`_batch_vmappable`, in its own frame so that none of its
+    tracers outlives it (the leak check runs after it returns)."""
     iota = []
 
     def get_idx():
@@ -492,23 +503,16 @@ def _batch_vmappable(fun, axis_data: AxisData, vals, specs, out_specs):
             iota.append(BatchTracer(trace, make_iota(axis_data.size), 0))
         return iota[0]
 
-    try:
-        args = [to_elt(trace, get_idx, v, d) for v, d in zip(vals, specs, strict=True)]
-        with set_current_trace(trace), _extend_axis_env(axis_data):
-            outs = list(fun(*args))
-            for x in outs:
-                if not is_vmappable(x):
-                    _check_output(trace.to_batch_info(x)[0])
-            results = [
-                from_elt(trace, axis_data.size, i, x, spec)
-                for i, (x, spec) in enumerate(zip(outs, out_specs(), strict=True))
-            ]
-    finally:
-        trace.invalidate()
-    iota.clear()
-    del args, outs
-    check_for_leaks(trace)
-    return results
+    args = [to_elt(trace, get_idx, v, d) for v, d in zip(vals, specs, strict=True)]
+    with set_current_trace(trace), _extend_axis_env(axis_data):
+        outs = list(fun(*args))
+        for out in outs:
+            if not is_vmappable(out):
+                _check_output(trace.to_batch_info(out)[0])
+        return [
+            from_elt(trace, axis_data.size, i, x, spec)
+            for i, (x, spec) in enumerate(zip(outs, out_specs(), strict=True))
+        ]
 
 
 # ---------------------------------------------------------------- jit
