@@ -17,15 +17,17 @@ from lamina.random import key as _key
 __all__ = [
     "define_prng_impl",
     "random_seed",
-    "rbg_prng_impl",  # noqa: F822 (served by __getattr__)
+    "rbg_prng_impl",
     "seed_with_impl",
     "threefry2x32_p",
     "threefry_2x32",
     "threefry_prng_impl",
-    "unsafe_rbg_prng_impl",  # noqa: F822 (served by __getattr__)
+    "unsafe_rbg_prng_impl",
 ]
 
 threefry_prng_impl = _lax.THREEFRY
+rbg_prng_impl = _lax.RBG
+unsafe_rbg_prng_impl = _lax.UNSAFE_RBG
 threefry2x32_p = _primitives.threefry2x32_p
 threefry_2x32 = _lax.threefry_2x32
 
@@ -58,15 +60,3 @@ def random_seed(seeds, impl):
 def seed_with_impl(impl, seed):
     """The key of ``impl`` seeded with the integer ``seed``."""
     return random_seed(seed, impl)
-
-
-_RBG = {"rbg_prng_impl": "RBG", "unsafe_rbg_prng_impl": "UNSAFE_RBG"}
-
-
-def __getattr__(name: str):
-    if name in _RBG:
-        impl = getattr(_lax, _RBG[name], None)
-        if impl is None:
-            raise AttributeError(f"lamina.extend.random.{name}: lamina has no rbg PRNG yet")
-        return impl
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

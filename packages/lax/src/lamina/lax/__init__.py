@@ -93,7 +93,9 @@ from lamina.lax.operators import (  # noqa: F401, E402
 )
 from lamina.lax.prng import (  # noqa: F401, E402  (PRNG keys, for lamina.random and numpy)
     PRNG_IMPLS,
+    RBG,
     THREEFRY,
+    UNSAFE_RBG,
     PRNGImpl,
     PRNGKeyArray,
     PRNGSpec,
