@@ -4,7 +4,23 @@ Submodules load on import, as in JAX: ``import lamina.experimental.checkify``.
 ``io_callback`` loads the array layers on first use.
 """
 
-__all__ = ["io_callback"]
+import importlib
+
+__all__ = [  # loaded by __getattr__ on first use, as they need the interpreters
+    "EArray",
+    "compilation_cache",
+    "cur_qdd",
+    "io_callback",
+    "primal_tangent_dtype",
+    "shard_map",
+]
+
+_LAZY = {
+    "EArray": ("lamina.experimental.extended_array", "EArray"),
+    "compilation_cache": ("lamina.experimental.compilation_cache", None),
+    "cur_qdd": ("lamina.experimental.quasi_dynamic_data", "cur_qdd"),
+    "primal_tangent_dtype": ("lamina.ir.dtypes", "primal_tangent_dtype"),
+}
 
 
 def __getattr__(name: str):
@@ -14,4 +30,16 @@ def __getattr__(name: str):
 
         globals()[name] = io_callback
         return io_callback
+    if name in _LAZY:
+        module, attr = _LAZY[name]
+        value = importlib.import_module(module)
+        value = value if attr is None else getattr(value, attr)
+        globals()[name] = value
+        return value
+    if name == "shard_map":
+        raise AttributeError("lamina.experimental.shard_map is not built yet (issue 17)")
     raise AttributeError(f"module 'lamina.experimental' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -103,3 +103,7 @@ def __getattr__(name: str):
     if name == "ifrt_proxy":  # jaxlib's IFRT proxy client module, loaded on first use
         return importlib.import_module("jaxlib._ifrt_proxy")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -139,6 +139,7 @@ from lamina.interpreters.jit_functions.jit import clear_caches, jit
 from lamina.interpreters.jit_functions.stages import ArgInfo, Compiled, Lowered, Traced
 from lamina.interpreters.runtime import array as array
 from lamina.interpreters.runtime import backend as backend
+from lamina.interpreters.runtime import compilation_cache as compilation_cache
 from lamina.interpreters.runtime import cpp_classes as cpp_classes
 from lamina.interpreters.runtime import device_put_primitive as device_put_primitive
 from lamina.interpreters.runtime import dispatch as dispatch

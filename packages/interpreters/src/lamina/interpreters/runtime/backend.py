@@ -25,6 +25,7 @@ from jaxlib import xla_client
 
 from lamina.interpreters.core.config import config
 from lamina.interpreters.core.monitoring import BACKEND_COMPILE_EVENT, compile_step
+from lamina.interpreters.runtime.compilation_cache import compile_or_load
 
 __all__ = [
     "backends",
@@ -351,7 +352,8 @@ def compile(
     ``xla_ffi_python_*_callback`` custom calls); jaxlib takes them only with a
     ``jaxlib.mlir`` module.
 
-    ``options`` default to :func:`compile_options` for ``devices``. Logs how long XLA
+    ``options`` default to :func:`compile_options` for ``devices``. With a persistent
+    cache (:mod:`.compilation_cache`) the executable may come from disk instead. Logs how long XLA
     took: at WARNING level with ``jax_log_compiles``, else DEBUG.
     """
     if not isinstance(module, (str, bytes)) and not host_callbacks:
@@ -360,14 +362,22 @@ def compile(
         options = compile_options(devices)
     device_list = xla_client.DeviceList(tuple(devices))
     client = device_list[0].client
-    start = time.perf_counter()
-    with compile_step(BACKEND_COMPILE_EVENT, name):
-        if host_callbacks:
-            executable = client.compile_and_load(module, device_list, options, list(host_callbacks))
-        else:
-            executable = client.compile_and_load(module, device_list, options)
-    level = logging.WARNING if config.jax_log_compiles else logging.DEBUG
-    logger.log(
-        level, "Finished XLA compilation of %s in %.9f sec", name, time.perf_counter() - start
-    )
-    return executable
+
+    def compile_now():
+        start = time.perf_counter()
+        with compile_step(BACKEND_COMPILE_EVENT, name):
+            if host_callbacks:
+                executable = client.compile_and_load(
+                    module, device_list, options, list(host_callbacks)
+                )
+            else:
+                executable = client.compile_and_load(module, device_list, options)
+        level = logging.WARNING if config.jax_log_compiles else logging.DEBUG
+        logger.log(
+            level, "Finished XLA compilation of %s in %.9f sec", name, time.perf_counter() - start
+        )
+        return executable
+
+    if host_callbacks:  # the callbacks are live Python objects: never from disk
+        return compile_now()
+    return compile_or_load(module, devices, options, name, compile_now)

@@ -136,6 +136,10 @@ from lamina.ir.dtypes.kinds import (
     uint32,
     uint64,
 )
+from lamina.ir.dtypes.primal_tangent import (  # noqa: F401  (for lamina.experimental)
+    PrimalTangentDType,
+    primal_tangent_dtype,
+)
 from lamina.ir.dtypes.promotion import (
     PROMOTION_MODES,
     TypePromotionError,
