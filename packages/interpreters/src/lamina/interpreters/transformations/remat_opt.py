@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 
-from lamina.interpreters.core.tangents import Zero, instantiate_zeros, tangent_aval
+from lamina.interpreters.core.tangents import Zero, instantiate_zeros
+from lamina.interpreters.core.tracing import shaped_abstractify
 from lamina.interpreters.jaxprs.calls import eval_jaxpr, jit_p, jit_params
 from lamina.interpreters.jaxprs.dce import dce_jaxpr, dce_rules
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr_body
@@ -87,7 +88,7 @@ def _remat_opt_jvp(primals, tangents, *, num_consts, num_res, fwd_jaxpr, fun_jax
     )
     args_dot = [instantiate_zeros(t) for t in args_dot]
     operands = [*fixed, *diff, *diff_dot, *args, *args_dot]
-    in_avals = [_aval(x) for x in operands]
+    in_avals = [shaped_abstractify(x) for x in operands]
     jvp_closed, _ = trace_to_jaxpr(_jvp_of(fwd, len(diff), len(fixed)), in_avals, "remat_opt")
     # Outputs come as (res, outs, res_dot, outs_dot); put them as (res, res_dot, outs, outs_dot).
     j = jvp_closed.jaxpr
@@ -101,7 +102,7 @@ def _remat_opt_jvp(primals, tangents, *, num_consts, num_res, fwd_jaxpr, fun_jax
     def fun_jvp_thunk():
         fun_jaxpr, fun_consts = fun_jaxpr_thunk()
         fun_closed = ClosedJaxpr(fun_jaxpr, fun_consts)
-        avals = [_aval(x) for x in [*args, *args_dot]]
+        avals = [shaped_abstractify(x) for x in [*args, *args_dot]]
         closed, _ = trace_to_jaxpr(_jvp_of(fun_closed, 0, 0), avals, "remat_opt")
         return closed.jaxpr, list(closed.consts)
 
@@ -117,10 +118,6 @@ def _remat_opt_jvp(primals, tangents, *, num_consts, num_res, fwd_jaxpr, fun_jax
     rest = outs[2 * num_res :]
     n_prim = n_out - num_res
     return [*res, *rest[:n_prim]], [*res_dot, *rest[n_prim:]]
-
-
-def _aval(x):
-    return x.aval if hasattr(x, "aval") else tangent_aval(x)
 
 
 def _remat_opt_transpose(cts, *args, **params):
