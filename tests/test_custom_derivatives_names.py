@@ -177,3 +177,29 @@ def test_remat_opt_has_no_reverse_mode():
     # recorded from JAX 0.10.2 (grad of grad of a remat-optimized custom_vjp)
     with pytest.raises(ValueError, match="Linearization failed"):
         jax.grad(lambda x: _remat_opt(x)[1])(1.0)
+
+
+def _sin_remat_opt():
+    @custom_vjp
+    def sn(x):
+        return jnp.sin(x)
+
+    sn.defvjp(lambda x: (jnp.sin(x), jnp.cos(x)), lambda c, g: (g * c,), optimize_remat=True)
+    return sn
+
+
+def test_optimize_remat_stages_fwd_as_remat_opt():
+    sn = _sin_remat_opt()
+    # recorded from JAX 0.10.2: grad's Jaxpr is one remat_opt equation, then the bwd
+    jaxpr = jax.make_jaxpr(jax.grad(sn))(1.0)
+    eqn = jaxpr.eqns[0]
+    assert eqn.primitive is remat_opt_p
+    assert (eqn.params["num_consts"], eqn.params["num_res"]) == (0, 1)
+    assert [e.primitive.name for e in eqn.params["fwd_jaxpr"].jaxpr.eqns] == ["sin", "cos"]
+    # recorded from JAX 0.10.2
+    np.testing.assert_allclose(sn(1.0), 0.84147096, rtol=1e-6)
+    np.testing.assert_allclose(jax.grad(sn)(1.0), 0.5403023, rtol=1e-6)
+    np.testing.assert_allclose(jax.vmap(jax.grad(sn))(jnp.ones(2)), [0.5403023] * 2, rtol=1e-6)
+    np.testing.assert_allclose(jax.grad(jax.checkpoint(sn))(1.0), 0.5403023, rtol=1e-6)
+    with pytest.raises(ValueError, match="Linearization failed"):
+        jax.grad(jax.grad(sn))(1.0)
