@@ -74,6 +74,7 @@ WITHOUT = {
         "rng_uniform": "stateful random numbers; no batching rule",
         "cholesky_update": "no batching rule yet (vmap raises, naming the primitive)",
         "select_and_scatter": "no batching rule yet (vmap raises, naming the primitive)",
+        "linear_call": "none in JAX either (vmap raises, naming the primitive)",
     },
     "lowering": {
         **{
@@ -101,7 +102,9 @@ WITH_TRANSPOSE = {
     *("select_and_scatter_add", "psum", "all_gather", "all_to_all", "ppermute"),
     *("ragged_all_to_all", "reduce_scatter", "cond", "while", "scan", "jit", "checkpoint"),
     *("custom_jvp_call", "custom_vjp_call", "custom_lin", "name", "optimization_barrier"),
-    *("sharding_constraint", "stage"),
+    *("sharding_constraint", "stage", "linear_call"),
+    # as JAX, remat_opt's transpose raises that higher-order AD is not supported
+    "remat_opt",
     # references: tangent references are transposed into cotangent references
     *("new_ref", "empty_ref", "freeze", "get", "swap", "addupdate"),
     # callbacks: as JAX, pure/io raise that they have no transpose, debug ones pass None

@@ -10,6 +10,9 @@ from lamina.interpreters import (
     custom_jvp_call_p,
     custom_vjp,
     custom_vjp_call_p,
+    custom_vjp_primal_tree_values,
+    linear_call,
+    remat_opt_p,
     zero_from_primal,
 )
 
@@ -22,5 +25,8 @@ __all__ = [
     "custom_jvp_call_p",
     "custom_vjp",
     "custom_vjp_call_p",
+    "custom_vjp_primal_tree_values",
+    "linear_call",
+    "remat_opt_p",
     "zero_from_primal",
 ]

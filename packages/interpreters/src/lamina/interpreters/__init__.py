@@ -231,6 +231,11 @@ from lamina.interpreters.transformations.checkpoint import (
     checkpoint_policies,
     remat,
 )
+from lamina.interpreters.transformations.checkpoint_markers import (
+    Offloadable,
+    Recompute,
+    Saveable,
+)
 from lamina.interpreters.transformations.custom_derivatives import (
     CustomVJPPrimal,
     SymbolicZero,
@@ -240,6 +245,7 @@ from lamina.interpreters.transformations.custom_derivatives import (
     custom_jvp_call_p,
     custom_vjp,
     custom_vjp_call_p,
+    custom_vjp_primal_tree_values,
     zero_from_primal,
 )
 from lamina.interpreters.transformations.custom_vmap import custom_vmap, custom_vmap_p
@@ -251,9 +257,11 @@ from lamina.interpreters.transformations.jacobians import (
     jacrev,
     linear_transpose,
 )
+from lamina.interpreters.transformations.linear_call import linear_call, linear_call_p
 from lamina.interpreters.transformations.partial_eval import (
     partial_eval_jaxpr,
 )
+from lamina.interpreters.transformations.remat_opt import remat_opt_p
 from lamina.interpreters.transformations.reverse import (
     VJP,
     DidntWant,
@@ -270,6 +278,10 @@ from lamina.interpreters.transformations.reverse import (
     register_ref_cotangent_ops,
     value_and_grad,
     vjp,
+)
+from lamina.interpreters.transformations.saved_residuals import (
+    print_saved_residuals,
+    saved_residuals,
 )
 from lamina.interpreters.transformations.stop_gradient import stop_gradient, stop_gradient_p
 
@@ -310,8 +322,11 @@ __all__ = [
     "LoweredModule",
     "LoweringRuleContext",
     "NonConcreteBooleanIndexError",
+    "Offloadable",
+    "Recompute",
     "Ref",
     "RefCotangent",
+    "Saveable",
     "ShapeDtypeStruct",
     "Shard",
     "Sharding",
@@ -360,6 +375,7 @@ __all__ = [
     "custom_jvp_call_p",
     "custom_vjp",
     "custom_vjp_call_p",
+    "custom_vjp_primal_tree_values",
     "custom_vmap",
     "custom_vmap_p",
     "debug_infs",
@@ -412,6 +428,8 @@ __all__ = [
     "jit_p",
     "jvp",
     "legacy_prng_key",
+    "linear_call",
+    "linear_call_p",
     "linear_transpose",
     "linearize",
     "live_arrays",
@@ -437,6 +455,7 @@ __all__ = [
     "physical_value",
     "placement",
     "primitive_executable",
+    "print_saved_residuals",
     "process_count",
     "process_index",
     "process_indices",
@@ -450,8 +469,10 @@ __all__ = [
     "register_ref_cotangent_ops",
     "register_tracer_class",
     "remat",
+    "remat_opt_p",
     "remove_size_one_mesh_axis_from_type",
     "run_discharged",
+    "saved_residuals",
     "scalar_array",
     "set_array_attribute",
     "set_current_trace",

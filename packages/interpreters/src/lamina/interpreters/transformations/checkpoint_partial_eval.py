@@ -11,9 +11,10 @@ Jaxpr is split in two:
 
 A known value the unknown side needs is a residual when it is a known input, or the
 output of an equation the policy calls saveable (``policy(primitive, *input_avals,
-**params)``); otherwise the equation producing it is recomputed on the unknown side,
-and its own inputs are needed in turn. With ``nothing_saveable`` only inputs are
-saved; with ``everything_saveable`` nothing is recomputed.
+**params)`` is true, ``Saveable`` or ``Offloadable``); otherwise the equation producing
+it is recomputed on the unknown side, and its own inputs are needed in turn. With
+``nothing_saveable`` only inputs are saved; with ``everything_saveable`` nothing is
+recomputed.
 
 Call-like equations (``jit``, nested ``checkpoint``) with both known and unknown
 inputs are split the same way, recursively, under the same policy (as JAX does):
@@ -27,6 +28,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from lamina.interpreters.jaxprs.calls import jit_p, jit_params
+from lamina.interpreters.transformations.checkpoint_markers import saves
 from lamina.ir import ClosedJaxpr, DropVar, Jaxpr, Var, new_jaxpr_eqn, remat_split_rules
 
 __all__ = ["JaxprSplit", "from_jax_remat_rule", "split_jaxpr"]
@@ -182,7 +184,7 @@ def _residuals(walk: _Walk, needed, known_inputs, constvars, policy):
 
 def _saveable(policy, eqn) -> bool:
     avals = [a.aval for a in eqn.invars]
-    return bool(policy(eqn.primitive, *avals, **eqn.params))
+    return saves(policy(eqn.primitive, *avals, **eqn.params))
 
 
 def _without_outputs(eqn, taken: set):

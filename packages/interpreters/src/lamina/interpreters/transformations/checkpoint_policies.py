@@ -2,7 +2,8 @@
 
 A policy is called as ``policy(primitive, *input_avals, **params)`` for each equation
 whose output the backward pass needs, and says whether that output may be saved (a
-*residual*, kept from the forward pass) or must be recomputed from saved values. The
+*residual*, kept from the forward pass) or must be recomputed (a bool, or one of
+:mod:`.checkpoint_markers`) from saved values. The
 names and behaviour are JAX's (``jax.checkpoint_policies``). The interpreters layer
 knows no lax primitive, so dots are recognised by primitive name (``dot_general``,
 ``conv_general_dilated``).
@@ -16,6 +17,11 @@ from __future__ import annotations
 import types
 
 from lamina.interpreters.transformations import batching
+from lamina.interpreters.transformations.checkpoint_markers import (
+    Offloadable,
+    Recompute,
+    Saveable,
+)
 from lamina.ir import Primitive, tree_util
 
 __all__ = [
@@ -28,6 +34,8 @@ __all__ = [
     "everything_saveable",
     "name_p",
     "nothing_saveable",
+    "offload_dot_with_no_batch_dims",
+    "save_and_offload_only_these_names",
     "save_any_names_but_these",
     "save_anything_except_these_names",
     "save_from_both_policies",
@@ -129,10 +137,56 @@ def save_only_these_names(*names_which_can_be_saved):
 
 
 def save_from_both_policies(policy_1, policy_2):
-    """Save what either policy saves."""
+    """Save what either policy saves (both must return bools)."""
 
     def policy(prim, *args, **params):
-        return bool(policy_1(prim, *args, **params) or policy_2(prim, *args, **params))
+        out1 = policy_1(prim, *args, **params)
+        out2 = policy_2(prim, *args, **params)
+        if not (isinstance(out1, bool) and isinstance(out2, bool)):
+            raise ValueError(
+                f"The return value of the policies should be a boolean. Got: {out1} and "
+                f"{out2}. Please write a custom policy function directly, rather than "
+                "using this helper function."
+            )
+        return out1 or out2
+
+    return policy
+
+
+def offload_dot_with_no_batch_dims(offload_src, offload_dst):
+    """Like ``dots_with_no_batch_dims_saveable``, but the dots are offloaded from
+    memory kind ``offload_src`` to ``offload_dst``."""
+
+    def policy(prim, *args, **params):
+        if dots_with_no_batch_dims_saveable(prim, *args, **params):
+            return Offloadable(src=offload_src, dst=offload_dst)
+        return Recompute
+
+    return policy
+
+
+def save_and_offload_only_these_names(
+    *, names_which_can_be_saved, names_which_can_be_offloaded, offload_src, offload_dst
+):
+    """Like ``save_only_these_names``, but the values named in
+    ``names_which_can_be_offloaded`` are offloaded instead of recomputed."""
+    saved = set(names_which_can_be_saved)
+    offloaded = set(names_which_can_be_offloaded)
+    both = saved & offloaded
+    if both:
+        raise ValueError(
+            "The names should be exclusive and should not intersect in "
+            "`names_which_can_be_saved` and `names_which_can_be_offloaded`. Got "
+            f"names_which_can_be_saved={saved}, names_which_can_be_offloaded={offloaded} "
+            f"and the intersection={both}"
+        )
+
+    def policy(prim, *_, **params):
+        if prim is name_p and params["name"] in saved:
+            return Saveable
+        if prim is name_p and params["name"] in offloaded:
+            return Offloadable(src=offload_src, dst=offload_dst)
+        return Recompute
 
     return policy
 
@@ -151,4 +205,6 @@ checkpoint_policies = types.SimpleNamespace(
     save_any_names_but_these=save_any_names_but_these,
     save_only_these_names=save_only_these_names,
     save_from_both_policies=save_from_both_policies,
+    offload_dot_with_no_batch_dims=offload_dot_with_no_batch_dims,
+    save_and_offload_only_these_names=save_and_offload_only_these_names,
 )

@@ -26,6 +26,7 @@ import numpy as np
 from lamina.interpreters.core.errors import UnexpectedTracerError
 from lamina.interpreters.core.tangents import Zero, instantiate_zeros, tangent_aval
 from lamina.interpreters.core.tracing import Tracer, shaped_abstractify
+from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.interpreters.transformations.batching import bdim_at_front
 from lamina.interpreters.transformations.custom_calls import (
     ArgResolver,
@@ -46,7 +47,8 @@ from lamina.interpreters.transformations.custom_calls import (
     unparsable,
     value_aval,
 )
-from lamina.ir import Primitive, dtypes, tree_util
+from lamina.interpreters.transformations.remat_opt import remat_opt_p
+from lamina.ir import ClosedJaxpr, Primitive, dtypes, tree_util
 
 __all__ = [
     "CustomVJPException",
@@ -120,7 +122,8 @@ class custom_vjp:
     def defvjp(self, fwd, bwd, symbolic_zeros: bool = False, optimize_remat: bool = False):
         """``fwd(*args) -> (output, residuals)``; ``bwd(*nondiff_args, residuals,
         output_cotangent) -> a tuple with a cotangent per argument (None for zero)``.
-        (``optimize_remat`` is accepted and has no effect.)"""
+        With ``optimize_remat``, ``fwd`` is staged whole into a ``remat_opt`` equation,
+        which runs the plain function instead when its residuals go unused."""
         if symbolic_zeros and optimize_remat:
             raise NotImplementedError(
                 "remat optimization for custom_vjp does not support symbolic zeros"
@@ -159,6 +162,7 @@ class VJPForward:
 
     def __init__(self, cv: custom_vjp, primal_name: str, static, traced: TracedCall):
         self.fwd, self.symbolic_zeros = cv.fwd, cv.symbolic_zeros
+        self.optimize_remat = cv.optimize_remat
         self.primal_name, self.rule_name = primal_name, function_name(cv.fwd)
         self.nondiff, self.static, self.traced = cv.nondiff_argnums, static, traced
         self.res_tree = None
@@ -167,6 +171,41 @@ class VJPForward:
         return self.traced.out_tree, self.res_tree
 
     def __call__(self, *primals, perturbed):
+        if self.optimize_remat:
+            return self._remat_opt(primals, perturbed)
+        return self._run(primals, perturbed)
+
+    def _remat_opt(self, primals, perturbed):
+        """The checked ``fwd`` staged into one ``remat_opt`` equation."""
+        n_res = []
+
+        def flat_fwd(*ps):
+            outs, res = self._run(ps, perturbed)
+            n_res.append(len(res))
+            return [*res, *outs]
+
+        avals = [shaped_abstractify(p) for p in primals]
+        closed, _ = trace_to_jaxpr(flat_fwd, avals, f"{self.rule_name} for remat_opt")
+        jaxpr = closed.jaxpr
+        opened = jaxpr.replace(constvars=[], invars=[*jaxpr.constvars, *jaxpr.invars])
+        traced = self.traced
+
+        def fun_jaxpr_thunk():
+            k = len(traced.consts)
+            call = traced.call_jaxpr.jaxpr
+            return call.replace(constvars=call.invars[:k], invars=call.invars[k:]), traced.consts
+
+        out = remat_opt_p.bind(
+            *closed.consts,
+            *primals,
+            num_consts=len(closed.consts),
+            num_res=n_res[0],
+            fwd_jaxpr=ClosedJaxpr(opened, []),
+            fun_jaxpr_thunk=fun_jaxpr_thunk,
+        )
+        return out[n_res[0] :], out[: n_res[0]]
+
+    def _run(self, primals, perturbed):
         if self.symbolic_zeros:
             primals = [CustomVJPPrimal(p, b) for p, b in zip(primals, perturbed, strict=True)]
         dyn = tree_util.tree_unflatten(self.traced.in_tree, primals)
