@@ -63,7 +63,7 @@ def test_properties_and_repr():
     c = e.copy()
     assert type(c) is EArray and repr(c) == repr(e)
     with pytest.raises(AttributeError, match="'ScaleTy' object has no attribute 'itemsize'"):
-        e.itemsize
+        _ = e.itemsize
     with pytest.raises(TypeError, match="unhashable type: 'EArray'"):
         hash(e)
     # recorded from JAX 0.10.2: the dtype prints as its dataclass repr
