@@ -187,6 +187,7 @@ from lamina.interpreters.runtime.dispatch import (
 from lamina.interpreters.runtime.dlpack import from_dlpack
 from lamina.interpreters.runtime.execute import CompiledModule, execute_stablehlo
 from lamina.interpreters.runtime.extended import physical_value
+from lamina.interpreters.runtime.extended_array import EArray
 from lamina.interpreters.runtime.ffi_targets import (
     include_dir,
     pycapsule,
@@ -306,6 +307,7 @@ __all__ = [
     "Discharged",
     "DontWant",
     "DynamicJaxprTrace",
+    "EArray",
     "EvalTrace",
     "FastpathData",
     "GradRef",

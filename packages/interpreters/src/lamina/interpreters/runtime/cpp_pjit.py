@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from jaxlib import _jax, xla_client
 
+from lamina.interpreters.runtime.extended import wrap_physical
 from lamina.interpreters.runtime.transfer import copy_array, put_on_device
 
 __all__ = ["CacheKey", "FastpathData", "register_extended_class", "registry", "shard_arg"]
@@ -37,7 +38,7 @@ def register_extended_class(cls: type) -> None:
         registry.register_node(
             cls,
             lambda x: ((x._base_array,), x.aval.dtype),
-            lambda dtype, children: dtype.wrap_physical(children[0]),
+            lambda dtype, children: wrap_physical(dtype, children[0]),
         )
         _extended_classes.add(cls)
 

@@ -15,9 +15,9 @@ primitives with extended operands is :func:`.dispatch.apply_extended`; lowering 
 
 from __future__ import annotations
 
-from lamina.ir import is_extended_aval
+from lamina.ir import ShapedArray, is_extended_aval
 
-__all__ = ["PhysicalCall", "is_extended_value", "physical_value"]
+__all__ = ["PhysicalCall", "is_extended_value", "physical_value", "wrap_physical"]
 
 
 def is_extended_value(x) -> bool:
@@ -28,6 +28,20 @@ def is_extended_value(x) -> bool:
 def physical_value(x):
     """The physical data of a concrete extended array; anything else as it is."""
     return x._base_array if is_extended_value(x) else x
+
+
+def wrap_physical(dtype, data):
+    """The array of extended ``dtype`` whose physical data is the concrete ``data``: made
+    by the result handler of the dtype's ``_rules`` when it has them (a dtype written
+    the JAX way), else by its ``wrap_physical``."""
+    rules = getattr(dtype, "_rules", None)
+    if rules is None:
+        return dtype.wrap_physical(data)
+    shape = data.shape[: data.ndim - len(dtype.physical_element_shape)]
+    handler = rules.global_sharded_result_handler(
+        ShapedArray(shape, dtype), data.sharding, data.committed
+    )
+    return handler(data)
 
 
 # --------------------------------------------------------------------- execution
@@ -46,6 +60,6 @@ class PhysicalCall:
     def __call__(self, *args) -> list:
         outs = self._compiled(*[physical_value(a) for a in args])
         return [
-            a.dtype.wrap_physical(o) if is_extended_aval(a) else o
+            wrap_physical(a.dtype, o) if is_extended_aval(a) else o
             for o, a in zip(outs, self._out_avals, strict=True)
         ]

@@ -24,7 +24,7 @@ from jaxlib import _jax, xla_client
 from lamina.interpreters.core.tracing import Tracer
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.device_put_primitive import device_put_p, traced_device_put
-from lamina.interpreters.runtime.extended import is_extended_value
+from lamina.interpreters.runtime.extended import is_extended_value, wrap_physical
 from lamina.interpreters.runtime.sharding import Sharding, sharding_for_device
 from lamina.ir import ShapedArray, dtypes, tree_util
 
@@ -158,7 +158,7 @@ def put_on_device(x: Any, device: Any = None) -> Any:
         if isinstance(leaf, ArrayImpl):
             return leaf if device is None else copy_array(leaf, sharding)
         if is_extended_value(leaf):  # PRNG keys: their data moves
-            return leaf.dtype.wrap_physical(put(leaf._base_array))
+            return wrap_physical(leaf.dtype, put(leaf._base_array))
         value, aval = host_value(leaf)
         return _put_host_value(value, aval, sharding, committed)
 

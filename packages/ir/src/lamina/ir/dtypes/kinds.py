@@ -123,11 +123,21 @@ class ExtendedDType(abc.ABC):
     """
 
     name: str
+
     # How one element is stored on the device: an array of this shape and NumPy dtype
     # (``key<fry>`` is ``uint32[2]``). Lowering and execution see only that physical
-    # data, with these dimensions appended to every array's shape.
-    physical_element_shape: tuple[int, ...] = ()
-    physical_element_dtype: np.dtype | None = None
+    # data, with these dimensions appended to every array's shape. A dtype written the
+    # JAX way gives them by its ``_rules.physical_element_aval(dtype)``.
+    @property
+    def physical_element_shape(self) -> tuple[int, ...]:
+        rules = getattr(self, "_rules", None)
+        return tuple(rules.physical_element_aval(self).shape) if rules is not None else ()
+
+    @property
+    def physical_element_dtype(self) -> np.dtype | None:
+        rules = getattr(self, "_rules", None)
+        return rules.physical_element_aval(self).dtype if rules is not None else None
+
     # Methods and properties of traced arrays of this dtype, by name, for those the
     # array layers do not install for every tracer.
     array_methods: ClassVar[dict[str, Any]] = {}
@@ -143,7 +153,7 @@ class ExtendedDType(abc.ABC):
         """The scalar type: a subclass of :class:`extended`."""
 
     def __str__(self) -> str:
-        return self.name
+        return repr(self)  # a dataclass subclass prints its fields, as in JAX
 
     def __repr__(self) -> str:
         return self.name
