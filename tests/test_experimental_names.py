@@ -104,11 +104,6 @@ def test_primal_tangent_dtype():
     assert jax.dtypes.issubdtype(d, jax.dtypes.extended)
 
 
-def test_earray_not_built():
-    with pytest.raises(NotImplementedError, match="EArray"):
-        experimental.EArray(None, None)
-
-
 def test_shard_map_not_built():
     assert "shard_map" in dir(experimental)
     with pytest.raises(AttributeError, match=r"not built yet \(issue 17\)"):
