@@ -27,6 +27,7 @@ from lamina.ir.core.jaxpr import (
     new_jaxpr_eqn,
     pp_eqn,
     pp_jaxpr,
+    source_summary,
 )
 from lamina.ir.core.primitives import (
     MissingRuleError,
@@ -152,6 +153,7 @@ __all__ = [
     "set_bind_handler",
     "set_traceback_filtering_source",
     "shared_names_rules",
+    "source_summary",
     "transformation_boundary",
     "transpose_rules",
     "tree",

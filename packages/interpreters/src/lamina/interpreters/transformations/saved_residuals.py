@@ -17,7 +17,7 @@ from lamina.interpreters.core.tracing import shaped_abstractify
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.interpreters.transformations.checkpoint_policies import name_p
 from lamina.interpreters.transformations.partial_eval import linearize_flat
-from lamina.ir import Literal, dtypes, tree_util
+from lamina.ir import Literal, dtypes, source_summary, tree_util
 
 __all__ = ["print_saved_residuals", "saved_residuals"]
 
@@ -61,7 +61,7 @@ def _describe(jaxpr, arg_names) -> list[tuple]:
         for v in eqn.outvars:
             if v not in res_vars:
                 continue
-            src = _summary(eqn.source_info)
+            src = source_summary(eqn.source_info)
             if eqn.primitive is name_p:
                 results.append((v.aval, f"named '{eqn.params['name']}' from {src}"))
             elif eqn.primitive.name == "jit":
@@ -70,19 +70,6 @@ def _describe(jaxpr, arg_names) -> list[tuple]:
             else:
                 results.append((v.aval, f"output of {eqn.primitive.name} from {src}"))
     return results
-
-
-def _summary(source_info) -> str:
-    frames = getattr(source_info, "traceback", None) or ()
-    if not frames:
-        return ""
-    frame = frames[0]
-    if isinstance(frame, str):
-        return frame
-    where = f"{frame.file_name}:{frame.start_line}"
-    if frame.start_column != 0:
-        where += f":{frame.start_column}"
-    return f"{where} ({frame.function_name})"
 
 
 def _arg_names(f, args, kwargs, n_leaves) -> list[str]:

@@ -84,6 +84,7 @@ __all__ = [
     "pp_eqn",
     "pp_jaxpr",
     "printed_names",
+    "source_summary",
     "values_equal",
 ]
 
@@ -659,7 +660,7 @@ def eqn_doc(eqn: JaxprEqn, context: PpContext, settings: PpSettings) -> pd.Doc:
         if rule is not None:
             return pd.text(rule(eqn, EqnNames(context, settings)))
     params = _printed_params(eqn, context, settings)
-    source_note = _source_summary(eqn.source_info) if settings.source_info else None
+    source_note = source_summary(eqn.source_info) if settings.source_info else None
     stack_note = f"[{_name_stack(eqn.source_info)}]" if settings.name_stack else None
     # Outputs are named before the params' Jaxprs, and those before the inputs.
     lhs = _vars_doc(eqn.outvars, context, settings, typed=settings.print_shapes)
@@ -766,7 +767,7 @@ def _aval_text(aval, settings: PpSettings) -> str:
 # ---------------------------------------------------------------- source info
 
 
-def _source_summary(source_info) -> str:
+def source_summary(source_info) -> str:
     """``file:line:column (function)`` of the innermost frame of the traceback (a
     sequence of frames, innermost first, with JAX's frame fields ``file_name``,
     ``function_name``, ``start_line``, ``start_column``; a string frame prints as is)."""
