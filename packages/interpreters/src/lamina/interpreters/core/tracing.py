@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -119,7 +120,7 @@ class EvalTrace(Trace):
             if isinstance(x, Tracer):
                 return _bind_traced(primitive, args, params, x)
         rule = impl_rules[primitive]
-        if _key_reuse_hook is not None and _debug_key_reuse.value:
+        if _key_reuse_maybe_on and _key_reuse_hook is not None and _debug_key_reuse.value:
             rule = _checked_rule(primitive, rule)
         # Impl rules may bind primitives themselves; those run eagerly too. Entering the
         # context costs microseconds, so the common case (already current) skips it.
@@ -142,6 +143,37 @@ class _NoTrace(Trace):
 # hook(primitive, rule, args, params): the key-reuse checker's run of an impl rule.
 _key_reuse_hook = None
 _debug_key_reuse = debug_key_reuse
+
+# Whether jax_debug_key_reuse may be on in some thread (its process-wide value, or an
+# override in force): eager binds test this plain global before reading the option.
+_key_reuse_maybe_on = False
+_key_reuse_overrides = 0
+_key_reuse_lock = threading.Lock()
+
+
+def _follow_key_reuse_global(value) -> None:
+    global _key_reuse_maybe_on
+    with _key_reuse_lock:
+        _key_reuse_maybe_on = bool(value) or _key_reuse_overrides > 0
+
+
+@contextlib.contextmanager
+def _follow_key_reuse_override(value) -> Iterator[None]:
+    global _key_reuse_maybe_on, _key_reuse_overrides
+    with _key_reuse_lock:
+        _key_reuse_overrides += 1
+        _key_reuse_maybe_on = True
+    try:
+        yield
+    finally:
+        with _key_reuse_lock:
+            _key_reuse_overrides -= 1
+            _key_reuse_maybe_on = bool(debug_key_reuse.get_global()) or _key_reuse_overrides > 0
+
+
+debug_key_reuse.on_global = _follow_key_reuse_global
+debug_key_reuse.local_context = _follow_key_reuse_override
+_follow_key_reuse_global(debug_key_reuse.get_global())  # from the environment
 
 
 def set_key_reuse_hook(hook) -> None:
@@ -236,7 +268,7 @@ def bind(primitive, args, params):
         for x in args:
             if isinstance(x, Tracer):
                 return _bind_traced(primitive, args, params, x)
-        if _key_reuse_hook is not None and _debug_key_reuse.value:
+        if _key_reuse_maybe_on and _key_reuse_hook is not None and _debug_key_reuse.value:
             return _key_reuse_hook(primitive, impl_rules[primitive], args, params)
         return impl_rules[primitive](*args, **params)
     return trace.process_primitive(primitive, args, params)
