@@ -7,7 +7,11 @@ import textwrap
 
 import pytest
 
+import lamina as jax
 import lamina.experimental as experimental
+import lamina.numpy as jnp
+from lamina.experimental.compilation_cache import compilation_cache as cc
+from lamina.extend import backend
 
 _PROBE = textwrap.dedent(
     """
@@ -55,7 +59,6 @@ def test_dir_names():
     # recorded from JAX 0.10.2
     names = {"EArray", "compilation_cache", "cur_qdd", "io_callback", "primal_tangent_dtype"}
     assert names <= set(dir(experimental))
-    from lamina.experimental.compilation_cache import compilation_cache as cc
 
     assert {"reset_cache", "set_cache_dir"} <= set(dir(cc))
 
@@ -63,15 +66,11 @@ def test_dir_names():
 def test_ifrt_proxy_is_jaxlibs():
     import jaxlib._ifrt_proxy
 
-    from lamina.extend import backend
-
     assert "ifrt_proxy" in dir(backend)
     assert backend.ifrt_proxy is jaxlib._ifrt_proxy
 
 
 def test_cur_qdd():
-    import lamina as jax
-    import lamina.numpy as jnp
 
     seen = []
 
@@ -99,7 +98,6 @@ def test_primal_tangent_dtype():
     assert d == experimental.primal_tangent_dtype("float32", "bfloat16")
     assert hash(d) == hash(experimental.primal_tangent_dtype("float32", "bfloat16"))
     assert repr(experimental.primal_tangent_dtype("float32", "int8", "foo")) == "foo"
-    import lamina as jax
 
     assert jax.dtypes.issubdtype(d, jax.dtypes.extended)
 
@@ -112,9 +110,6 @@ def test_shard_map_not_built():
 
 def test_cache_thresholds(tmp_path):
     # a compile faster than jax_persistent_cache_min_compile_time_secs is not written
-    import lamina as jax
-    import lamina.numpy as jnp
-    from lamina.experimental.compilation_cache import compilation_cache as cc
 
     cc.set_cache_dir(tmp_path)
     cc.reset_cache()

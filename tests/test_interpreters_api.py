@@ -12,6 +12,7 @@ import lamina.numpy as jnp
 from lamina import api_util
 from lamina.extend.core import Primitive
 from lamina.interpreters import ad, batching, execute_stablehlo, mlir, partial_eval, pxla, xla
+from lamina.interpreters.mlir import hlo
 from lamina.ir import remat_split_rules
 
 # dir() of JAX 0.10.2's modules, public names (recorded from JAX 0.10.2).
@@ -295,7 +296,6 @@ def test_bdim_at_front_and_broadcast():
 
 
 def test_hand_written_lowering_rule():
-    from lamina.interpreters.mlir import hlo
 
     p = Primitive("twice_plus_one")
     p.def_impl(lambda x: 2 * x + 1)

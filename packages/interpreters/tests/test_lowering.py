@@ -22,6 +22,7 @@ from lamina.interpreters.jaxprs.lowering import (
     get_lowering_rule,
     lower_jaxpr,
 )
+from lamina.interpreters.runtime.execute import execute_stablehlo
 from lamina.ir import (
     ClosedJaxpr,
     Jaxpr,
@@ -117,7 +118,6 @@ def body(module_text):
 
 def run(lowered: LoweredModule, *args):
     """Compile the module's text with jaxlib and run it on the CPU device."""
-    from lamina.interpreters.runtime.execute import execute_stablehlo
 
     outs = execute_stablehlo(lowered.as_text(), list(args))
     return [np.asarray(o) for o in outs]

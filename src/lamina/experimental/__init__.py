@@ -1,7 +1,6 @@
 """`lamina.experimental`: JAX's experimental APIs (`jax.experimental`).
 
 Submodules load on import, as in JAX: ``import lamina.experimental.checkify``.
-``io_callback`` loads the array layers on first use.
 """
 
 import importlib
@@ -19,19 +18,19 @@ _LAZY = {
     "EArray": ("lamina.experimental.extended_array", "EArray"),
     "compilation_cache": ("lamina.experimental.compilation_cache", None),
     "cur_qdd": ("lamina.experimental.quasi_dynamic_data", "cur_qdd"),
+    "io_callback": ("lamina.lax", "io_callback"),
     "primal_tangent_dtype": ("lamina.ir.dtypes", "primal_tangent_dtype"),
 }
+# Names from the array layers load lamina.numpy as well, which installs the array
+# operators (callbacks hand arrays to user code), as the top level does.
+_ARRAY_LAYERS = ("lamina.lax", "lamina.interpreters")
 
 
 def __getattr__(name: str):
-    if name == "io_callback":
-        import lamina.numpy  # noqa: F401  (array operators on the arrays callbacks get)
-        from lamina.lax import io_callback
-
-        globals()[name] = io_callback
-        return io_callback
     if name in _LAZY:
         module, attr = _LAZY[name]
+        if module.startswith(_ARRAY_LAYERS):
+            importlib.import_module("lamina.numpy")
         value = importlib.import_module(module)
         value = value if attr is None else getattr(value, attr)
         globals()[name] = value
