@@ -39,24 +39,29 @@ _PYTHON_SCALAR_DTYPES = {
     complex: np.dtype(np.complex128),
 }
 
+# 8-bit floats with a 3- or 2-bit mantissa, and the coarsest ones (4-bit, exponent-only).
+_FLOAT8 = (
+    dtypes.float8_e3m4,
+    dtypes.float8_e4m3,
+    dtypes.float8_e4m3b11fnuz,
+    dtypes.float8_e4m3fn,
+    dtypes.float8_e4m3fnuz,
+    dtypes.float8_e5m2,
+    dtypes.float8_e5m2fnuz,
+)
+_COARSEST_FLOATS = (dtypes.float4_e2m1fn, dtypes.float8_e8m0fnu)
+# Both tolerance tables give these the same tolerances.
+_TINY_FLOAT_TOLERANCE = {
+    **{np.dtype(t): 1e0 for t in _COARSEST_FLOATS},
+    **{np.dtype(t): 1e-1 for t in _FLOAT8},
+}
+
 # Tolerance of an exact comparison, by dtype: used for dtypes a tolerance dict lacks.
 _EXACT_TOLERANCE = {
     dtypes.float0: 0,
     np.dtype(np.bool_): 0,
     **{np.dtype(t): 0 for t in (*dtypes.SIGNED_DTYPES, *dtypes.UNSIGNED_DTYPES)},
-    **{np.dtype(t): 1e0 for t in (dtypes.float4_e2m1fn, dtypes.float8_e8m0fnu)},
-    **{
-        np.dtype(t): 1e-1
-        for t in (
-            dtypes.float8_e3m4,
-            dtypes.float8_e4m3,
-            dtypes.float8_e4m3b11fnuz,
-            dtypes.float8_e4m3fn,
-            dtypes.float8_e4m3fnuz,
-            dtypes.float8_e5m2,
-            dtypes.float8_e5m2fnuz,
-        )
-    },
+    **_TINY_FLOAT_TOLERANCE,
     np.dtype(dtypes.bfloat16): 1e-2,
     np.dtype(np.float16): 1e-3,
     np.dtype(np.float32): 1e-6,
@@ -66,33 +71,10 @@ _EXACT_TOLERANCE = {
 }
 
 # Floating dtypes NumPy cannot compare closely: compared in float32.
-_NARROW_FLOATS = (
-    dtypes.float4_e2m1fn,
-    dtypes.float8_e8m0fnu,
-    dtypes.float8_e3m4,
-    dtypes.float8_e4m3,
-    dtypes.float8_e4m3b11fnuz,
-    dtypes.float8_e4m3fn,
-    dtypes.float8_e4m3fnuz,
-    dtypes.float8_e5m2,
-    dtypes.float8_e5m2fnuz,
-    dtypes.bfloat16,
-)
+_NARROW_FLOATS = (*_COARSEST_FLOATS, *_FLOAT8, dtypes.bfloat16)
 
 _GRADIENT_TOLERANCE = {
-    **{np.dtype(t): 1e0 for t in (dtypes.float4_e2m1fn, dtypes.float8_e8m0fnu)},
-    **{
-        np.dtype(t): 1e-1
-        for t in (
-            dtypes.float8_e3m4,
-            dtypes.float8_e4m3,
-            dtypes.float8_e4m3b11fnuz,
-            dtypes.float8_e4m3fn,
-            dtypes.float8_e4m3fnuz,
-            dtypes.float8_e5m2,
-            dtypes.float8_e5m2fnuz,
-        )
-    },
+    **_TINY_FLOAT_TOLERANCE,
     np.dtype(dtypes.bfloat16): 1e-1,
     np.dtype(np.float16): 1e-2,
     np.dtype(np.float32): 2e-3,
