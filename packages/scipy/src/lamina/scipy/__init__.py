@@ -1,31 +1,36 @@
-"""lamina.scipy: not built yet (issue 16).
+"""lamina.scipy: JAX's SciPy API (`jax.scipy`) on lamina.numpy and lax.
 
-It is to hold JAX's SciPy API (`jax.scipy`). Until then the package imports, so that it
-installs with its declared dependencies, and any attribute or submodule of it raises an
-error that says the layer is not built yet.
+The submodules load when first touched, as `jax.scipy`'s do: `lamina.scipy.stats.norm`
+works after `import lamina.scipy` alone.
 """
 
-import sys as _sys
-from importlib.abc import MetaPathFinder as _MetaPathFinder
+import importlib as _importlib
 
-__all__: list[str] = []
+_SUBMODULES = (
+    "cluster",
+    "fft",
+    "integrate",
+    "interpolate",
+    "linalg",
+    "ndimage",
+    "optimize",
+    "signal",
+    "sparse",
+    "spatial",
+    "special",
+    "stats",
+)
 
-_NOT_BUILT = "lamina.scipy is not built yet (issue 16)"
+__all__ = list(_SUBMODULES)
 
 
 def __getattr__(name: str):
-    raise AttributeError(f"{_NOT_BUILT}, so it has no attribute {name!r}")
+    if name not in _SUBMODULES:
+        raise AttributeError(f"module 'lamina.scipy' has no attribute {name!r}")
+    module = _importlib.import_module(f"{__name__}.{name}")
+    globals()[name] = module
+    return module
 
 
-class _NotBuiltFinder(_MetaPathFinder):
-    """Answers an import of a submodule (which the path finders did not find) with the
-    error, naming the layer as the missing module so that ``from ... import`` reports
-    it too."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname.startswith(__name__ + "."):
-            raise ModuleNotFoundError(f"{_NOT_BUILT}: no module {fullname!r}", name=__name__)
-        return None
-
-
-_sys.meta_path.append(_NotBuiltFinder())
+def __dir__():
+    return sorted({*globals(), *_SUBMODULES})
