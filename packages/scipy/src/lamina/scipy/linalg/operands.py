@@ -1,0 +1,74 @@
+"""Argument handling shared by the matrix functions: dtype promotion as JAX's
+``promote_dtypes_inexact``/``promote_dtypes_complex``, the square-matrix checks that
+``jax.scipy.linalg`` reports, and the gufunc signature of a solve against ``b``."""
+
+import warnings
+
+import numpy as np
+
+import lamina.numpy as jnp
+from lamina import lax
+from lamina.ir import dtypes
+
+
+def _promote(arrays, convert):
+    dtype, weak = dtypes.result_type(*arrays, return_weak_type_flag=True)
+    dtype = convert(dtype)
+    return [
+        x
+        if (x.dtype, dtypes.is_weakly_typed(x)) == (dtype, weak)
+        else lax.to_dtype(x, dtype, weak_type=weak)
+        for x in arrays
+    ]
+
+
+def common(*args):
+    """``args`` as arrays of their common dtype."""
+    return _promote([jnp.asarray(a) for a in args], lambda dtype: dtype)
+
+
+def inexact(*args):
+    """``args`` as arrays of their common inexact dtype (integers go to the default
+    float)."""
+    return _promote([jnp.asarray(a) for a in args], dtypes.to_inexact_dtype)
+
+
+def complex_(*args):
+    """``args`` as arrays of their common complex dtype."""
+    return _promote([jnp.asarray(a) for a in args], dtypes.to_complex_dtype)
+
+
+def check_square(message: str, a) -> None:
+    """ValueError ``message`` (formatted with ``shape``) unless ``a`` is a stack of
+    square matrices; rank-1 inputs are left to the kernels, which report the rank."""
+    shape = np.shape(a)
+    if len(shape) >= 2 and shape[-1] != shape[-2]:
+        raise ValueError(message.format(shape=tuple(shape)))
+
+
+def check_float_dtype(name: str, a) -> None:
+    """JAX's TypeError for a decomposition given an integer or bool matrix."""
+    if not jnp.issubdtype(a.dtype, jnp.inexact):
+        raise TypeError(
+            f"{name} does not accept dtype {a.dtype} at position 0. Accepted dtypes at "
+            "position 0 are subtypes of floating, complexfloating."
+        )
+
+
+def solve_signature(fun_name: str, first: str, a, b, *extra: str) -> str:
+    """The gufunc signature for solving square ``a`` against ``b``: a vector, a batch of
+    vectors (deprecated, with JAX's FutureWarning; ``first`` names the function's first
+    argument in it) or a batch of matrices."""
+    head = ",".join(("(n,n)", *extra))
+    if b.ndim == 1:
+        return f"{head},(n)->(n)"
+    if a.ndim == b.ndim + 1 and a.shape[-1] == b.shape[-1]:
+        warnings.warn(
+            f"jax.scipy.linalg.{fun_name}: batched 1D solves with b.ndim > 1 are "
+            "deprecated, and in the future will be treated as a batched 2D solve. Use "
+            f"{fun_name}({first}, b[..., None]).squeeze(-1) to avoid this warning.",
+            category=FutureWarning,
+            stacklevel=3,
+        )
+        return f"{head},(n)->(n)"
+    return f"{head},(n,k)->(n,k)"
