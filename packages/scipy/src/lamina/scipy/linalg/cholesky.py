@@ -5,7 +5,7 @@ from functools import partial
 
 import lamina.numpy as jnp
 from lamina.lax import linalg as lax_linalg
-from lamina.scipy.linalg.operands import check_square, inexact, solve_signature
+from lamina.scipy.linalg.operands import check_square, inexact, solve_signature, triangular_solve
 
 
 def cholesky(a, lower=False, overwrite_a=False, check_finite=True):
@@ -31,7 +31,7 @@ def cho_factor(a, lower=False, overwrite_a=False, check_finite=True):
 
 def cho_solve_with(c, b, lower, signature):
     """``cho_solve`` for promoted ``c`` and ``b`` under a given gufunc signature."""
-    tri = partial(lax_linalg.triangular_solve, left_side=True, lower=lower)
+    tri = partial(triangular_solve, lower=lower)
     b = jnp.vectorize(
         partial(tri, transpose_a=not lower, conjugate_a=not lower), signature=signature
     )(c, b)

@@ -2,7 +2,7 @@
 
 import lamina.numpy as jnp
 from lamina.lax import linalg as lax_linalg
-from lamina.scipy.linalg.operands import check_float_dtype, check_square
+from lamina.scipy.linalg.operands import check_matrix, check_square
 
 
 def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
@@ -16,8 +16,7 @@ def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
     check_square(
         "Argument to Hessenberg reduction must have shape [..., n, n], got shape {shape}", a
     )
-    if a.ndim >= 2:
-        check_float_dtype("hessenberg", a)
+    check_matrix("hessenberg", a)
     reduced, taus = lax_linalg.hessenberg(a)
     h = jnp.triu(reduced, -1)
     if not calc_q:

@@ -9,6 +9,7 @@ import numpy as np
 import lamina.numpy as jnp
 from lamina import lax
 from lamina.ir import dtypes
+from lamina.lax import linalg as lax_linalg
 
 
 def _promote(arrays, convert):
@@ -38,16 +39,24 @@ def complex_(*args):
     return _promote([jnp.asarray(a) for a in args], dtypes.to_complex_dtype)
 
 
+def strong(x):
+    """``x`` without a weak type, as the results of JAX's kernels are."""
+    return lax.to_dtype(x, x.dtype, weak_type=False) if dtypes.is_weakly_typed(x) else x
+
+
 def check_square(message: str, a) -> None:
     """ValueError ``message`` (formatted with ``shape``) unless ``a`` is a stack of
-    square matrices; rank-1 inputs are left to the kernels, which report the rank."""
+    square matrices; rank-1 inputs are left to ``check_matrix``."""
     shape = np.shape(a)
     if len(shape) >= 2 and shape[-1] != shape[-2]:
         raise ValueError(message.format(shape=tuple(shape)))
 
 
-def check_float_dtype(name: str, a) -> None:
-    """JAX's TypeError for a decomposition given an integer or bool matrix."""
+def check_matrix(name: str, a) -> None:
+    """JAX's TypeErrors for a decomposition given fewer than two dimensions or an integer
+    or bool matrix."""
+    if a.ndim < 2:
+        raise TypeError(f"Input 0 to {name} must have rank at least 2, but got shape={a.shape}")
     if not jnp.issubdtype(a.dtype, jnp.inexact):
         raise TypeError(
             f"{name} does not accept dtype {a.dtype} at position 0. Accepted dtypes at "
@@ -72,3 +81,10 @@ def solve_signature(fun_name: str, first: str, a, b, *extra: str) -> str:
         )
         return f"{head},(n)->(n)"
     return f"{head},(n,k)->(n,k)"
+
+
+def triangular_solve(a, b, **params):
+    """``lax.linalg.triangular_solve`` (left side) that also takes a vector ``b``."""
+    if b.ndim == a.ndim - 1:
+        return lax_linalg.triangular_solve(a, b[..., None], left_side=True, **params)[..., 0]
+    return lax_linalg.triangular_solve(a, b, left_side=True, **params)

@@ -5,7 +5,7 @@ import lamina.numpy as jnp
 from lamina import lax
 from lamina.ir import dtypes
 from lamina.lax import linalg as lax_linalg
-from lamina.scipy.linalg.operands import check_float_dtype, check_square, complex_
+from lamina.scipy.linalg.operands import check_matrix, check_square, complex_
 
 
 def schur(a, output="real"):
@@ -18,8 +18,7 @@ def schur(a, output="real"):
     if output == "complex":
         a = a.astype(dtypes.to_complex_dtype(a.dtype))
     check_square("The input to schur must be a square matrix. Got shape {shape}.", a)
-    if a.ndim >= 2:
-        check_float_dtype("schur", a)
+    check_matrix("schur", a)
     return list(lax_linalg.schur(a))
 
 

@@ -6,9 +6,8 @@ from functools import partial
 import lamina.numpy as jnp
 from lamina import lax
 from lamina.interpreters import stop_gradient, vmap
-from lamina.lax import linalg as lax_linalg
 from lamina.scipy.linalg.cholesky import cho_solve_with, cholesky
-from lamina.scipy.linalg.operands import inexact, solve_signature
+from lamina.scipy.linalg.operands import inexact, solve_signature, triangular_solve
 
 _ASSUME_A = ["gen", "sym", "her", "pos"]
 
@@ -98,8 +97,7 @@ def solve_triangular(
     transpose_a, conjugate_a = _transpose_flags(trans)
     a, b = inexact(a, b)
     tri = partial(
-        lax_linalg.triangular_solve,
-        left_side=True,
+        triangular_solve,
         lower=lower,
         transpose_a=transpose_a,
         conjugate_a=conjugate_a,

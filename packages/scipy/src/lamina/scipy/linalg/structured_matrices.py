@@ -8,7 +8,7 @@ import numpy as np
 
 import lamina.numpy as jnp
 from lamina import lax
-from lamina.scipy.linalg.operands import common
+from lamina.scipy.linalg.operands import common, strong
 
 
 def block_diag(*arrs):
@@ -30,7 +30,7 @@ def block_diag(*arrs):
         cols = b.shape[1]
         rows.append(jnp.pad(b, ((0, 0), (start, total - start - cols))))
         start += cols
-    return jnp.concatenate(rows, axis=0)
+    return strong(jnp.concatenate(rows, axis=0))
 
 
 def _toeplitz_matrix(c, r):
@@ -51,7 +51,7 @@ def toeplitz(c, r=None):
     else:
         jnp.check_arraylike("toeplitz", c, r)
     c, r = jnp.atleast_1d(jnp.asarray(c)), jnp.atleast_1d(jnp.asarray(r))
-    return jnp.vectorize(_toeplitz_matrix, signature="(m),(n)->(m,n)")(c, r)
+    return strong(jnp.vectorize(_toeplitz_matrix, signature="(m),(n)->(m,n)")(c, r))
 
 
 def _hankel_matrix(c, r):
@@ -80,7 +80,7 @@ def hankel(c, r=None):
         c = lax.expand_dims(c, range(r.ndim - c.ndim))
     elif r.ndim < c.ndim:
         r = lax.expand_dims(r, range(c.ndim - r.ndim))
-    return jnp.vectorize(_hankel_matrix, signature="(m),(n)->(m,n)")(c, r)
+    return strong(jnp.vectorize(_hankel_matrix, signature="(m),(n)->(m,n)")(c, r))
 
 
 def _circulant_matrix(c):
