@@ -427,12 +427,14 @@ ERRORS = [
     (
         lambda: la.qr_multiply(SQ, np.ones((4, 2)), mode="left"),
         ValueError,
-        r"Array shapes are not compatible for Q @ c operation: a has shape \(3, 3\) so Q has 3 columns, but c has 4 rows \(expected 3\)\.",
+        r"Array shapes are not compatible for Q @ c operation: a has shape \(3, 3\) so Q has "
+        r"3 columns, but c has 4 rows \(expected 3\)\.",
     ),
     (
         lambda: la.qr_multiply(SQ, np.ones((2, 4))),
         ValueError,
-        r"Array shapes are not compatible for c @ Q operation: a has shape \(3, 3\) so Q has 3 rows, but c has 4 columns \(expected 3\)\.",
+        r"Array shapes are not compatible for c @ Q operation: a has shape \(3, 3\) so Q has "
+        r"3 rows, but c has 4 columns \(expected 3\)\.",
     ),
     (
         lambda: la.solve(SQ, np.ones(3), assume_a="foo"),
@@ -442,7 +444,8 @@ ERRORS = [
     (
         lambda: la.solve(SQ, np.ones(4), assume_a="pos"),
         ValueError,
-        r"The arguments to solve must have shapes a=\[\.\.\., m, m\] and b=\[\.\.\., m, k\] or b=\[\.\.\., m\]; got a=\(3, 3\) and b=\(4,\)",
+        r"The arguments to solve must have shapes a=\[\.\.\., m, m\] and b=\[\.\.\., m, k\] "
+        r"or b=\[\.\.\., m\]; got a=\(3, 3\) and b=\(4,\)",
     ),
     (
         lambda: la.solve(WIDE, np.ones(2), assume_a="pos"),
@@ -487,7 +490,8 @@ ERRORS = [
     (
         lambda: la.schur(np.eye(3, dtype=np.int32)),
         TypeError,
-        "schur does not accept dtype int32 at position 0. Accepted dtypes at position 0 are subtypes of floating, complexfloating.",
+        "schur does not accept dtype int32 at position 0. Accepted dtypes at position 0 are "
+        "subtypes of floating, complexfloating.",
     ),
     (lambda: la.rsf2csf(WIDE, SQ), ValueError, "Input 'T' must be square."),
     (lambda: la.rsf2csf(SQ, WIDE), ValueError, "Input 'Z' must be square."),
@@ -514,7 +518,8 @@ ERRORS = [
     (
         lambda: la.block_diag(np.ones((1, 1, 1))),
         ValueError,
-        "Arguments to jax.scipy.linalg.block_diag must have at most 2 dimensions, got .* at argument 0.",
+        "Arguments to jax.scipy.linalg.block_diag must have at most 2 dimensions, got .* at "
+        "argument 0.",
     ),
     (
         lambda: la.toeplitz([1, 2]),
@@ -541,12 +546,14 @@ ERRORS = [
     (
         lambda: la.leslie(np.ones(3), np.ones(1)),
         ValueError,
-        r"Incorrect lengths for f and s\. The length of s along the last axis must be one less than the length of f; got f shape \(3,\) and s shape \(1,\)\.",
+        r"Incorrect lengths for f and s\. The length of s along the last axis must be one less "
+        r"than the length of f; got f shape \(3,\) and s shape \(1,\)\.",
     ),
     (
         lambda: la.fiedler_companion(np.zeros(0)),
         ValueError,
-        r"fiedler_companion requires the last axis of 'a' to have nonzero length, but got an array of shape \(0,\)\.",
+        r"fiedler_companion requires the last axis of 'a' to have nonzero length, but got an "
+        r"array of shape \(0,\)\.",
     ),
     (
         lambda: la.convolution_matrix(np.ones(3), 0),

@@ -1,5 +1,9 @@
 """The Hermitian eigendecomposition, ``eigh``."""
 
+from functools import partial
+
+import lamina.numpy as jnp
+from lamina.interpreters import jit
 from lamina.lax import linalg as lax_linalg
 from lamina.scipy.linalg.operands import inexact
 
@@ -27,6 +31,11 @@ def eigh(
         raise NotImplementedError("Only the type=1 case of eigh is implemented.")
     if eigvals is not None:
         raise NotImplementedError("Only the eigvals=None case of eigh is implemented.")
+    return _eigh(jnp.asarray(a), bool(lower), bool(eigvals_only))
+
+
+@partial(jit, static_argnums=(1, 2))
+def _eigh(a, lower, eigvals_only):
     (a,) = inexact(a)
     v, w = lax_linalg.eigh(a, lower=lower)
     return w if eigvals_only else (w, v)

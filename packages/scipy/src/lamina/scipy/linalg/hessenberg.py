@@ -1,6 +1,9 @@
 """The Hessenberg form, ``hessenberg``."""
 
+from functools import partial
+
 import lamina.numpy as jnp
+from lamina.interpreters import jit
 from lamina.lax import linalg as lax_linalg
 from lamina.scipy.linalg.operands import check_matrix, check_square
 
@@ -17,6 +20,11 @@ def hessenberg(a, *, calc_q=False, overwrite_a=False, check_finite=True):
         "Argument to Hessenberg reduction must have shape [..., n, n], got shape {shape}", a
     )
     check_matrix("hessenberg", a)
+    return _hessenberg(a, bool(calc_q))
+
+
+@partial(jit, static_argnums=1)
+def _hessenberg(a, calc_q):
     reduced, taus = lax_linalg.hessenberg(a)
     h = jnp.triu(reduced, -1)
     if not calc_q:

@@ -3,11 +3,13 @@
 floating point through ``lgamma``, as JAX does, so large orders are not exact."""
 
 import math
+from functools import partial
 
 import numpy as np
 
 import lamina.numpy as jnp
 from lamina import lax
+from lamina.interpreters import jit
 from lamina.ir import dtypes
 
 _KINDS = ["symmetric", "lower", "upper"]
@@ -26,14 +28,19 @@ def _comb(n, k):
     return jnp.where(ok, value, 0.0)
 
 
-def hilbert(n):
-    """The n×n Hilbert matrix ``1 / (i + j + 1)``."""
+@partial(jit, static_argnums=0)
+def _hilbert(n):
     a = lax.broadcasted_iota(dtypes.default_float_dtype(), (n, 1), 0)
     return 1 / (a + a.T + 1)
 
 
-def invhilbert(n):
-    """The inverse of the n×n Hilbert matrix (in floating point)."""
+def hilbert(n):
+    """The n×n Hilbert matrix ``1 / (i + j + 1)``."""
+    return _hilbert(n)
+
+
+@partial(jit, static_argnums=0)
+def _invhilbert(n):
     a = jnp.arange(n, dtype=dtypes.default_float_dtype())
     i, j = a[:, None], a[None, :]
     s = i + j
@@ -46,6 +53,11 @@ def invhilbert(n):
     )
 
 
+def invhilbert(n):
+    """The inverse of the n×n Hilbert matrix (in floating point)."""
+    return _invhilbert(n)
+
+
 def _check_kind(kind, verb):
     kind = "symmetric" if kind is None else kind
     if kind not in _KINDS:
@@ -56,7 +68,11 @@ def _check_kind(kind, verb):
 def pascal(n, kind=None):
     """The n×n Pascal matrix: "symmetric" (default), "lower" or "upper" triangular.
     Always float32, as in JAX."""
-    kind = _check_kind(kind, "on of")
+    return _pascal(n, _check_kind(kind, "on of"))
+
+
+@partial(jit, static_argnums=(0, 1))
+def _pascal(n, kind):
     a = jnp.arange(n, dtype=np.float32)
     lower = _binom(a[:, None], a[None, :])
     if kind == "lower":
@@ -68,7 +84,11 @@ def pascal(n, kind=None):
 
 def invpascal(n, kind=None):
     """The inverse of ``pascal(n, kind)``."""
-    kind = _check_kind(kind, "one of")
+    return _invpascal(n, _check_kind(kind, "one of"))
+
+
+@partial(jit, static_argnums=(0, 1))
+def _invpascal(n, kind):
     a = jnp.arange(n, dtype=dtypes.default_float_dtype())
     i, j = a[:, None], a[None, :]
     lower = ((-1.0) ** (i - j)) * _binom(i, j)
@@ -84,6 +104,11 @@ def helmert(n, full=False):
     the normalized ones vector on top when ``full``."""
     if n < 1:
         raise ValueError(f"n must be a positive integer; got {n}.")
+    return _helmert(n, bool(full))
+
+
+@partial(jit, static_argnums=(0, 1))
+def _helmert(n, full):
     i = jnp.arange(n - 1)[:, None]
     j = jnp.arange(n)[None, :]
     k = i + 1
@@ -100,6 +125,11 @@ def hadamard(n, dtype=int):
     """The n×n Hadamard matrix (Sylvester's construction) for n a power of two."""
     if n < 1 or not math.log2(n).is_integer():
         raise ValueError(f"n must be a positive power of 2; got {n}.")
+    return _hadamard(n, dtype)
+
+
+@partial(jit, static_argnums=(0, 1))
+def _hadamard(n, dtype):
     h = jnp.ones((1, 1), dtype=dtype)
     for _ in range(int(math.log2(n))):
         h = jnp.block([[h, h], [h, -h]])
@@ -117,6 +147,11 @@ def dft(n, scale=None, *, dtype=None):
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "dft")
         if not dtypes.issubdtype(dtype, np.complexfloating):
             raise ValueError(f"dtype must be a complex floating-point type; got {dtype}.")
+    return _dft(n, scale, dtype)
+
+
+@partial(jit, static_argnums=(0, 1, 2))
+def _dft(n, scale, dtype):
     a = jnp.arange(n, dtype=dtype)
     omegas = jnp.exp(-2j * np.pi * a[:, None] * a[None, :] / n)
     if scale == "sqrtn":

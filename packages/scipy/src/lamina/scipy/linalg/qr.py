@@ -1,9 +1,20 @@
 """The QR factorization: ``qr`` and ``qr_multiply`` (a product with Q)."""
 
+from functools import partial
+
 import lamina.numpy as jnp
 from lamina import lax
+from lamina.interpreters import jit
 from lamina.lax import linalg as lax_linalg
 from lamina.scipy.linalg.operands import inexact
+
+
+@partial(jit, static_argnames=("mode", "pivoting"))
+def _qr(a, mode, pivoting):
+    (a,) = inexact(a)
+    full_matrices = mode != "economic"
+    q, r, *p = lax_linalg.qr(a, pivoting=pivoting, full_matrices=full_matrices)
+    return (r, *p) if mode == "r" else (q, r, *p)
 
 
 def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
@@ -11,17 +22,22 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
     the column permutation p). ``mode`` is "full" (q m×m), "economic" (q m×k) or "r"
     (only r, as a 1-tuple, plus p when pivoting)."""
     del overwrite_a, lwork, check_finite
-    if mode in ("full", "r"):
-        full_matrices = True
-    elif mode == "economic":
-        full_matrices = False
-    else:
+    if mode not in ("full", "r", "economic"):
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
-    (a,) = inexact(a)
-    q, r, *p = lax_linalg.qr(a, pivoting=pivoting, full_matrices=full_matrices)
-    if mode == "r":
-        return (r, *p)
-    return (q, r, *p)
+    return _qr(jnp.asarray(a), mode, bool(pivoting))
+
+
+@partial(jit, static_argnames=("mode", "pivoting", "conjugate"))
+def _qr_multiply(a, c, mode, pivoting, conjugate):
+    q, r, *p = lax_linalg.qr(a, pivoting=pivoting, full_matrices=False)
+    if conjugate:
+        q = jnp.conj(q)
+    hi = lax.Precision.HIGHEST
+    out = jnp.matmul(q, c, precision=hi) if mode == "left" else jnp.matmul(c, q, precision=hi)
+    batch = jnp.broadcast_shapes(a.shape[:-2], c.shape[:-2])
+    r = jnp.broadcast_to(r, (*batch, *r.shape[-2:]))
+    p = [jnp.broadcast_to(x, (*batch, x.shape[-1])) for x in p]
+    return (out, r, *p)
 
 
 def qr_multiply(
@@ -51,14 +67,5 @@ def qr_multiply(
             f"{tuple(a.shape)} so Q has {m} rows, but c has {c.shape[-1]} columns "
             f"(expected {m})."
         )
-    q, r, *p = lax_linalg.qr(a, pivoting=pivoting, full_matrices=False)
-    if conjugate:
-        q = jnp.conj(q)
-    hi = lax.Precision.HIGHEST
-    out = jnp.matmul(q, c, precision=hi) if mode == "left" else jnp.matmul(c, q, precision=hi)
-    if vector:
-        out = out.ravel()
-    batch = jnp.broadcast_shapes(a.shape[:-2], c.shape[:-2])
-    r = jnp.broadcast_to(r, (*batch, *r.shape[-2:]))
-    p = [jnp.broadcast_to(x, (*batch, x.shape[-1])) for x in p]
-    return (out, r, *p)
+    out, *rest = _qr_multiply(a, c, mode, bool(pivoting), bool(conjugate))
+    return (out.ravel() if vector else out, *rest)

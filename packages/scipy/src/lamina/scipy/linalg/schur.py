@@ -3,6 +3,7 @@ into a complex (upper triangular) one."""
 
 import lamina.numpy as jnp
 from lamina import lax
+from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.lax import linalg as lax_linalg
 from lamina.scipy.linalg.operands import check_matrix, check_square, complex_
@@ -19,7 +20,12 @@ def schur(a, output="real"):
         a = a.astype(dtypes.to_complex_dtype(a.dtype))
     check_square("The input to schur must be a square matrix. Got shape {shape}.", a)
     check_matrix("schur", a)
-    return list(lax_linalg.schur(a))
+    return list(_schur(a))
+
+
+@jit
+def _schur(a):
+    return lax_linalg.schur(a)
 
 
 def _rotate(m, t, z):
@@ -75,5 +81,9 @@ def rsf2csf(T, Z, check_finite=True):
         raise ValueError("Input 'Z' must be square.")
     if T.shape[-1] != Z.shape[-1]:
         raise ValueError(f"Input array shapes must match: Z: {Z.shape} vs. T: {T.shape}")
-    signature = "(n,n),(n,n)->(n,n),(n,n)"
-    return jnp.vectorize(_rsf2csf_matrix, signature=signature)(T, Z)
+    return _rsf2csf(T, Z)
+
+
+@jit
+def _rsf2csf(T, Z):
+    return jnp.vectorize(_rsf2csf_matrix, signature="(n,n),(n,n)->(n,n),(n,n)")(T, Z)

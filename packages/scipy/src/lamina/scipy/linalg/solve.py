@@ -5,7 +5,7 @@ from functools import partial
 
 import lamina.numpy as jnp
 from lamina import lax
-from lamina.interpreters import stop_gradient, vmap
+from lamina.interpreters import jit, stop_gradient, vmap
 from lamina.scipy.linalg.cholesky import cho_solve_with, cholesky
 from lamina.scipy.linalg.operands import inexact, solve_signature, triangular_solve
 
@@ -23,6 +23,7 @@ def _matvec(a, x):
     return lax.dot_general(a, x, dims, precision=lax.Precision.HIGHEST)
 
 
+@partial(jit, static_argnames=("lower",))
 def _solve_positive(a, b, lower):
     a, b = inexact(a, b)
     if not (
@@ -67,7 +68,7 @@ def solve(
         raise ValueError(f"Expected assume_a to be one of {_ASSUME_A}; got {assume_a!r}")
     if assume_a != "pos":
         return jnp.linalg.solve(a, b)
-    return _solve_positive(a, b, lower)
+    return _solve_positive(jnp.asarray(a), jnp.asarray(b), bool(lower))
 
 
 def _transpose_flags(trans):
@@ -95,6 +96,13 @@ def solve_triangular(
     or the conjugate transpose (2, "C")."""
     del overwrite_b, debug, check_finite
     transpose_a, conjugate_a = _transpose_flags(trans)
+    return _solve_triangular(
+        jnp.asarray(a), jnp.asarray(b), bool(lower), bool(unit_diagonal), transpose_a, conjugate_a
+    )
+
+
+@partial(jit, static_argnums=(2, 3, 4, 5))
+def _solve_triangular(a, b, lower, unit_diagonal, transpose_a, conjugate_a):
     a, b = inexact(a, b)
     tri = partial(
         triangular_solve,

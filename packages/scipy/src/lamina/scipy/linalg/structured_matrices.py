@@ -3,11 +3,13 @@
 ``leslie``, ``toeplitz``. Those taking vectors map over leading (batch) axes."""
 
 import operator
+from functools import partial
 
 import numpy as np
 
 import lamina.numpy as jnp
 from lamina import lax
+from lamina.interpreters import jit
 from lamina.scipy.linalg.operands import common, strong
 
 
@@ -50,7 +52,11 @@ def toeplitz(c, r=None):
         r = jnp.conjugate(jnp.asarray(c))
     else:
         jnp.check_arraylike("toeplitz", c, r)
-    c, r = jnp.atleast_1d(jnp.asarray(c)), jnp.atleast_1d(jnp.asarray(r))
+    return _toeplitz(jnp.atleast_1d(jnp.asarray(c)), jnp.atleast_1d(jnp.asarray(r)))
+
+
+@jit
+def _toeplitz(c, r):
     return strong(jnp.vectorize(_toeplitz_matrix, signature="(m),(n)->(m,n)")(c, r))
 
 
@@ -80,6 +86,11 @@ def hankel(c, r=None):
         c = lax.expand_dims(c, range(r.ndim - c.ndim))
     elif r.ndim < c.ndim:
         r = lax.expand_dims(r, range(c.ndim - r.ndim))
+    return _hankel(c, r)
+
+
+@jit
+def _hankel(c, r):
     return strong(jnp.vectorize(_hankel_matrix, signature="(m),(n)->(m,n)")(c, r))
 
 
@@ -92,7 +103,12 @@ def circulant(c):
     """The circulant matrix whose first column is ``c`` (each column is the previous
     one rolled down by one). Leading axes are batch axes."""
     jnp.check_arraylike("circulant", c)
-    return jnp.vectorize(_circulant_matrix, signature="(n)->(n,n)")(jnp.atleast_1d(jnp.asarray(c)))
+    return _circulant(jnp.atleast_1d(jnp.asarray(c)))
+
+
+@jit
+def _circulant(c):
+    return jnp.vectorize(_circulant_matrix, signature="(n)->(n,n)")(c)
 
 
 def _leslie_matrix(f, s):
@@ -114,6 +130,11 @@ def leslie(f, s):
             "Incorrect lengths for f and s. The length of s along the last axis must be "
             f"one less than the length of f; got f shape {f.shape} and s shape {s.shape}."
         )
+    return _leslie(f, s)
+
+
+@jit
+def _leslie(f, s):
     return jnp.vectorize(_leslie_matrix, signature="(n),(m)->(n,n)")(f, s)
 
 
@@ -132,6 +153,11 @@ def companion(a):
         raise ValueError(
             f"The length of `a` along the last axis must be at least 2; got shape {a.shape}."
         )
+    return _companion(a)
+
+
+@jit
+def _companion(a):
     return jnp.vectorize(_companion_matrix, signature="(n)->(m,m)")(a)
 
 
@@ -178,6 +204,11 @@ def fiedler_companion(a):
             "fiedler_companion requires the last axis of 'a' to have nonzero length, but "
             f"got an array of shape {a.shape}."
         )
+    return _fiedler_companion(a)
+
+
+@jit
+def _fiedler_companion(a):
     return jnp.vectorize(_fiedler_companion_matrix, signature="(n)->(m,m)")(a)
 
 
@@ -196,6 +227,12 @@ def convolution_matrix(a, n, mode="full"):
         raise ValueError(f"len(a) must be at least 1; got shape {a.shape}.")
     if mode not in ("full", "valid", "same"):
         raise ValueError(f"mode must be one of 'full', 'valid', 'same'; got {mode!r}.")
+    return _convolution_matrix(a, n, mode)
+
+
+@partial(jit, static_argnums=(1, 2))
+def _convolution_matrix(a, n, mode):
+    m = a.shape[-1]
     pad = [(0, 0)] * (a.ndim - 1) + [(0, n - 1)]
     padded, flipped = jnp.pad(a, pad), jnp.pad(jnp.flip(a, axis=-1), pad)
     length = m + n - 1
@@ -208,4 +245,4 @@ def convolution_matrix(a, n, mode="full"):
         begin = end = 0
     column = lax.slice_in_dim(padded, begin, length - end, axis=-1)
     row = lax.slice_in_dim(flipped, length - n - begin, length - begin, axis=-1)
-    return toeplitz(column, row)
+    return _toeplitz(column, row)
