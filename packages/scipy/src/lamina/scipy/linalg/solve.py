@@ -10,6 +10,9 @@ from lamina.scipy.linalg.cholesky import cho_solve_with, cholesky
 from lamina.scipy.linalg.operands import inexact, solve_signature, triangular_solve
 
 _ASSUME_A = ["gen", "sym", "her", "pos"]
+_solve_general = jit(jnp.linalg.solve)
+_inv = jit(jnp.linalg.inv)
+_det = jit(jnp.linalg.det)
 
 
 def _matvec(a, x):
@@ -67,7 +70,7 @@ def solve(
     if assume_a not in _ASSUME_A:
         raise ValueError(f"Expected assume_a to be one of {_ASSUME_A}; got {assume_a!r}")
     if assume_a != "pos":
-        return jnp.linalg.solve(a, b)
+        return _solve_general(a, b)
     return _solve_positive(jnp.asarray(a), jnp.asarray(b), bool(lower))
 
 
@@ -118,10 +121,10 @@ def _solve_triangular(a, b, lower, unit_diagonal, transpose_a, conjugate_a):
 def inv(a, overwrite_a=False, check_finite=True):
     """The inverse of each square matrix in ``a``."""
     del overwrite_a, check_finite
-    return jnp.linalg.inv(a)
+    return _inv(a)
 
 
 def det(a, overwrite_a=False, check_finite=True):
     """The determinant of each square matrix in ``a``."""
     del overwrite_a, check_finite
-    return jnp.linalg.det(a)
+    return _det(a)
