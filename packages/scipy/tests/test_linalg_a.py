@@ -293,6 +293,8 @@ def test_jit_and_vmap():
     bs = np.stack([B, 3 * B])
     got = jit(lambda m, y: la.solve(m, y, assume_a="pos"))(batch, bs)
     close(got, np.linalg.solve(batch, bs), 1e-3)
+    got = vmap(lambda m, y: la.solve(m, y[:, 0], assume_a="pos"))(batch, bs)
+    close(got, np.linalg.solve(batch, bs)[..., 0], 1e-3)
     got = vmap(lambda m, y: la.cho_solve(la.cho_factor(m), y))(batch, bs)
     close(got, np.linalg.solve(batch, bs), 1e-3)
     got = vmap(lambda m, y: la.lu_solve(la.lu_factor(m), y, trans=1))(batch, bs)

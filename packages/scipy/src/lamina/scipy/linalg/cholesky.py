@@ -6,12 +6,17 @@ from functools import partial
 import lamina.numpy as jnp
 from lamina.interpreters import jit
 from lamina.lax import linalg as lax_linalg
-from lamina.scipy.linalg.operands import check_square, inexact, solve_signature, triangular_solve
+from lamina.scipy.linalg.operands import (
+    check_square,
+    promote_inexact,
+    solve_signature,
+    triangular_solve,
+)
 
 
 @partial(jit, static_argnames=("lower",))
 def _cholesky(a, lower):
-    (a,) = inexact(a)
+    (a,) = promote_inexact(a)
     if not lower:
         a = jnp.conj(jnp.matrix_transpose(a))
     check_square("The input to cholesky must be a square matrix. Got shape {shape}.", a)
@@ -46,7 +51,7 @@ def cho_solve_with(c, b, lower, signature):
 
 @partial(jit, static_argnames=("lower",))
 def _cho_solve(c, b, lower):
-    c, b = inexact(c, b)
+    c, b = promote_inexact(c, b)
     return cho_solve_with(c, b, lower, solve_signature("cho_solve", "c_and_lower", c, b))
 
 

@@ -5,7 +5,7 @@ from functools import partial
 import lamina.numpy as jnp
 from lamina.interpreters import jit
 from lamina.lax import linalg as lax_linalg
-from lamina.scipy.linalg.operands import inexact
+from lamina.scipy.linalg.operands import promote_inexact
 
 
 def eigh(
@@ -36,6 +36,6 @@ def eigh(
 
 @partial(jit, static_argnums=(1, 2))
 def _eigh(a, lower, eigvals_only):
-    (a,) = inexact(a)
+    (a,) = promote_inexact(a)
     v, w = lax_linalg.eigh(a, lower=lower)
     return w if eigvals_only else (w, v)

@@ -7,12 +7,12 @@ import lamina.numpy as jnp
 from lamina import lax
 from lamina.interpreters import jit
 from lamina.lax import linalg as lax_linalg
-from lamina.scipy.linalg.operands import inexact, solve_signature
+from lamina.scipy.linalg.operands import promote_inexact, solve_signature
 
 
 @partial(jit, static_argnames=("permute_l",))
 def _lu(a, permute_l):
-    (a,) = inexact(a)
+    (a,) = promote_inexact(a)
     factors, _, permutation = lax_linalg.lu(a)
     m, n = a.shape
     k = min(m, n)
@@ -34,7 +34,7 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True):
 
 @jit
 def _lu_factor(a):
-    (a,) = inexact(a)
+    (a,) = promote_inexact(a)
     factors, pivots, _ = lax_linalg.lu(a)
     return factors, pivots
 
@@ -65,7 +65,7 @@ def _solve_one(factors, permutation, b, trans):
 
 @partial(jit, static_argnames=("trans",))
 def _lu_solve(factors, pivots, b, trans):
-    factors, b = inexact(factors, b)
+    factors, b = promote_inexact(factors, b)
     permutation = lax_linalg.lu_pivots_to_permutation(pivots, factors.shape[-2])
     signature = solve_signature("lu_solve", "lu_and_piv", factors, b, "(n)")
     solve = jnp.vectorize(partial(_solve_one, trans=trans), signature=signature)

@@ -1,6 +1,6 @@
-"""Argument handling shared by the matrix functions: dtype promotion as JAX's
-``promote_dtypes_inexact``/``promote_dtypes_complex``, the square-matrix checks that
-``jax.scipy.linalg`` reports, and the gufunc signature of a solve against ``b``."""
+"""What the matrix functions share: dtype promotion as JAX's ``promote_dtypes*``, the
+shape and dtype checks ``jax.scipy.linalg`` reports, the gufunc signature of a solve
+against ``b``, and a triangular solve that takes vectors."""
 
 import warnings
 
@@ -23,18 +23,18 @@ def _promote(arrays, convert):
     ]
 
 
-def common(*args):
+def promote_common(*args):
     """``args`` as arrays of their common dtype."""
     return _promote([jnp.asarray(a) for a in args], lambda dtype: dtype)
 
 
-def inexact(*args):
+def promote_inexact(*args):
     """``args`` as arrays of their common inexact dtype (integers go to the default
     float)."""
     return _promote([jnp.asarray(a) for a in args], dtypes.to_inexact_dtype)
 
 
-def complex_(*args):
+def promote_complex(*args):
     """``args`` as arrays of their common complex dtype."""
     return _promote([jnp.asarray(a) for a in args], dtypes.to_complex_dtype)
 

@@ -6,12 +6,12 @@ import lamina.numpy as jnp
 from lamina import lax
 from lamina.interpreters import jit
 from lamina.lax import linalg as lax_linalg
-from lamina.scipy.linalg.operands import inexact
+from lamina.scipy.linalg.operands import promote_inexact
 
 
 @partial(jit, static_argnames=("mode", "pivoting"))
 def _qr(a, mode, pivoting):
-    (a,) = inexact(a)
+    (a,) = promote_inexact(a)
     full_matrices = mode != "economic"
     q, r, *p = lax_linalg.qr(a, pivoting=pivoting, full_matrices=full_matrices)
     return (r, *p) if mode == "r" else (q, r, *p)
@@ -47,7 +47,7 @@ def qr_multiply(
     factorization of ``a``; Q is conjugated when ``conjugate``, and the column
     permutation is added when ``pivoting``. A vector ``c`` gives a vector."""
     del overwrite_a, overwrite_c
-    a, c = inexact(a, c)
+    a, c = promote_inexact(a, c)
     if mode not in ("right", "left"):
         raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
     vector = c.ndim == 1

@@ -6,7 +6,7 @@ from lamina import lax
 from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.lax import linalg as lax_linalg
-from lamina.scipy.linalg.operands import check_matrix, check_square, complex_
+from lamina.scipy.linalg.operands import check_matrix, check_square, promote_complex
 
 
 def schur(a, output="real"):
@@ -53,7 +53,7 @@ def _rotate(m, t, z):
 
 
 def _rsf2csf_matrix(t, z):
-    t, z = complex_(t, z)
+    t, z = promote_complex(t, z)
     n = t.shape[0]
     if n == 1:
         return t, z

@@ -7,7 +7,7 @@ import lamina.numpy as jnp
 from lamina import lax
 from lamina.interpreters import jit, stop_gradient, vmap
 from lamina.scipy.linalg.cholesky import cho_solve_with, cholesky
-from lamina.scipy.linalg.operands import inexact, solve_signature, triangular_solve
+from lamina.scipy.linalg.operands import promote_inexact, solve_signature, triangular_solve
 
 _ASSUME_A = ["gen", "sym", "her", "pos"]
 _solve_general = jit(jnp.linalg.solve)
@@ -28,7 +28,7 @@ def _matvec(a, x):
 
 @partial(jit, static_argnames=("lower",))
 def _solve_positive(a, b, lower):
-    a, b = inexact(a, b)
+    a, b = promote_inexact(a, b)
     if not (
         a.ndim >= 2
         and b.ndim in (a.ndim, a.ndim - 1)
@@ -106,7 +106,7 @@ def solve_triangular(
 
 @partial(jit, static_argnums=(2, 3, 4, 5))
 def _solve_triangular(a, b, lower, unit_diagonal, transpose_a, conjugate_a):
-    a, b = inexact(a, b)
+    a, b = promote_inexact(a, b)
     tri = partial(
         triangular_solve,
         lower=lower,

@@ -10,7 +10,7 @@ import numpy as np
 import lamina.numpy as jnp
 from lamina import lax
 from lamina.interpreters import jit
-from lamina.scipy.linalg.operands import common, strong
+from lamina.scipy.linalg.operands import promote_common, strong
 
 
 def block_diag(*arrs):
@@ -18,7 +18,7 @@ def block_diag(*arrs):
     matrices) as its blocks, in their common dtype."""
     if len(arrs) == 0:
         arrs = (jnp.zeros((1, 0)),)
-    arrs = common(*arrs)
+    arrs = promote_common(*arrs)
     for i, a in enumerate(arrs):
         if a.ndim > 2:
             raise ValueError(
@@ -112,7 +112,7 @@ def _circulant(c):
 
 
 def _leslie_matrix(f, s):
-    f, s = common(f, s)
+    f, s = promote_common(f, s)
     return jnp.diag(s, k=-1).at[0].set(f)
 
 

@@ -5,7 +5,7 @@ from functools import partial
 import lamina.numpy as jnp
 from lamina.interpreters import jit
 from lamina.lax import linalg as lax_linalg
-from lamina.scipy.linalg.operands import inexact
+from lamina.scipy.linalg.operands import promote_inexact
 
 
 def svd(
@@ -25,5 +25,5 @@ def svd(
 
 @partial(jit, static_argnums=(1, 2))
 def _svd(a, full_matrices, compute_uv):
-    (a,) = inexact(a)
+    (a,) = promote_inexact(a)
     return lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
