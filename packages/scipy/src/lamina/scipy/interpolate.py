@@ -9,7 +9,6 @@ import itertools
 import numpy as np
 
 import lamina.numpy as jnp
-from lamina.ir import dtypes
 from lamina.ir.tree_util import register_pytree_node
 from lamina.numpy import check_arraylike, promote_dtypes_inexact
 
@@ -52,7 +51,7 @@ class RegularGridInterpolator:
         if fill_value is not None:
             check_arraylike("RegularGridInterpolator", fill_value)
             fill_value = jnp.asarray(fill_value)
-            if not dtypes.can_cast(fill_value.dtype, values.dtype, casting="same_kind"):
+            if not np.can_cast(fill_value.dtype, values.dtype, casting="same_kind"):
                 raise ValueError(
                     "fill_value must be either 'None' or of a type compatible with values"
                 )

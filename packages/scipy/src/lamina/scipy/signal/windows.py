@@ -16,8 +16,8 @@ __all__ = ["named_window", "segment_window"]
 def named_window(window, nperseg: int, dtype):
     """The periodic window ``window`` (a name or a (name, parameters...) tuple) of
     ``nperseg`` points, as a constant of ``dtype``."""
-    if nperseg == 1 and window == "hann":
-        values = np.ones(1)
+    if isinstance(window, str) and window == "hann":
+        values = np.ones(1) if nperseg == 1 else np.sin(np.pi * np.arange(nperseg) / nperseg) ** 2
     else:
         values = scipy.signal.get_window(window, nperseg)
     return jnp.asarray(np.asarray(values), dtype=dtype)
