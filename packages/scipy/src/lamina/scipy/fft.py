@@ -14,9 +14,9 @@ import lamina.numpy as jnp
 from lamina.ir import dtypes
 from lamina.numpy import (
     canonicalize_axis,
+    check_arraylike,
     promote_dtypes_complex,
     promote_dtypes_inexact,
-    to_array,
 )
 
 __all__ = ["dct", "dctn", "idct", "idctn"]
@@ -54,19 +54,26 @@ def _ortho_factor(n: int) -> np.ndarray:
     return np.sqrt(factor)
 
 
-def _on_parts(transform, x, **kwargs):
-    if dtypes.issubdtype(x.dtype, np.complexfloating):
-        return lax.complex(transform(jnp.real(x), **kwargs), transform(jnp.imag(x), **kwargs))
-    return None
+def _inexact(name: str, x):
+    check_arraylike(name, x)
+    (x,) = promote_dtypes_inexact(x)
+    return x
+
+
+def _is_complex(x) -> bool:
+    return dtypes.issubdtype(x.dtype, np.complexfloating)
 
 
 def dct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None):
     """The type-2 discrete cosine transform of ``x`` along ``axis`` (as scipy.fft.dct)."""
     _check("dct", type, norm)
-    (x,) = promote_dtypes_inexact(to_array(x))
-    parts = _on_parts(dct, x, n=n, axis=axis, norm=norm)
-    if parts is not None:
-        return parts
+    x = _inexact("dct", x)
+    if _is_complex(x):
+        parts = (
+            dct(jnp.real(x), n=n, axis=axis, norm=norm),
+            dct(jnp.imag(x), n=n, axis=axis, norm=norm),
+        )
+        return lax.complex(*parts)
     axis = canonicalize_axis(axis, x.ndim)
     x = _resize(x, n, axis)
     size = x.shape[axis]
@@ -82,10 +89,13 @@ def dct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None
 def idct(x, type: int = 2, n: int | None = None, axis: int = -1, norm: str | None = None):
     """The inverse of :func:`dct` along ``axis`` (as scipy.fft.idct)."""
     _check("idct", type, norm)
-    (x,) = promote_dtypes_inexact(to_array(x))
-    parts = _on_parts(idct, x, n=n, axis=axis, norm=norm)
-    if parts is not None:
-        return parts
+    x = _inexact("idct", x)
+    if _is_complex(x):
+        parts = (
+            idct(jnp.real(x), n=n, axis=axis, norm=norm),
+            idct(jnp.imag(x), n=n, axis=axis, norm=norm),
+        )
+        return lax.complex(*parts)
     axis = canonicalize_axis(axis, x.ndim)
     x = _resize(x, n, axis)
     size = x.shape[axis]
@@ -120,7 +130,7 @@ def dctn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] |
          norm: str | None = None):  # fmt: skip
     """The type-2 DCT over several axes (as scipy.fft.dctn)."""
     _check("dctn", type, norm)
-    (x,) = promote_dtypes_inexact(to_array(x))
+    x = _inexact("dctn", x)
     for axis, size in _axes_and_sizes(x, s, axes):
         x = dct(x, n=size, axis=axis, norm=norm)
     return x
@@ -130,7 +140,7 @@ def idctn(x, type: int = 2, s: Sequence[int] | None = None, axes: Sequence[int] 
           norm: str | None = None):  # fmt: skip
     """The inverse of :func:`dctn` (as scipy.fft.idctn)."""
     _check("idctn", type, norm)
-    (x,) = promote_dtypes_inexact(to_array(x))
+    x = _inexact("idctn", x)
     for axis, size in _axes_and_sizes(x, s, axes):
         x = idct(x, n=size, axis=axis, norm=norm)
     return x
