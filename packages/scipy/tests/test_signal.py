@@ -48,6 +48,8 @@ def test_convolve2d_and_correlate2d():
             close(signal.convolve2d(a, b, mode=mode), scipy.signal.convolve2d(a, b, mode=mode))
             got = signal.correlate2d(a, b, mode=mode)
             close(got, scipy.signal.correlate2d(a, b, mode=mode))
+    got = signal.convolve2d(A, B, mode="same", precision="highest")
+    close(got, scipy.signal.convolve2d(A, B, mode="same"), 1e-5)
 
 
 def test_fftconvolve_over_axes():
