@@ -229,6 +229,9 @@ ERRORS = [  # messages recorded from JAX 0.10.2
     (lambda: signal.istft(S, nperseg=80, nfft=4), ValueError,
      r"FFT length \(4\) must be longer than nperseg \(80\)."),
     (lambda: signal.istft(S, nperseg=-1), ValueError, "nperseg must be a positive integer"),
+    # An odd nperseg with nfft left out: the inverse FFT is one point short of the window.
+    (lambda: signal.istft(scipy.signal.stft(S, nperseg=9)[2], nperseg=9), TypeError,
+     "mul got incompatible shapes for broadcasting"),
 ]  # fmt: skip
 
 

@@ -63,7 +63,8 @@ def istft(Zxx, fs=1.0, window: str = "hann", nperseg: int | None = None,
         if win.shape[0] != nperseg_int:
             raise ValueError(f"window must have length of {nperseg_int}")
     segments = segments * win.sum()  # undoes the 'spectrum' scaling of stft
-    frames = jnp.swapaxes(segments * win[:, None], -2, -1)
+    column = win.reshape((1,) * (segments.ndim - 2) + (-1, 1))  # along each segment
+    frames = jnp.swapaxes(segments * column, -2, -1)
     x = _overlap_add(frames, step)
     norm = _overlap_add(jnp.broadcast_to(win * win, frames.shape[-2:]), step)
 
