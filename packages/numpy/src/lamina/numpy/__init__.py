@@ -78,7 +78,10 @@ _wrap_api_functions(globals(), __all__)  # tracebacks stop at the user's call
 # Not part of jax.numpy: what the layers above (nn, scipy) build on.
 from lamina.numpy.base.arguments import (  # noqa: E402, F401
     canonicalize_axes,
+    canonicalize_axis,
     check_arraylike,
     promote_args_inexact,
+    promote_dtypes_complex,
+    promote_dtypes_inexact,
     to_array,
 )

@@ -2,8 +2,9 @@
 turn them into arrays, and promote them to a common dtype (JAX's promotion table, weak
 Python scalars included) and, where it broadcasts, a common rank; and axis
 canonicalization. The base tier of the layer: every module imports it, it imports no
-other lamina.numpy module. ``canonicalize_axes``, ``check_arraylike``,
-``promote_args_inexact`` and ``to_array`` are exported by :mod:`lamina.numpy` for the
+other lamina.numpy module. ``canonicalize_axes``, ``canonicalize_axis``,
+``check_arraylike``, ``promote_args_inexact``, ``promote_dtypes_complex``,
+``promote_dtypes_inexact`` and ``to_array`` are exported by :mod:`lamina.numpy` for the
 layers above; the rest is internal.
 """
 
