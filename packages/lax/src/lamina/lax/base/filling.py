@@ -134,12 +134,12 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
 
 def _prototype_aval(x) -> ShapedArray:
     """The abstract value of ``full_like``'s prototype: any array, or any object with a
-    ``shape`` and a ``dtype`` (a ``ShapeDtypeStruct``, ``eval_shape``'s output)."""
+    ``shape`` and a ``dtype`` (a ``ShapeDtypeStruct``, ``eval_shape``'s output), which
+    is never weakly typed, as in JAX."""
     if isinstance(getattr(x, "aval", None), ShapedArray) or dtypes.is_python_scalar(x):
         return aval_of(x)
     if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, np.ndarray):
-        weak = bool(getattr(x, "weak_type", False))
-        return ShapedArray(tuple(x.shape), dtypes.canonicalize_dtype(x.dtype), weak_type=weak)
+        return ShapedArray(tuple(x.shape), dtypes.canonicalize_dtype(x.dtype))
     return aval_of(x)
 
 

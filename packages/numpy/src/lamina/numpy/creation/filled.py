@@ -128,9 +128,9 @@ def _broadcast_fill(fill, shape):
 
 def _like(fun_name, a, fill_value, dtype, shape, device):
     if not is_arraylike(a) and hasattr(a, "shape") and hasattr(a, "dtype"):
-        # A ShapeDtypeStruct, eval_shape's output: anything with a shape and a dtype.
-        weak = bool(getattr(a, "weak_type", False))
-        a = ShapedArray(tuple(a.shape), dtypes.canonicalize_dtype(a.dtype), weak_type=weak)
+        # A ShapeDtypeStruct, eval_shape's output: anything with a shape and a dtype
+        # (never weakly typed, as in JAX, whatever its weak_type says).
+        a = ShapedArray(tuple(a.shape), dtypes.canonicalize_dtype(a.dtype))
         aval = a
     else:
         check_arraylike(fun_name, a)
