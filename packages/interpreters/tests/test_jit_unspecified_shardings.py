@@ -4,6 +4,7 @@ real shardings are lamina.sharding's (issue 17) and say so."""
 
 import numpy as np
 import pytest
+
 from lamina.interpreters import jit
 from lamina.interpreters.jaxprs.calls import UNSPECIFIED
 

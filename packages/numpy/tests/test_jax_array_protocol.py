@@ -9,9 +9,10 @@ import inspect
 import json
 from pathlib import Path
 
-import lamina.numpy as jnp
 import numpy as np
 import pytest
+
+import lamina.numpy as jnp
 from lamina import lax
 from lamina.interpreters import grad, jit, vmap
 

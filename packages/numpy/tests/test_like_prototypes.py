@@ -2,9 +2,10 @@
 ``shape`` and a ``dtype`` as the prototype (a ``ShapeDtypeStruct``, ``eval_shape``'s
 output), as JAX 0.10.2 does; other non-arrays get JAX's TypeError."""
 
-import lamina.numpy as jnp
 import numpy as np
 import pytest
+
+import lamina.numpy as jnp
 from lamina import lax
 from lamina.interpreters import ShapeDtypeStruct, eval_shape, jit
 
