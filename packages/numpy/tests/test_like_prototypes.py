@@ -8,6 +8,7 @@ import pytest
 import lamina.numpy as jnp
 from lamina import lax
 from lamina.interpreters import ShapeDtypeStruct, eval_shape, jit
+from lamina.ir import tree_util
 
 
 class ShapeAndDtype:
@@ -39,8 +40,6 @@ def test_shape_dtype_prototypes(make, fill):
 
 
 def test_prototypes_under_jit_and_tree_map():
-    from lamina.ir import tree_util
-
     structs = {"a": ShapeDtypeStruct((3,), np.int32), "b": ShapeDtypeStruct((), np.float32)}
     zeros = jit(lambda: tree_util.tree_map(jnp.zeros_like, structs))()
     assert zeros["a"].dtype == np.int32 and zeros["a"].shape == (3,)
