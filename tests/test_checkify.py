@@ -517,3 +517,21 @@ def test_checkified_jaxpr_discharges_the_check():
     assert "check" not in text.replace("checkify", "")
     staged = str(lamina.make_jaxpr(_h)(1.0))
     assert "check[debug=False]" in staged
+
+
+def test_prng_keys_as_format_arguments():
+    # chex's assert_trees_all_equal under chexify formats key arrays; the message is
+    # recorded from JAX 0.10.2.
+    def f(k1, k2):
+        same = jnp.all(lamina.random.key_data(k1) == lamina.random.key_data(k2))
+        checkify.check(same, "keys differ {} {}", k1, k2)
+        return 1
+
+    key = lamina.random.key(0)
+    err, _ = checkify.checkify(f)(key, key)
+    assert err.get() is None
+    err, _ = lamina.jit(checkify.checkify(f))(key, lamina.random.key(1))
+    assert err.get() == (
+        "keys differ Array((), dtype=key<fry>) overlaying:\n[0 0] "
+        "Array((), dtype=key<fry>) overlaying:\n[0 1] (`check` failed)"
+    )

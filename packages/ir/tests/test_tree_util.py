@@ -1161,3 +1161,23 @@ def test_registering_a_type_already_met_as_a_leaf():
     tu.register_pytree_node(Pair, lambda x: ((x.q,), x.p), lambda p, c: Pair(p, *c))
     leaves, td = tree_flatten(Pair(1, 2))
     assert leaves == [2] and repr(td) == "PyTreeDef(CustomNode(Pair[1], [*]))"
+
+
+def test_registry_register_dataclass_node_registers_in_that_registry():
+    # jaxlib's PyTreeRegistry method (flax.nnx registers through it): children are the
+    # data fields, the auxiliary data the meta fields' values.
+    @dataclasses.dataclass
+    class Node:
+        weight: object
+        name: str
+
+    registry = tu.default_registry
+    registry.register_dataclass_node(Node, ["weight"], ["name"])
+    leaves, treedef = registry.flatten(Node(3, "w"))
+    assert leaves == [3]
+    assert tu.tree_leaves(Node(4, "w")) == [4]  # the default registry is tree_util's
+    rebuilt = tu.tree_unflatten(treedef, [5])
+    assert (rebuilt.weight, rebuilt.name) == (5, "w")
+    assert tu.tree_flatten_with_path(Node(3, "w"))[0] == [((tu.GetAttrKey("weight"),), 3)]
+    with pytest.raises(ValueError, match="Duplicate custom PyTreeDef type registration"):
+        registry.register_dataclass_node(Node, ["weight"], ["name"])

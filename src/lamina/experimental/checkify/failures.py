@@ -11,7 +11,7 @@ import dataclasses
 
 import numpy as np
 
-from lamina.ir import Effect, effects
+from lamina.ir import Effect, dtypes, effects
 from lamina.ir.tree_util import register_pytree_node_class, tree_leaves
 
 __all__ = [
@@ -53,7 +53,12 @@ effects.remat_allowed_effects.add_type(ErrorEffect)
 
 
 def shape_dtype(x) -> tuple:
-    return (tuple(np.shape(x)), np.dtype(x.dtype) if hasattr(x, "dtype") else np.result_type(x))
+    dtype = getattr(x, "dtype", None)
+    if dtype is None:
+        dtype = np.result_type(x)
+    elif not dtypes.issubdtype(dtype, dtypes.extended):  # PRNG keys keep their dtype
+        dtype = np.dtype(dtype)
+    return (tuple(np.shape(x)), dtype)
 
 
 class JaxException(Exception):

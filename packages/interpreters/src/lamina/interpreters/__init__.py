@@ -83,6 +83,7 @@ from lamina.interpreters.core.errors import (
 from lamina.interpreters.core.naming import named_call, named_scope
 from lamina.interpreters.core.tangents import Zero
 from lamina.interpreters.core.tracing import (
+    JAX_ARRAY_ABSTRACTIFY,
     EvalTrace,
     Trace,
     Tracer,
@@ -290,6 +291,7 @@ from lamina.interpreters.transformations.stop_gradient import stop_gradient, sto
 register_tracer_class(Tracer)
 
 __all__ = [
+    "JAX_ARRAY_ABSTRACTIFY",
     "VJP",
     "ArgInfo",
     "Array",

@@ -521,10 +521,15 @@ def _guard(f, name):
                         break
                 else:
                     return compiled(self, *operands)
+            operands = []
             for o in other:
-                if not (isinstance(o, _ARRAY_LIKE) or hasattr(o, "aval")):
+                if isinstance(o, _ARRAY_LIKE) or hasattr(o, "aval"):
+                    operands.append(o)
+                elif hasattr(o, "__jax_array__"):  # a flax Variable converts, as in JAX
+                    operands.append(o.__jax_array__())
+                else:  # left to the other operand's method
                     return NotImplemented
-            return f(self, *other)
+            return f(self, *operands)
         except Exception as e:  # an API boundary, free until something raises
             filter_traceback(e, sys._getframe())
             raise

@@ -497,6 +497,15 @@ def typeof(x) -> ShapedArray:
         raise TypeError(f"Argument '{x}' of type '{type(x)}' is not a valid JAX type") from None
 
 
+# JAX 0.10.2 converts an object's ``__jax_array__`` only where a value is explicitly made
+# an array (``jnp.asarray``, the array operators), never while abstracting an argument.
+JAX_ARRAY_ABSTRACTIFY = (
+    "Triggering __jax_array__() during abstractification is no longer supported. To avoid "
+    "this error, either explicitly convert your object using jax.numpy.array(), or "
+    "register your object as a pytree."
+)
+
+
 def shaped_abstractify(x) -> ShapedArray:
     """The abstract value of an argument: its shape, canonical dtype and weak type."""
     if isinstance(x, Tracer):
@@ -508,6 +517,8 @@ def shaped_abstractify(x) -> ShapedArray:
         return ShapedArray((), dtypes.dtype(x), weak_type=dtypes.is_weakly_typed(x))
     if isinstance(x, (np.ndarray, np.generic)):
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
+    if hasattr(x, "__jax_array__"):
+        raise ValueError(JAX_ARRAY_ABSTRACTIFY)
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if shape is not None and dtype is not None:
         return ShapedArray(shape, dtypes.canonicalize_dtype(dtype), getattr(x, "weak_type", False))

@@ -29,7 +29,7 @@ from lamina.interpreters.core.tracing import (
     runs_eagerly,
 )
 from lamina.interpreters.jaxprs import tokens
-from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr
+from lamina.interpreters.jaxprs.calls import UNSPECIFIED, call_jaxpr, eval_jaxpr
 from lamina.interpreters.jaxprs.jaxpr_cache import clear_jaxpr_caches
 from lamina.interpreters.jaxprs.key_reuse import check_jitted_call, check_key_reuse_jaxpr
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
@@ -277,6 +277,18 @@ class JitWrapped:
 
 
 @transformation_boundary
+def _check_unspecified(what: str, value) -> None:
+    """Shardings that ask for nothing (``None``, ``UnspecifiedValue``, or pytrees of
+    them, which flax's ``nnx.jit`` always passes) are accepted; real shardings belong to
+    lamina-sharding (issue 17)."""
+    leaves = tree_util.tree_leaves(value, is_leaf=lambda x: x is UNSPECIFIED)
+    if any(leaf is not UNSPECIFIED for leaf in leaves):
+        raise NotImplementedError(
+            f"jit: {what} other than None is not supported yet: shardings belong to "
+            "lamina.sharding, which is not built yet (issue 17)"
+        )
+
+
 def jit(
     fun=None,
     in_shardings=None,
@@ -306,8 +318,7 @@ def jit(
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
     for what, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
-        if value is not None:
-            raise NotImplementedError(f"jit: {what} is not supported yet (lamina-sharding)")
+        _check_unspecified(what, value)
     if device is not None and backend is not None:
         raise ValueError(
             "can't specify both a device and a backend for jit, got "

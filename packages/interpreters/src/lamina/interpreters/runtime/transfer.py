@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from jaxlib import _jax, xla_client
 
-from lamina.interpreters.core.tracing import Tracer
+from lamina.interpreters.core.tracing import JAX_ARRAY_ABSTRACTIFY, Tracer
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.device_put_primitive import device_put_p, traced_device_put
 from lamina.interpreters.runtime.extended import is_extended_value, wrap_physical
@@ -61,7 +61,7 @@ def host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
         dtype = dtypes.scalar_type_to_dtype(python_type, x)
         return np.asarray(x, dtype), ShapedArray((), dtype, weak_type=python_type is not bool)
     if hasattr(x, "__jax_array__"):
-        return host_value(x.__jax_array__())
+        raise ValueError(JAX_ARRAY_ABSTRACTIFY)
     if isinstance(x, str):
         raise TypeError(f"Argument '{x}' of type {type(x)} is not a valid JAX type")
     raise TypeError(

@@ -12,8 +12,7 @@ import operator
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
-from lamina.ir.trees.keys import GetAttrKey
-from lamina.ir.trees.pytree import register_node_everywhere
+from lamina.ir.trees.pytree import dataclass_node_functions, register_node_everywhere
 
 __all__ = [
     "Partial",
@@ -84,16 +83,6 @@ def _set_text(names: set) -> str:
     return "{" + ", ".join(sorted(repr(n) for n in names)) + "}"
 
 
-def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple]:
-    """``x -> tuple(getattr(x, n) for n in names)``, fast."""
-    if not names:
-        return lambda x: ()
-    if len(names) == 1:
-        get_one = operator.attrgetter(names[0])
-        return lambda x: (get_one(x),)
-    return operator.attrgetter(*names)
-
-
 def register_dataclass(
     nodetype: Typ,
     data_fields: Sequence[str] | None = None,
@@ -148,21 +137,9 @@ def register_dataclass(
             f" {_set_text(overlap)}."
         )
 
-    get_data = _getter(data_fields)
-    get_meta = _getter(meta_fields)
-    data_keys = tuple(GetAttrKey(n) for n in data_fields)
-
-    def flatten(x):
-        return get_data(x), get_meta(x)
-
-    def flatten_with_keys(x):
-        return list(zip(data_keys, get_data(x), strict=True)), get_meta(x)
-
-    def unflatten(meta, data):
-        kwargs = dict(zip(meta_fields, meta, strict=True))
-        kwargs.update(zip(data_fields, data, strict=True))
-        return nodetype(**kwargs)
-
+    flatten, unflatten, flatten_with_keys = dataclass_node_functions(
+        nodetype, data_fields, meta_fields
+    )
     register_pytree_node(nodetype, flatten, unflatten, flatten_with_keys)
     return nodetype
 

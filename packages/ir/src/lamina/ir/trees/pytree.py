@@ -21,9 +21,11 @@ public API on top of it.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from lamina.ir.trees.keys import GetAttrKey
 from lamina.ir.trees.kinds import (
     _CUSTOM_KINDS,
     _DICT,
@@ -107,6 +109,13 @@ class PyTreeRegistry:
             raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype!r}.")
         self._add(_CustomKind(nodetype, flatten, unflatten, flatten_with_keys))
 
+    def register_dataclass_node(self, nodetype, data_fields, meta_fields) -> None:
+        """Registers ``nodetype`` in this registry only, as ``register_dataclass``
+        does: children the attributes ``data_fields``, auxiliary data ``meta_fields``."""
+        functions = dataclass_node_functions(nodetype, tuple(data_fields), tuple(meta_fields))
+        flatten, unflatten, flatten_with_keys = functions
+        self.register_node(nodetype, flatten, unflatten, flatten_with_keys)
+
     def is_node(self, nodetype: type) -> bool:
         return nodetype in self._kinds or (self._namedtuple and _is_namedtuple_type(nodetype))
 
@@ -151,6 +160,38 @@ class PyTreeRegistry:
 
     def __repr__(self) -> str:
         return "<PyTreeRegistry>"
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple]:
+    """``x -> tuple(getattr(x, n) for n in names)``, fast."""
+    if not names:
+        return lambda x: ()
+    if len(names) == 1:
+        get_one = operator.attrgetter(names[0])
+        return lambda x: (get_one(x),)
+    return operator.attrgetter(*names)
+
+
+def dataclass_node_functions(nodetype, data_fields: tuple, meta_fields: tuple):
+    """``(flatten, unflatten, flatten_with_keys)`` of a class whose children are the
+    attributes ``data_fields`` and whose auxiliary data is the tuple of ``meta_fields``,
+    rebuilt by ``nodetype(**fields)``."""
+    get_data = _getter(data_fields)
+    get_meta = _getter(meta_fields)
+    data_keys = tuple(GetAttrKey(n) for n in data_fields)
+
+    def flatten(x):
+        return get_data(x), get_meta(x)
+
+    def flatten_with_keys(x):
+        return list(zip(data_keys, get_data(x), strict=True)), get_meta(x)
+
+    def unflatten(meta, data):
+        kwargs = dict(zip(meta_fields, meta, strict=True))
+        kwargs.update(zip(data_fields, data, strict=True))
+        return nodetype(**kwargs)
+
+    return flatten, unflatten, flatten_with_keys
 
 
 def register_node_everywhere(nodetype, flatten, unflatten, flatten_with_keys=None) -> None:

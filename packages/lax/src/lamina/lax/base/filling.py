@@ -10,7 +10,7 @@ import operator
 import numpy as np
 
 from lamina.interpreters import Tracer, device_put_value
-from lamina.ir import dtypes
+from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import broadcast_in_dim, reshape, to_dtype
 
@@ -132,11 +132,22 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
     return broadcast_in_dim(scalar, shape, (), out_sharding=sharding)
 
 
+def _prototype_aval(x) -> ShapedArray:
+    """The abstract value of ``full_like``'s prototype: any array, or any object with a
+    ``shape`` and a ``dtype`` (a ``ShapeDtypeStruct``, ``eval_shape``'s output), which
+    is never weakly typed, as in JAX."""
+    if isinstance(getattr(x, "aval", None), ShapedArray) or dtypes.is_python_scalar(x):
+        return aval_of(x)
+    if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, np.ndarray):
+        return ShapedArray(tuple(x.shape), dtypes.canonicalize_dtype(x.dtype))
+    return aval_of(x)
+
+
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     """An array like ``x`` (its shape and dtype, unless given; weakly typed when ``x``
     is and no ``dtype`` is given) filled with ``fill_value``."""
 
-    aval = aval_of(x)
+    aval = _prototype_aval(x)
     weak_type = dtype is None and aval.weak_type
     if dtype is None:
         dtype = aval.dtype

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from lamina.interpreters import device_put, set_array_attribute, tracing
 from lamina.numpy.array_methods import methods as impl
-from lamina.numpy.base.arguments import is_arraylike
+from lamina.numpy.base.arguments import from_jax_array, is_arraylike
 from lamina.numpy.contractions import outer_and_diagonal, products
 from lamina.numpy.indexing.subscripting import getitem
 from lamina.numpy.manipulation import repetition, shapes
@@ -193,13 +193,13 @@ def dot(self, b, *, precision=None, preferred_element_type=None):
 def matmul_operator(self, other):
     if not is_arraylike(other):
         return NotImplemented
-    return products.matmul(self, other)
+    return products.matmul(self, from_jax_array(other))
 
 
 def rmatmul_operator(self, other):
     if not is_arraylike(other):
         return NotImplemented
-    return products.matmul(other, self)
+    return products.matmul(from_jax_array(other), self)
 
 
 def to_device(self, device, *, stream=None):

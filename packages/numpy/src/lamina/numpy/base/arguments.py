@@ -13,7 +13,7 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-from lamina.interpreters import ArrayImpl, Tracer, device_put_value
+from lamina.interpreters import JAX_ARRAY_ABSTRACTIFY, ArrayImpl, Tracer, device_put_value
 from lamina.ir import dtypes
 from lamina.lax import aval_of, promote_args, promote_args_no_broadcast, to_dtype
 
@@ -22,6 +22,7 @@ __all__ = [
     "canonicalize_axes",
     "canonicalize_axis",
     "check_arraylike",
+    "from_jax_array",
     "is_arraylike",
     "promote_args",
     "promote_args_inexact",
@@ -59,13 +60,22 @@ def check_arraylike(fun_name: str, *args) -> None:
             )
 
 
+def from_jax_array(x):
+    """``x.__jax_array__()`` for an object that defines it, else ``x``: the explicit
+    conversion of the few functions JAX runs outside ``jit`` (``asarray``, ``zeros_like``,
+    ``transpose``, ...); everywhere else such an object is refused, as in JAX."""
+    if hasattr(x, "__jax_array__") and not isinstance(x, Tracer) and type(x) is not ArrayImpl:
+        return x.__jax_array__()
+    return x
+
+
 def to_array(x):
     """``x`` as a lamina array or tracer. A Python scalar stays weakly typed; NumPy
     values take their canonical dtype (float64 becomes float32 with x64 off)."""
     if isinstance(x, Tracer) or hasattr(x, "aval"):
         return x
     if hasattr(x, "__jax_array__"):
-        return to_array(x.__jax_array__())
+        raise ValueError(JAX_ARRAY_ABSTRACTIFY)
     if type(x) in _PY_SCALARS:  # not NumPy scalars: np.float64 subclasses float
         return to_dtype(x, dtypes.dtype(x), weak_type=type(x) is not bool)
     value = np.asarray(x)

@@ -11,7 +11,7 @@ from lamina import lax
 from lamina.interpreters import Tracer
 from lamina.ir import ShapedArray, dtypes, physical_aval
 from lamina.lax import to_dtype, wrap_key_data
-from lamina.numpy.base.arguments import aval_of, check_arraylike
+from lamina.numpy.base.arguments import aval_of, check_arraylike, from_jax_array, is_arraylike
 from lamina.numpy.creation.conversion import asarray, place
 
 __all__ = [
@@ -127,8 +127,16 @@ def _broadcast_fill(fill, shape):
 
 
 def _like(fun_name, a, fill_value, dtype, shape, device):
-    check_arraylike(fun_name, a, *([] if fill_value is None else [fill_value]))
-    aval = aval_of(a)
+    if not is_arraylike(a) and hasattr(a, "shape") and hasattr(a, "dtype"):
+        # A ShapeDtypeStruct, eval_shape's output: anything with a shape and a dtype
+        # (never weakly typed, as in JAX, whatever its weak_type says).
+        a = ShapedArray(tuple(a.shape), dtypes.canonicalize_dtype(a.dtype))
+        aval = a
+    else:
+        check_arraylike(fun_name, a)
+        aval = aval_of(a)
+    if fill_value is not None:
+        check_arraylike(fun_name, 0, fill_value)  # reported at position 1, as in JAX
     if dtype is not None:
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, fun_name)
     out_shape = tuple(aval.shape) if shape is None else canonical_shape(shape, fun_name)
@@ -154,21 +162,25 @@ def _keys_like(key_dtype, fill_value, shape):
 
 def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
     """Zeros with the shape and dtype of ``a`` (weak if ``a`` is), unless given."""
+    a = from_jax_array(a)
     return _like("zeros_like", a, 0, dtype, shape, device or out_sharding)
 
 
 def ones_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
     """Ones with the shape and dtype of ``a`` (weak if ``a`` is), unless given."""
+    a = from_jax_array(a)
     return _like("ones_like", a, 1, dtype, shape, device or out_sharding)
 
 
 def empty_like(prototype, dtype=None, shape=None, *, device=None):
     """An array like ``prototype``; it holds zeros. (A refused dtype is reported as
     ``ones_like``'s, as JAX does.)"""
+    prototype = from_jax_array(prototype)
     return _like("ones_like", prototype, 0, dtype, shape, device)
 
 
 def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_sharding=None):
     """``fill_value`` (a scalar or an array broadcasting to the shape) in an array with
     the shape and dtype of ``a``, unless given."""
+    a = from_jax_array(a)
     return _like("full_like", a, fill_value, dtype, shape, device or out_sharding)

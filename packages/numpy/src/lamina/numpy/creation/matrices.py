@@ -13,7 +13,7 @@ import numpy as np
 from lamina import lax
 from lamina.interpreters import Tracer, jit
 from lamina.ir import dtypes
-from lamina.numpy.base.arguments import check_arraylike, to_array
+from lamina.numpy.base.arguments import check_arraylike, from_jax_array, to_array
 from lamina.numpy.creation.conversion import asarray
 
 __all__ = ["diag", "diagflat", "eye", "identity", "tri", "tril", "triu", "vander"]
@@ -142,6 +142,7 @@ def _matrix_with_diagonal(v, k: int):
 def diag(v, k=0):
     """For 1-D ``v``, a square matrix with ``v`` on diagonal ``k``; for 2-D ``v``, its
     diagonal ``k``."""
+    v = from_jax_array(v)
     check_arraylike("diag", v)
     v = to_array(v)
     k = operator.index(k)

@@ -10,7 +10,7 @@ from functools import partial
 import numpy as np
 from lamina import lax
 from lamina.interpreters import jit
-from lamina.numpy.base.arguments import canonicalize_axis
+from lamina.numpy.base.arguments import canonicalize_axis, from_jax_array
 from lamina.numpy.base.static_values import as_array, concrete_value, is_unknown
 from lamina.numpy.manipulation.static import (
     axis_tuple,
@@ -26,6 +26,7 @@ __all__ = ["flip", "fliplr", "flipud", "resize", "roll", "rot90", "trim_zeros"]
 def flip(m, axis=None):
     """``m`` with the order of its elements reversed along ``axis`` (every axis when
     None)."""
+    m = from_jax_array(m)
     x = as_array("flip", m)
     ndim = len(shape_of(x))
     if axis is None:
@@ -39,11 +40,13 @@ def flip(m, axis=None):
 
 def fliplr(m):
     """``m`` reversed along axis 1 (left to right)."""
+    m = from_jax_array(m)
     return flip(as_array("fliplr", m), 1)
 
 
 def flipud(m):
     """``m`` reversed along axis 0 (up to down)."""
+    m = from_jax_array(m)
     return flip(as_array("flipud", m), 0)
 
 
@@ -198,6 +201,7 @@ def trim_zeros(filt, trim="fb", axis=None):
     """``filt`` without its leading (``'f'`` in ``trim``) and trailing (``'b'``) zeros,
     along ``axis`` (every axis when None: the bounding box of the non-zeros). The
     result's shape depends on the values, so ``filt`` cannot be traced."""
+    filt = from_jax_array(filt)
     x = as_array("trim_zeros", filt)
     if is_unknown(x):
         concrete_value(x, "Error arose in the `filt` argument of trim_zeros()")

@@ -8,7 +8,7 @@ import math
 import operator
 
 from lamina import lax
-from lamina.numpy.base.arguments import canonicalize_axis, check_arraylike, to_array
+from lamina.numpy.base.arguments import canonicalize_axis, check_arraylike, from_jax_array, to_array
 from lamina.numpy.base.static_values import as_array
 from lamina.numpy.manipulation.static import (
     axis_error,
@@ -121,6 +121,7 @@ def _transpose(x, perm):
 def transpose(a, axes=None):
     """``a`` with its axes reversed, or permuted as ``axes`` says (result axis ``i``
     is input axis ``axes[i]``)."""
+    a = from_jax_array(a)
     x = as_array("transpose", a)
     shape = shape_of(x)
     if axes is None:
@@ -144,6 +145,7 @@ def permute_dims(a, /, axes):
 
 def matrix_transpose(x, /):
     """``x`` with its last two axes swapped (a stack of transposed matrices)."""
+    x = from_jax_array(x)
     x = as_array("matrix_transpose", x)
     ndim = len(shape_of(x))
     if ndim < 2:
@@ -212,6 +214,7 @@ def expand_dims(a, axis):
 def squeeze(a, axis=None):
     """``a`` without its size-1 axes (all of them, or those in ``axis``, which must
     have size 1)."""
+    a = from_jax_array(a)
     x = as_array("squeeze", a)
     shape = shape_of(x)
     if axis is None:
@@ -272,6 +275,7 @@ def broadcast_to(array, shape, *, out_sharding=None):
 
 def broadcast_arrays(*args):
     """The ``args`` broadcast to their common shape (dtypes unchanged), as a list."""
+    args = tuple(map(from_jax_array, args))
     check_arraylike("broadcast_arrays", *args)
     arrays = [to_array(a) for a in args]
     shape = _broadcast_pair([shape_of(x) for x in arrays])

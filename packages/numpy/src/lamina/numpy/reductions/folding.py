@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
-from lamina.numpy.base.arguments import check_arraylike
+from lamina.numpy.base.arguments import check_arraylike, from_jax_array
 from lamina.numpy.base.shaping import broadcast_to, ravel
 from lamina.numpy.base.static_values import as_array
 from lamina.numpy.reductions import rules as rc
@@ -268,6 +268,7 @@ def count(a, axis, keepdims, where, dtype):
 
 def ptp(a, axis=None, out=None, keepdims=False):
     """Range (maximum minus minimum) of ``a`` over ``axis``."""
+    a = from_jax_array(a)
     rc.check_out("ptp", out)
     a = as_array("ptp", a)
     return lax.sub(max(a, axis, keepdims=keepdims), min(a, axis, keepdims=keepdims))
@@ -304,11 +305,13 @@ def _staged_arg_reduce(a, name, lax_fn, axis, keepdims):
 def argmax(a, axis=None, out=None, keepdims=None):
     """Index of the (first) maximum of ``a`` along ``axis`` (flattened when None); a NaN
     counts as the maximum."""
+    a = from_jax_array(a)
     return _arg_reduce("argmax", lax.argmax, a, axis, out, keepdims)
 
 
 def argmin(a, axis=None, out=None, keepdims=None):
     """Index of the (first) minimum of ``a`` along ``axis``; a NaN counts as the minimum."""
+    a = from_jax_array(a)
     return _arg_reduce("argmin", lax.argmin, a, axis, out, keepdims)
 
 
@@ -329,9 +332,11 @@ def _nan_arg_reduce(name, arg_fn, replacement, a, axis, out, keepdims):
 
 def nanargmax(a, axis=None, out=None, keepdims=None):
     """:func:`argmax` ignoring NaNs; -1 where every element is NaN."""
+    a = from_jax_array(a)
     return _nan_arg_reduce("nanargmax", argmax, -np.inf, a, axis, out, keepdims)
 
 
 def nanargmin(a, axis=None, out=None, keepdims=None):
     """:func:`argmin` ignoring NaNs; -1 where every element is NaN."""
+    a = from_jax_array(a)
     return _nan_arg_reduce("nanargmin", argmin, np.inf, a, axis, out, keepdims)

@@ -15,7 +15,12 @@ import operator
 import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
-from lamina.numpy.base.arguments import check_arraylike, promote_dtypes, promote_dtypes_inexact
+from lamina.numpy.base.arguments import (
+    check_arraylike,
+    from_jax_array,
+    promote_dtypes,
+    promote_dtypes_inexact,
+)
 from lamina.numpy.base.shaping import broadcast_to, ravel
 from lamina.numpy.base.static_values import as_array, concrete
 from lamina.numpy.reductions import folding
@@ -113,6 +118,7 @@ def _scatter_add(target, index, updates):
 def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """Edges of the bins :func:`histogram` uses: ``bins`` itself when it is an array,
     else ``bins + 1`` evenly spaced edges over ``range`` (default: min to max)."""
+    a = from_jax_array(a)
     del weights
     if isinstance(bins, str):
         raise NotImplementedError("string values for `bins` not implemented.")
@@ -153,6 +159,7 @@ def _linspace(start, stop, num, dtype):
 def histogram(a, bins=10, range=None, weights=None, density=None):
     """Counts (or summed ``weights``) of ``a`` in each bin, and the bin edges; the last
     bin includes its right edge. ``density`` normalizes to a probability density."""
+    a = from_jax_array(a)
     if weights is None:
         check_arraylike("histogram", a, bins)
         (a,) = promote_dtypes_inexact(rc.to_array(a))
@@ -202,6 +209,7 @@ def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
 def histogramdd(sample, bins=10, range=None, weights=None, density=None):
     """Histogram of ``sample`` (N points of D coordinates): counts of shape of the bins
     per dimension, and the list of edges per dimension."""
+    sample = from_jax_array(sample)
     if weights is None:
         (sample,) = promote_dtypes_inexact(as_array("histogramdd", sample))
     else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from lamina import lax
 from lamina.ir import dtypes
-from lamina.numpy.base.arguments import check_arraylike
+from lamina.numpy.base.arguments import check_arraylike, from_jax_array
 from lamina.numpy.base.static_values import as_array
 from lamina.numpy.reductions import folding
 from lamina.numpy.reductions import rules as rc
@@ -80,6 +80,7 @@ def var(
 ):
     """Variance of ``a`` over ``axis`` with ``N - correction`` (or ``ddof``) degrees of
     freedom; ``mean`` may supply a precomputed mean (with kept dimensions)."""
+    a = from_jax_array(a)
     correction = _correction(ddof, correction)
     a = as_array("var", a)
     return _var("var", a, axis, dtype, out, correction, keepdims, where, mean)
@@ -128,6 +129,7 @@ def std(
     correction=None,
 ):
     """Standard deviation: the square root of :func:`var`."""
+    a = from_jax_array(a)
     correction = _correction(ddof, correction)
     a = as_array("std", a)
     if dtype is not None:

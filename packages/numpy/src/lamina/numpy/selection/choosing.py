@@ -19,6 +19,7 @@ from lamina.numpy.base.arguments import (
     aval_of,
     canonicalize_axis,
     check_arraylike,
+    from_jax_array,
     is_arraylike,
     promote_dtypes,
     to_array,
@@ -110,6 +111,7 @@ _nonzero_padded = jit(_nonzero_padded, static_argnames=("size",))
 
 
 def nonzero(a, *, size=None, fill_value=None):
+    a = from_jax_array(a)
     check_arraylike("nonzero", a)
     arr = to_array(a)
     shape = aval_of(arr).shape
@@ -140,6 +142,7 @@ def flatnonzero(a, *, size=None, fill_value=None):
 
 
 def argwhere(a, *, size=None, fill_value=None):
+    a = from_jax_array(a)
     check_arraylike("argwhere", a)
     arr = to_array(a)
     ndim = len(aval_of(arr).shape)

@@ -17,7 +17,7 @@ import lamina.lax as lax
 import numpy as np
 from lamina.interpreters import device_put_value, jit
 from lamina.ir import dtypes
-from lamina.numpy.base.arguments import aval_of, check_arraylike, to_array
+from lamina.numpy.base.arguments import aval_of, check_arraylike, from_jax_array, to_array
 from lamina.numpy.base.shaping import moveaxis, ravel
 from lamina.numpy.base.static_values import concrete_value, static_int
 from lamina.numpy.selection.choosing import nonzero
@@ -70,6 +70,7 @@ def _shape_of(arr, name):
 
 
 def tril_indices_from(arr, k=0):
+    arr = from_jax_array(arr)
     shape = _shape_of(arr, "tril_indices_from")
     if len(shape) != 2:
         raise ValueError("Only 2-D inputs are accepted")
@@ -77,6 +78,7 @@ def tril_indices_from(arr, k=0):
 
 
 def triu_indices_from(arr, k=0):
+    arr = from_jax_array(arr)
     shape = _shape_of(arr, "triu_indices_from")
     if len(shape) != 2:
         raise ValueError("Only 2-D inputs are accepted")

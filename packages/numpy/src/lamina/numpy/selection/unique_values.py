@@ -18,7 +18,13 @@ import lamina.lax as lax
 import numpy as np
 from lamina.interpreters import jit
 from lamina.ir import dtypes
-from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, to_array
+from lamina.numpy.base.arguments import (
+    aval_of,
+    canonicalize_axis,
+    check_arraylike,
+    from_jax_array,
+    to_array,
+)
 from lamina.numpy.base.shaping import broadcast_to, moveaxis, ravel
 from lamina.numpy.base.static_values import concrete_int, static_int
 from lamina.numpy.selection.plumbing import (
@@ -183,6 +189,7 @@ def unique_rows(rows, *, size=None, fill_value=None, return_index=False, return_
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
            equal_nan=True, size=None, fill_value=None, sorted=True):  # fmt: skip
+    ar = from_jax_array(ar)
     del sorted  # the result is always sorted
     check_arraylike("unique", ar)
     arr = to_array(ar)
@@ -213,6 +220,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 
 
 def unique_all(x, /, *, size=None, fill_value=None):
+    x = from_jax_array(x)
     check_arraylike("unique_all", x)
     values, indices, inverse, counts = unique(
         x, True, True, True, equal_nan=False, size=size, fill_value=fill_value
@@ -221,6 +229,7 @@ def unique_all(x, /, *, size=None, fill_value=None):
 
 
 def unique_counts(x, /, *, size=None, fill_value=None):
+    x = from_jax_array(x)
     check_arraylike("unique_counts", x)
     values, counts = unique(
         x, return_counts=True, equal_nan=False, size=size, fill_value=fill_value
@@ -229,6 +238,7 @@ def unique_counts(x, /, *, size=None, fill_value=None):
 
 
 def unique_inverse(x, /, *, size=None, fill_value=None):
+    x = from_jax_array(x)
     check_arraylike("unique_inverse", x)
     values, inverse = unique(
         x, return_inverse=True, equal_nan=False, size=size, fill_value=fill_value
@@ -237,5 +247,6 @@ def unique_inverse(x, /, *, size=None, fill_value=None):
 
 
 def unique_values(x, /, *, size=None, fill_value=None):
+    x = from_jax_array(x)
     check_arraylike("unique_values", x)
     return unique(x, equal_nan=False, size=size, fill_value=fill_value)

@@ -12,6 +12,7 @@ from lamina.ir import dtypes
 from lamina.numpy.base.arguments import (
     aval_of,
     check_arraylike,
+    from_jax_array,
     is_arraylike,
     promote_args,
     promote_args_inexact,
@@ -126,11 +127,13 @@ def _is_signed_inf(name, x, out, infinity):
 
 def isposinf(x, /, out=None):
     """Elementwise: true where ``x`` is +inf."""
+    x = from_jax_array(x)
     return _is_signed_inf("isposinf", x, out, np.inf)
 
 
 def isneginf(x, /, out=None):
     """Elementwise: true where ``x`` is -inf."""
+    x = from_jax_array(x)
     return _is_signed_inf("isneginf", x, out, -np.inf)
 
 
