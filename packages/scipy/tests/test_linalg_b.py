@@ -13,6 +13,13 @@ from lamina.scipy import linalg as L
 RNG = np.random.default_rng(0)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_rng():
+    """Each test draws the same numbers however the tests are selected or ordered."""
+    global RNG
+    RNG = np.random.default_rng(0)
+
+
 def _random(shape, dtype=np.float32, scale=1.0):
     return (RNG.standard_normal(shape) * scale).astype(dtype)
 
@@ -90,7 +97,7 @@ def test_expm_frechet_matches_scipy():
 
 
 def test_sqrtm_matches_scipy_and_squares_back():
-    a = _random((5, 5))
+    a = _random((5, 5), scale=0.5) + 2 * np.eye(5, dtype=np.float32)  # none on the real axis < 0
     root = L.sqrtm(a)
     assert root.dtype == np.complex64  # always complex, as JAX 0.10.2
     _close(root, sl.sqrtm(a.astype(np.float64)), 1e-5)
@@ -196,6 +203,22 @@ def test_solve_sylvester_complex_and_batched():
     a, c = _random((2, 3, 3)), _random((2, 3, 2))
     x = L.solve_sylvester(a, _random((2, 2)), c)
     assert x.shape == (2, 3, 2)
+
+
+# --------------------------------------------------------------------------- vmap
+
+
+def test_vmap_of_matrix_functions():
+    # no eigenvalue on the negative real axis (where the principal root is undefined)
+    a = _random((2, 3, 3)) + 3 * np.eye(3, dtype=np.float32)
+    roots = vmap(L.sqrtm)(a)
+    _close(roots, np.stack([sl.sqrtm(m) for m in a.astype(float)]), 1e-5)
+    values = vmap(lambda m: L.eigh_tridiagonal(jnp.diagonal(m), jnp.diagonal(m, 1),
+                                               eigvals_only=True))(a)  # fmt: skip
+    want = [sl.eigh_tridiagonal(np.diag(m), np.diag(m, 1), eigvals_only=True) for m in a]
+    np.testing.assert_allclose(values, np.stack(want), atol=2e-6)
+    x = vmap(lambda m: L.solve_sylvester(m, m.T, m))(a)
+    _close(a @ x + x @ np.swapaxes(a, 1, 2), a, 1e-4)
 
 
 # --------------------------------------------------------------------------- errors
