@@ -248,6 +248,10 @@ ERRORS = [
      "side='left', got (3, 5) with side='right'"),
     # eps reaches qdwh as a traced value (JAX 0.10.2 fails there too, with a TypeError)
     (lambda: L.polar(np.ones((3, 3)), eps=1e-6), TypeError, ""),
+    (lambda: L.polar(np.eye(2, dtype=np.int32)), ValueError,
+     "data type <class 'numpy.int32'> not inexact"),
+    (lambda: L.polar(np.eye(2, dtype=np.int32), method="svd"), TypeError,
+     "svd does not accept dtype int32 at position 0."),
     (lambda: L.polar(np.ones((3, 3)), method="x"), ValueError,
      "Unknown polar decomposition method x."),
     (lambda: L.solve_sylvester(np.eye(2), np.eye(3), np.ones((2, 2))), ValueError,

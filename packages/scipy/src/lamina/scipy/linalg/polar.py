@@ -20,7 +20,10 @@ def _adjoint(x):
 def _polar_2d(a, side, method, eps, max_iterations):
     del max_iterations  # JAX 0.10.2 does not pass it on to qdwh either
     m, n = a.shape
+    inexact = jnp.issubdtype(a.dtype, jnp.inexact)
     if method == "qdwh":
+        if not inexact:  # JAX's qdwh reads finfo of the dtype
+            raise ValueError(f"data type {a.dtype.type} not inexact")
         if m >= n and side == "right":
             u, p, _, _ = lax.linalg.qdwh(a, is_hermitian=False, eps=eps)
         elif m < n and side == "left":
@@ -32,6 +35,11 @@ def _polar_2d(a, side, method, eps, max_iterations):
                 f"and m >= n side='left', got {a.shape} with side={side!r}"
             )
     elif method == "svd":
+        if not inexact:
+            raise TypeError(
+                f"svd does not accept dtype {a.dtype} at position 0. Accepted dtypes at "
+                "position 0 are subtypes of floating, complexfloating."
+            )
         w, s, vh = lax.linalg.svd(a, full_matrices=False)
         s = s.astype(w.dtype)
         u = w @ vh
