@@ -43,7 +43,7 @@ _DOUBLE = (
 )
 
 
-def as_inexact(a):
+def _as_inexact(a):
     """``a`` as an array of its inexact dtype (integers and bools to the default float)."""
     a = jnp.asarray(a)
     return a.astype(dtypes.to_inexact_dtype(a.dtype))
@@ -123,7 +123,7 @@ def expm(A, *, upper_triangular=False, max_squarings=16):
     """The matrix exponential of each square matrix in ``A`` (shape ``(..., n, n)``);
     ``upper_triangular`` promises triangular input, and a matrix needing more than
     ``max_squarings`` squarings gives NaNs."""
-    a = as_inexact(A)
+    a = _as_inexact(A)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"Expected A to be a (batched) square matrix, got A.shape={a.shape}.")
     fun = partial(_expm_2d, upper_triangular=upper_triangular, max_squarings=max_squarings)

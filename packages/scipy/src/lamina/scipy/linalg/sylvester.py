@@ -13,8 +13,8 @@ import numpy as np
 from lamina import lax
 from lamina import numpy as jnp
 from lamina.interpreters import jit
+from lamina.ir import dtypes
 from lamina.scipy.linalg.complex_schur import complex_schur
-from lamina.scipy.linalg.matrix_exponential import as_inexact
 
 __all__ = ["solve_sylvester"]
 
@@ -70,9 +70,8 @@ def _sylvester_2d(a, b, c, *, method, tol):
 def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
     """X with A·X + X·B = C for each A (m×m), B (n×n) and C (m×n), batch axes
     broadcast; NaNs where an eigenvalue of A plus one of B is within ``tol`` of zero."""
-    a, b, c = as_inexact(A), as_inexact(B), as_inexact(C)
-    dtype = jnp.result_type(a, b, c)
-    a, b, c = a.astype(dtype), b.astype(dtype), c.astype(dtype)
+    dtype = dtypes.to_inexact_dtype(jnp.result_type(A, B, C))
+    a, b, c = (jnp.asarray(x).astype(dtype) for x in (A, B, C))
     m, n = c.shape[-2:]
     if a.shape[-2:] != (m, m) or b.shape[-2:] != (n, n):
         raise ValueError(
