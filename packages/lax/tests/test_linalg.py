@@ -404,6 +404,17 @@ def test_tridiagonal_solve_errors():
         linalg.tridiagonal_solve(v, v, v, np.ones((4, 2), np.float32))
 
 
+def test_tridiagonal_solve_perturb_singular():
+    # a singular matrix gives a large finite solution: recorded from JAX 0.10.2
+    dl, d, du = (np.array(v, np.float32) for v in ([0, 1, 0], [1, 1, 1], [1, 0, 0]))
+    b = np.array([[1], [2], [3]], np.float32)
+    x = linalg.tridiagonal_solve(dl, d, du, b, perturb_singular=True)
+    np.testing.assert_allclose(x, [[-8.388607e6], [8.388608e6], [3.0]])
+    dl, d, du = (np.array(v, np.float32) for v in ([0, 1, 2], [4, 5, 6], [1, 3, 0]))
+    x = linalg.tridiagonal_solve(dl, d, du, b, perturb_singular=True)
+    np.testing.assert_allclose(_dense(dl, d, du) @ x, b, rtol=1e-6)
+
+
 def test_tridiagonal_solve_grads():
     args = _tridiagonal_case(np.float64, batch=(), n=4, cols=2)
     check_grads(linalg.tridiagonal_solve, args, order=1, modes=("fwd", "rev"))

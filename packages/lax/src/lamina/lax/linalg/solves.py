@@ -52,8 +52,6 @@ def _tds_abstract_eval(dl, d, du, b, *, perturb_singular):
             "tridiagonal_solve requires that all arguments have the same dtype, got "
             f"{dl.dtype}, {d.dtype}, {du.dtype} and {b.dtype}."
         )
-    if perturb_singular:
-        raise NotImplementedError("lamina: tridiagonal_solve(perturb_singular=True)")
     return ShapedArray(b.shape, b.dtype)
 
 
@@ -62,6 +60,12 @@ def _tds_lowering(ctx, dl, d, du, b, *, perturb_singular):
     avals = list(ctx.avals_in)
     b_aval = avals[3]
     batch = b_aval.shape[:-2]
+    if perturb_singular:  # jaxlib's kernel: tiny pivots are replaced, never fails
+        _lapack.register_targets()
+        return _lapack.custom_call(
+            "tridiagonal_solve_perturbed_ffi", [dl, d, du, b], avals, [b_aval],
+            num_batch_dims=len(batch), matrix_operands=[False, False, False, True],
+        )  # fmt: skip
     *_, x, info = _lapack.custom_call(
         _lapack.lapack_target("gtsv", b_aval.dtype), [dl, d, du, b], avals,
         [*avals, ShapedArray(batch, _I32)], num_batch_dims=len(batch),
