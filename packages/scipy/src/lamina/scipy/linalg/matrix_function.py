@@ -12,7 +12,7 @@ from lamina import lax
 from lamina import numpy as jnp
 from lamina.interpreters import jit
 from lamina.numpy import linalg as jnp_linalg
-from lamina.scipy.linalg.complex_schur import complex_schur
+from lamina.scipy.linalg.schur import schur
 
 __all__ = ["funm"]
 
@@ -54,7 +54,7 @@ def funm(A, func, disp=True):
             f"schur does not accept dtype {a.dtype} at position 0. Accepted dtypes at "
             "position 0 are subtypes of floating, complexfloating."
         )
-    t, z = complex_schur(a)
+    t, z = schur(a, output="complex")
     f = jnp.diag(func(jnp.diagonal(t))).astype(t.dtype)
     f, smallest = _parlett(f, t)
     f = z @ f @ z.conj().T

@@ -8,7 +8,7 @@ from __future__ import annotations
 from lamina import lax
 from lamina import numpy as jnp
 from lamina.interpreters import jit
-from lamina.scipy.linalg.complex_schur import complex_schur
+from lamina.scipy.linalg.schur import schur
 
 __all__ = ["sqrtm"]
 
@@ -34,7 +34,7 @@ def _triangular_sqrt(t):
 
 @jit
 def _sqrtm(a):
-    t, z = complex_schur(a)
+    t, z = schur(a, output="complex")
     u = _triangular_sqrt(t)
     highest = lax.Precision.HIGHEST
     return jnp.matmul(jnp.matmul(z, u, precision=highest), jnp.conj(z.T), precision=highest)

@@ -14,7 +14,7 @@ from lamina import lax
 from lamina import numpy as jnp
 from lamina.interpreters import jit
 from lamina.ir import dtypes
-from lamina.scipy.linalg.complex_schur import complex_schur
+from lamina.scipy.linalg.schur import schur
 
 __all__ = ["solve_sylvester"]
 
@@ -37,8 +37,8 @@ def _triangular_sylvester(r, lower, f):
 
 def _schur_method(a, b, c):
     """X, and the eigenvalues of A and of B."""
-    r, u = complex_schur(a)
-    s, v = complex_schur(b.conj().T)
+    r, u = schur(a, output="complex")
+    s, v = schur(b.conj().T, output="complex")
     f = u.conj().T @ c.astype(r.dtype) @ v
     x = u @ _triangular_sylvester(r, s.conj().T, f) @ v.conj().T
     return x, jnp.diagonal(r), jnp.diagonal(s).conj()
