@@ -1,6 +1,6 @@
 """lamina.scipy benchmarks of issue 16.
 
-    uv run python benchmarks/scipy.py [--jax-python PATH] [--repeats N] [--ops]
+    uv run python benchmarks/scipy_api.py [--jax-python PATH] [--repeats N] [--ops]
 
 Each program is written once against the JAX API and runs with ``import lamina as jax``
 and, given ``--jax-python`` (a Python with JAX 0.10.2, kept outside this repository),
@@ -19,16 +19,9 @@ operations of the StableHLO modules by kind, side by side.
 from __future__ import annotations
 
 import importlib
-import os
-import sys
 import time
 
 import harness
-
-# This file is named like SciPy: drop its folder from the path so that ``import scipy``
-# (in JAX, in lamina) finds SciPy, not this script.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 
 EXPM_SIZE = 256
 # Figures of each probe, with the lamina / JAX ratio issue 16 asks for (None: no target).
