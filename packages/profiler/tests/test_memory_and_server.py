@@ -111,7 +111,7 @@ def test_one_profiler_server_at_a_time():
     server = profiler.start_server(_free_port())
     try:
         assert server is not None
-        with pytest.raises(ValueError, match="^Only one profiler server can be active"):
+        with pytest.raises(ValueError, match=r"^Only one profiler server can be active"):
             profiler.start_server(_free_port())
     finally:
         profiler.stop_server()

@@ -43,9 +43,11 @@ def traced(tmp_path_factory):
 
     with profiler.trace(log_dir, create_perfetto_trace=True):
         for i in range(2):
-            with profiler.StepTraceAnnotation("train", step_num=i):
-                with profiler.TraceAnnotation("forward", layer=3):
-                    step(load_batch()).block_until_ready()
+            with (
+                profiler.StepTraceAnnotation("train", step_num=i),
+                profiler.TraceAnnotation("forward", layer=3),
+            ):
+                step(load_batch()).block_until_ready()
     return log_dir
 
 
@@ -99,11 +101,11 @@ def test_only_one_trace_at_a_time(tmp_path):
     profiler.start_trace(tmp_path / "a")
     try:
         # JAX 0.10.2's error, recorded.
-        with pytest.raises(RuntimeError, match="^Profile has already been started. Only one"):
+        with pytest.raises(RuntimeError, match=r"^Profile has already been started\. Only one"):
             profiler.start_trace(tmp_path / "b")
     finally:
         profiler.stop_trace()
-    with pytest.raises(RuntimeError, match="^No profile started$"):
+    with pytest.raises(RuntimeError, match=r"^No profile started$"):
         profiler.stop_trace()
     assert not (tmp_path / "b").exists()
 
@@ -111,7 +113,7 @@ def test_only_one_trace_at_a_time(tmp_path):
 def test_bad_log_dir_fails_first_and_leaves_nothing(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    with pytest.raises(JaxRuntimeError, match="FAILED_PRECONDITION: .* is not a directory"):
+    with pytest.raises(JaxRuntimeError, match=r"FAILED_PRECONDITION: .* is not a directory"):
         profiler.start_trace(blocker / "logs")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
     with profiler.trace(tmp_path / "good"):  # no trace was left running
