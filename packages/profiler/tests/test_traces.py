@@ -4,7 +4,9 @@ a bad log_dir fails before anything is written."""
 
 import gzip
 import json
+import threading
 import time
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -125,3 +127,25 @@ def test_step_annotation_takes_step_num():
     with profiler.StepTraceAnnotation("train", step_num=3):
         pass
     assert issubclass(profiler.StepTraceAnnotation, profiler.TraceAnnotation)
+
+
+def test_perfetto_link_serves_the_trace_until_fetched(tmp_path, capsys):
+    profiler.start_trace(tmp_path, create_perfetto_link=True)
+    with profiler.TraceAnnotation("linked"):
+        pass
+    stopper = threading.Thread(target=profiler.stop_trace, daemon=True)
+    stopper.start()
+    url = "http://127.0.0.1:9001/perfetto_trace.json.gz"
+    for _ in range(200):
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                body = response.read()
+                assert response.headers["Access-Control-Allow-Origin"] == "*"
+            break
+        except OSError:
+            time.sleep(0.05)
+    stopper.join(timeout=10)
+    assert not stopper.is_alive()
+    names = {e.get("name") for e in json.loads(gzip.decompress(body))["traceEvents"]}
+    assert "linked" in names
+    assert f"https://ui.perfetto.dev/#!/?url={url}" in capsys.readouterr().out

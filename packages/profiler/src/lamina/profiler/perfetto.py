@@ -52,14 +52,17 @@ class _Handler(http.server.SimpleHTTPRequestHandler):
         self.send_error(404, "File not found")
 
 
+class _Server(http.server.HTTPServer):
+    allow_reuse_address = True
+    last_path: str | None = None
+
+
 def serve_perfetto_trace(path: pathlib.Path) -> None:
     """Print the link that opens ``path`` in Perfetto's UI and serve the file on
     127.0.0.1 until the UI has fetched it."""
     handler = functools.partial(_Handler, directory=str(path.parent))
-    http.server.HTTPServer.allow_reuse_address = True
-    with http.server.HTTPServer(("127.0.0.1", PERFETTO_PORT), handler) as httpd:
+    with _Server(("127.0.0.1", PERFETTO_PORT), handler) as httpd:
         url = f"http://127.0.0.1:{PERFETTO_PORT}/{path.name}"
         print(f"Open URL in browser: https://ui.perfetto.dev/#!/?url={url}")
-        httpd.last_path = None
         while httpd.last_path != "/" + path.name:
             httpd.handle_request()
