@@ -19,10 +19,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET_S = 1e-6  # per call, with no trace running
-CALLS = 100_000
+CALLS = 50_000
 
 
-def _best(fn, repeats: int = 7) -> float:
+def _best(fn, repeats: int = 15) -> float:
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
