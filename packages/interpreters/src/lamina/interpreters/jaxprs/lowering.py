@@ -136,6 +136,7 @@ class ModuleContext:
         # The scope of the equations being lowered (``jit(f)/outer``): the front of
         # their location names, which XLA keeps as its ops' ``op_name``.
         self.name_stack = ""
+        self.locations: dict[tuple, ir.Location] = {}  # see _location
 
     def add_host_callback(self, callback: Callable) -> int:
         """Register a Python function the program calls; returns its index."""
@@ -368,7 +369,7 @@ def lower_jaxpr_body(
         )
         mctx.name_stack = _scope(outer_stack, getattr(eqn.source_info, "name_stack", ""))
         try:
-            with _location(mctx.name_stack, eqn):
+            with _location(mctx, mctx.name_stack, eqn):
                 outs = _check_results(eqn, rule(ctx, *operands, **eqn.params))
         finally:
             mctx.name_stack = outer_stack
@@ -382,19 +383,30 @@ def _scope(outer: str, inner: str) -> str:
     return f"{outer}/{inner}" if outer and inner else outer or inner
 
 
-def _location(scope: str, eqn: JaxprEqn) -> ir.Location:
+def _location(mctx: ModuleContext, scope: str, eqn: JaxprEqn) -> ir.Location:
     """``scope/op`` (``op`` the primitive's name, ``jit(g)`` for a call of ``g``) at the
-    user's line that staged ``eqn``, as JAX names its ops' locations."""
+    user's line that staged ``eqn``, as JAX names its ops' locations (made once per
+    module for each name and line)."""
     op = eqn.primitive.name
     if op == "jit":
         op = f"jit({eqn.params.get('name', '')})"
     frames = getattr(eqn.source_info, "traceback", None)
     frame = frames[0] if frames else None
-    if frame is None:
-        return ir.Location.name(_scope(scope, op))
-    where = ir.Location.file(frame.file_name, frame.start_line, frame.start_column)
-    where = ir.Location.name(frame.function_name, childLoc=where)
-    return ir.Location.name(_scope(scope, op), childLoc=where)
+    key = (
+        (scope, op)
+        if frame is None
+        else (scope, op, frame.file_name, frame.function_name, frame.start_line)
+    )
+    loc = mctx.locations.get(key)
+    if loc is None:
+        if frame is None:
+            loc = ir.Location.name(_scope(scope, op))
+        else:
+            where = ir.Location.file(frame.file_name, frame.start_line, frame.start_column)
+            where = ir.Location.name(frame.function_name, childLoc=where)
+            loc = ir.Location.name(_scope(scope, op), childLoc=where)
+        mctx.locations[key] = loc
+    return loc
 
 
 def _dce(jaxpr: Jaxpr, keep_unused: bool) -> tuple[Jaxpr, tuple[int, ...]]:
