@@ -367,7 +367,8 @@ def lower_jaxpr_body(
         ctx = LoweringRuleContext(
             mctx, [a.aval for a in eqn.invars], [v.aval for v in eqn.outvars], eqn
         )
-        mctx.name_stack = _scope(outer_stack, getattr(eqn.source_info, "name_stack", ""))
+        scopes = getattr(eqn.source_info, "name_stack", None)
+        mctx.name_stack = _scope(outer_stack, str(scopes) if scopes else "")
         try:
             with _location(mctx, mctx.name_stack, eqn):
                 outs = _check_results(eqn, rule(ctx, *operands, **eqn.params))

@@ -144,8 +144,7 @@ class DynamicJaxprTrace(Trace):
         self.effects.update(effects)
         outvars = [Var(aval) for aval in out_avals]
         line = user_frame(3)
-        scopes = current_name_stack()
-        source = SourceInfo((line,) if line else (), str(scopes) if scopes.stack else "")
+        source = SourceInfo((line,) if line else (), current_name_stack())
         eqn = new_jaxpr_eqn([t._atom for t in tracers], outvars, primitive, params, effects, source)
         self.eqns.append(eqn)
         return [DynamicJaxprTracer(self, v.aval, v, line) for v in outvars]
