@@ -12,7 +12,6 @@ LAYERS = {
     "sharding": (17, "Mesh"),
     "export": (18, "export"),
     "pallas": (19, "pallas_call"),
-    "profiler": (20, "trace"),
 }
 
 

@@ -37,6 +37,7 @@ _SUBMODULES = (
     "nn",
     "numpy",
     "ops",
+    "profiler",
     "random",
     "scipy",
     "stages",
@@ -147,7 +148,7 @@ _NAMES = {
 }
 
 # Layers that are not built yet, with their issues: lamina.<name> raises saying so.
-_NOT_BUILT = {"sharding": 17, "export": 18, "pallas": 19, "profiler": 20}
+_NOT_BUILT = {"sharding": 17, "export": 18, "pallas": 19}
 # Top-level names of JAX's that those layers will provide: listed by dir(lamina), and
 # raising an error that names the layer and its issue until it is built.
 _NOT_BUILT_NAMES = {

@@ -1,31 +1,34 @@
-"""lamina.profiler: not built yet (issue 20).
+"""lamina.profiler: where the time goes, in the tools JAX users use.
 
-It is to hold traces, annotations and memory profiles. Until then the package imports,
-so that it installs with its declared dependencies, and any attribute or submodule of it
-raises an error that says the layer is not built yet.
+Traces (:func:`trace`, :func:`start_trace` / :func:`stop_trace`, or a profiler server
+that TensorBoard connects to) are jaxlib's profiler sessions, written in TensorBoard's
+layout and, when asked, for Perfetto; annotations name spans of the user's code;
+memory profiles list what the live arrays hold, for ``pprof``. A jitted function's
+tracing, lowering, compilation and dispatch show as spans named for it, and the names
+of ``named_scope`` / ``named_call`` become the op names of the compiled program.
 """
 
-import sys as _sys
-from importlib.abc import MetaPathFinder as _MetaPathFinder
+from jaxlib._profile_data import ProfileData, ProfileEvent, ProfilePlane
 
-__all__: list[str] = []
+from lamina.profiler.annotations import StepTraceAnnotation, TraceAnnotation, annotate_function
+from lamina.profiler.memory import device_memory_profile, save_device_memory_profile
+from lamina.profiler.server import register_subprocess, start_server, stop_server
+from lamina.profiler.traces import ProfileOptions, start_trace, stop_trace, trace
 
-_NOT_BUILT = "lamina.profiler is not built yet (issue 20)"
-
-
-def __getattr__(name: str):
-    raise AttributeError(f"{_NOT_BUILT}, so it has no attribute {name!r}")
-
-
-class _NotBuiltFinder(_MetaPathFinder):
-    """Answers an import of a submodule (which the path finders did not find) with the
-    error, naming the layer as the missing module so that ``from ... import`` reports
-    it too."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname.startswith(__name__ + "."):
-            raise ModuleNotFoundError(f"{_NOT_BUILT}: no module {fullname!r}", name=__name__)
-        return None
-
-
-_sys.meta_path.append(_NotBuiltFinder())
+__all__ = [
+    "ProfileData",
+    "ProfileEvent",
+    "ProfileOptions",
+    "ProfilePlane",
+    "StepTraceAnnotation",
+    "TraceAnnotation",
+    "annotate_function",
+    "device_memory_profile",
+    "register_subprocess",
+    "save_device_memory_profile",
+    "start_server",
+    "start_trace",
+    "stop_server",
+    "stop_trace",
+    "trace",
+]

@@ -8,7 +8,9 @@ event to every listener registered for its kind, with the keyword metadata given
 lamina records, as JAX does, how long each compilation step of a ``jit`` call (and of
 an eager primitive's first use) takes, with ``fun_name`` metadata: the events named in
 :data:`JAXPR_TRACE_EVENT`, :data:`JAXPR_TO_MLIR_MODULE_EVENT` and
-:data:`BACKEND_COMPILE_EVENT`, through :func:`compile_step`.
+:data:`BACKEND_COMPILE_EVENT`, through :func:`compile_step`, which also marks the
+step as a span of a running profiler trace (``trace: f``, ``lower: jit(f)``,
+``compile: jit(f)``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from typing import Any
+
+from jaxlib._profiler import TraceMe
 
 __all__ = [
     "BACKEND_COMPILE_EVENT",
@@ -145,18 +149,28 @@ def clear_event_listeners() -> None:
         listeners.clear()
 
 
+_SPAN_NAMES = {
+    JAXPR_TRACE_EVENT: "trace",
+    JAXPR_TO_MLIR_MODULE_EVENT: "lower",
+    BACKEND_COMPILE_EVENT: "compile",
+}
+
+
 class compile_step:
     """``with compile_step(event, fun_name):`` records one compilation step as JAX
     does: its start time as a scalar on entry, then its duration and time span on exit
-    (also when the step raised), each with ``fun_name`` metadata."""
+    (also when the step raised), each with ``fun_name`` metadata; and it is a span of
+    the running profiler trace, named for the step and ``fun_name``."""
 
-    __slots__ = ("event", "fun_name", "start")
+    __slots__ = ("event", "fun_name", "span", "start")
 
     def __init__(self, event: str, fun_name: str):
         self.event = event
         self.fun_name = fun_name
+        self.span = TraceMe(f"{_SPAN_NAMES.get(event, event)}: {fun_name}")
 
     def __enter__(self):
+        self.span.__enter__()
         self.start = time.time()
         if _scalar_listeners:
             record_scalar(self.event, self.start, fun_name=self.fun_name)
@@ -168,3 +182,4 @@ class compile_step:
             record_event_duration_secs(self.event, end - self.start, fun_name=self.fun_name)
         if _time_span_listeners:
             record_event_time_span(self.event, self.start, end, fun_name=self.fun_name)
+        self.span.__exit__(exc_type, exc, tb)

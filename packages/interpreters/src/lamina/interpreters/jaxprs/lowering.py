@@ -133,6 +133,10 @@ class ModuleContext:
         self._functions: dict[Any, func.FuncOp] = {}
         self.host_callbacks: list[Callable] = []
         self.tokens: dict[Any, ir.Value] = {}
+        # The scope of the equations being lowered (``jit(f)/outer``): the front of
+        # their location names, which XLA keeps as its ops' ``op_name``.
+        self.name_stack = ""
+        self.locations: dict[tuple, ir.Location] = {}  # see _location
 
     def add_host_callback(self, callback: Callable) -> int:
         """Register a Python function the program calls; returns its index."""
@@ -200,9 +204,13 @@ class ModuleContext:
         op.attributes["sym_visibility"] = ir.StringAttr.get("private")
         self.symbol_table.insert(op)  # renames it (inner_0, ...) if the name is taken
         block = op.add_entry_block()
-        with ir.InsertionPoint(block):
-            outs = lower_jaxpr_body(self, jaxpr, closed_jaxpr.consts, list(block.arguments))
-            mb.return_op(outs)
+        outer_stack, self.name_stack = self.name_stack, ""  # the call op carries the scope
+        try:
+            with ir.InsertionPoint(block):
+                outs = lower_jaxpr_body(self, jaxpr, closed_jaxpr.consts, list(block.arguments))
+                mb.return_op(outs)
+        finally:
+            self.name_stack = outer_stack
         with contextlib.suppress(TypeError):  # unhashable params somewhere: no caching
             self._functions[key] = op
         return op
@@ -352,17 +360,54 @@ def lower_jaxpr_body(
             env[var] = mb.constant(np.asarray(value), var.aval)
     for var, value in zip(jaxpr.invars, args, strict=True):
         env[var] = value
+    outer_stack = mctx.name_stack
     for eqn in jaxpr.eqns:
         operands = [_read(env, a) for a in eqn.invars]
         rule = get_lowering_rule(eqn.primitive, mctx.platform)
         ctx = LoweringRuleContext(
             mctx, [a.aval for a in eqn.invars], [v.aval for v in eqn.outvars], eqn
         )
-        outs = _check_results(eqn, rule(ctx, *operands, **eqn.params))
+        scopes = getattr(eqn.source_info, "name_stack", None)
+        mctx.name_stack = _scope(outer_stack, str(scopes) if scopes else "")
+        try:
+            with _location(mctx, mctx.name_stack, eqn):
+                outs = _check_results(eqn, rule(ctx, *operands, **eqn.params))
+        finally:
+            mctx.name_stack = outer_stack
         for var, value in zip(eqn.outvars, outs, strict=True):
             if not isinstance(var, DropVar):
                 env[var] = value
     return [_read(env, a) for a in jaxpr.outvars]
+
+
+def _scope(outer: str, inner: str) -> str:
+    return f"{outer}/{inner}" if outer and inner else outer or inner
+
+
+def _location(mctx: ModuleContext, scope: str, eqn: JaxprEqn) -> ir.Location:
+    """``scope/op`` (``op`` the primitive's name, ``jit(g)`` for a call of ``g``) at the
+    user's line that staged ``eqn``, as JAX names its ops' locations (made once per
+    module for each name and line)."""
+    op = eqn.primitive.name
+    if op == "jit":
+        op = f"jit({eqn.params.get('name', '')})"
+    frames = getattr(eqn.source_info, "traceback", None)
+    frame = frames[0] if frames else None
+    key = (
+        (scope, op)
+        if frame is None
+        else (scope, op, frame.file_name, frame.function_name, frame.start_line)
+    )
+    loc = mctx.locations.get(key)
+    if loc is None:
+        if frame is None:
+            loc = ir.Location.name(_scope(scope, op))
+        else:
+            where = ir.Location.file(frame.file_name, frame.start_line, frame.start_column)
+            where = ir.Location.name(frame.function_name, childLoc=where)
+            loc = ir.Location.name(_scope(scope, op), childLoc=where)
+        mctx.locations[key] = loc
+    return loc
 
 
 def _dce(jaxpr: Jaxpr, keep_unused: bool) -> tuple[Jaxpr, tuple[int, ...]]:
@@ -412,6 +457,7 @@ def lower_jaxpr(
     result_names: Sequence[str] | None = None,
     donated_args: Sequence[bool] | None = None,
     keep_unused: bool = False,
+    name_stack: str = "",
 ) -> LoweredModule:
     """Lower ``closed_jaxpr`` to a StableHLO module whose ``@main`` computes it.
 
@@ -419,7 +465,9 @@ def lower_jaxpr(
     ``result_names`` become the ``jax.result_info`` of the results (default
     ``result`` / ``result[i]``); ``donated_args`` (one bool per invar) alias donated
     inputs to results of the same type (``tf.aliasing_output``), warning about donated
-    buffers that no result can use.
+    buffers that no result can use. Each operation's location is named
+    ``name_stack/<scopes>/<primitive>`` (``jit(f)/layer1/sin``), which XLA keeps as
+    its ``op_name``.
     """
     jaxpr = closed_jaxpr.jaxpr
     n_in = len(jaxpr.invars)
@@ -456,6 +504,7 @@ def lower_jaxpr(
         attrs["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, num_partitions)
         attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
         mctx = ModuleContext(context, module, platform)
+        mctx.name_stack = name_stack
         with ir.InsertionPoint(module.body):
             tokens = [abstract_token] * n_tok
             main = func.FuncOp("main", mb.func_type([*tokens, *in_avals], [*tokens, *out_avals]))

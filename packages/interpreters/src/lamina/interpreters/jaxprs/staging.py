@@ -23,6 +23,7 @@ import numpy as np
 from lamina.interpreters.core.config import config
 from lamina.interpreters.core.errors import user_frame
 from lamina.interpreters.core.leak_check import check_for_leaks
+from lamina.interpreters.core.naming import current_name_stack, reset_name_stack
 from lamina.interpreters.core.tracing import (
     Trace,
     Tracer,
@@ -143,7 +144,7 @@ class DynamicJaxprTrace(Trace):
         self.effects.update(effects)
         outvars = [Var(aval) for aval in out_avals]
         line = user_frame(3)
-        source = SourceInfo(traceback=(line,) if line else ())
+        source = SourceInfo((line,) if line else (), current_name_stack())
         eqn = new_jaxpr_eqn([t._atom for t in tracers], outvars, primitive, params, effects, source)
         self.eqns.append(eqn)
         return [DynamicJaxprTracer(self, v.aval, v, line) for v in outvars]
@@ -229,7 +230,8 @@ def trace_to_jaxpr(
 
 def _stage(trace, fun, in_avals, debug_info, what, arg_names):
     in_tracers = [trace.new_arg(aval) for aval in in_avals]
-    with set_current_trace(trace):
+    # The equations' name stacks start here: lowering puts the caller's in front.
+    with set_current_trace(trace), reset_name_stack():
         outs = list(fun(*in_tracers))
     for x in outs:
         if isinstance(getattr(x, "aval", None), AbstractRef):

@@ -22,6 +22,8 @@ import functools
 import time
 import weakref
 
+from jaxlib._profiler import TraceMe
+
 from lamina.interpreters.core.config import config, trace_context
 from lamina.interpreters.core.monitoring import JAXPR_TRACE_EVENT, compile_step
 from lamina.interpreters.core.tracing import (
@@ -97,6 +99,7 @@ class JitWrapped:
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._name = getattr(fun, "__name__", type(fun).__name__)
+        self._dispatch_span = f"dispatch: jit({self._name})"  # in a profiler trace
         self._debug = describe_function(fun)
         self._static_argnums, self._static_argnames = _argnums_and_names(
             fun, static_argnums, static_argnames
@@ -231,6 +234,12 @@ class JitWrapped:
         return tree_util.tree_unflatten(entry.out_tree, self._call_entry(entry, leaves))
 
     def _run(self, entry, leaves) -> list:
+        if TraceMe.is_enabled():
+            with TraceMe(self._dispatch_span):
+                return self._execute(entry, leaves)
+        return self._execute(entry, leaves)
+
+    def _execute(self, entry, leaves) -> list:
         return compiled_call(
             entry.closed,
             leaves,

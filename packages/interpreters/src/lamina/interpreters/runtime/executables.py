@@ -65,6 +65,7 @@ def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, **names):
             module_name=module_name(name),
             keep_unused=keep_unused,
             donated_args=donated,
+            name_stack=f"jit({name})",
             **names,
         )
     logger.log(

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters.core.mlir_bindings import hlo
+from lamina.interpreters.core.naming import transform_name_stack
 from lamina.interpreters.core.tangents import (
     Zero,
     instantiate_zeros,
@@ -200,7 +201,7 @@ def jvp_flat(fun, primals, tangents):
     trace = JVPTrace(find_current_trace())
     try:
         tracers = [trace.new_tracer(p, t) for p, t in zip(primals, tangents, strict=True)]
-        with set_current_trace(trace):
+        with set_current_trace(trace), transform_name_stack("jvp"):
             outs = list(fun(*tracers))
         pairs = [trace.to_primal_tangent(x) for x in outs]
     finally:

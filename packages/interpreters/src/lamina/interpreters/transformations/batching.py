@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from lamina.interpreters.core.leak_check import check_for_leaks
+from lamina.interpreters.core.naming import transform_name_stack
 from lamina.interpreters.core.tracing import (
     Trace,
     Tracer,
@@ -240,7 +241,7 @@ def batch_flat(fun, axis_data: AxisData, vals, dims):
 
 def _batch_in(trace, fun, axis_data, vals, dims):
     args = [trace._wrap(v, d) for v, d in zip(vals, dims, strict=True)]
-    with set_current_trace(trace), _extend_axis_env(axis_data):
+    with set_current_trace(trace), _extend_axis_env(axis_data), transform_name_stack("vmap"):
         outs = list(fun(*args))
     pairs = [trace.to_batch_info(x) for x in outs]
     return [v for v, _ in pairs], [d for _, d in pairs]
@@ -504,7 +505,7 @@ def _run_mapped(trace, fun, axis_data, vals, specs, out_specs):
         return iota[0]
 
     args = [to_elt(trace, get_idx, v, d) for v, d in zip(vals, specs, strict=True)]
-    with set_current_trace(trace), _extend_axis_env(axis_data):
+    with set_current_trace(trace), _extend_axis_env(axis_data), transform_name_stack("vmap"):
         outs = list(fun(*args))
         for out in outs:
             if not is_vmappable(out):

@@ -19,6 +19,7 @@ import dataclasses
 
 import numpy as np
 
+from lamina.interpreters.core.naming import NameStack, current_name_stack, set_name_stack
 from lamina.interpreters.core.tangents import Zero, instantiate_zeros, tangent_aval, zeros_like_aval
 from lamina.interpreters.core.tracing import find_current_trace
 from lamina.interpreters.jaxprs.calls import call_jaxpr, jit_p
@@ -207,6 +208,7 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
         primal_env.update(zip(eqn.outvars, outs, strict=True))
     for v, ct in zip(jaxpr.outvars, cotangents_out, strict=True):
         write_ct(v, ct)
+    transposing = current_name_stack().transform("transpose")
     for eqn in reversed(linear_eqns):
         invals = [read_primal(a) for a in eqn.invars]
         # Equations making or using tangent references always run: a write's value
@@ -239,10 +241,14 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
                 for a, x in zip(eqn.invars, invals, strict=True)
             ]
         ct_arg = cts if eqn.primitive.multiple_results else cts[0]
-        cts_in = rule(ct_arg, *invals, **eqn.params)
-        for a, x, ct in zip(eqn.invars, invals, cts_in, strict=True):
-            if is_undefined_primal(x):
-                write_ct(a, ct)
+        # The transposed operations are named for the equation: transpose(jvp(scope)).
+        scopes = getattr(eqn.source_info, "name_stack", None)
+        scopes = transposing + scopes if isinstance(scopes, NameStack) else transposing
+        with set_name_stack(scopes):
+            cts_in = rule(ct_arg, *invals, **eqn.params)
+            for a, x, ct in zip(eqn.invars, invals, cts_in, strict=True):
+                if is_undefined_primal(x):
+                    write_ct(a, ct)
 
     out = []
     for v, p in zip(jaxpr.invars, primals_in, strict=True):
