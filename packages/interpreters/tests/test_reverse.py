@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from jaxlib.mlir.dialects import stablehlo as hlo
 
-from lamina.interpreters import Array, jit, make_jaxpr
+from lamina.interpreters import Array, hessian, jacfwd, jacrev, jit, make_jaxpr
 from lamina.interpreters.test_util import check_grads
 from lamina.interpreters.transformations.ad import defjvp2, deflinear
 from lamina.interpreters.transformations.partial_eval import linearize_flat
@@ -137,3 +137,15 @@ def test_gradient_that_is_the_seed_is_an_array():
     gx, gy = grad(lambda x, y: x, argnums=(0, 1))(np.float32(1.0), 2.0)
     assert isinstance(gx, Array) and not gx.weak_type
     assert isinstance(gy, Array) and gy.weak_type and float(gy) == 0.0
+
+
+def test_transformed_functions_take_the_name_of_the_function():
+    # recorded from JAX 0.10.2: jit(grad(loss)) is named jit(loss)
+    def loss(x):
+        return x
+
+    for transform in (grad, value_and_grad, jacfwd, jacrev, hessian):
+        transformed = transform(loss)
+        assert transformed.__name__ == transformed.__qualname__.split(".")[-1] == "loss"
+        assert transformed.__module__ == loss.__module__
+    assert grad(loss).__wrapped__ is loss

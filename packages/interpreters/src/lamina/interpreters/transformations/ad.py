@@ -231,6 +231,19 @@ def _check_callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
 
 
+def named_like(transformed, fun, what: str, argnums):
+    """``transformed`` (the function ``grad``, ``jacfwd``, ... return) takes ``fun``'s
+    name, qualified name and module, with ``fun`` as ``__wrapped__``, as JAX's do: so
+    ``jit(grad(loss))`` is ``jit(loss)`` in Jaxprs, locations and profiles."""
+    name = getattr(fun, "__name__", repr(fun))
+    for attribute in ("__module__", "__name__", "__qualname__"):
+        if hasattr(fun, attribute):
+            setattr(transformed, attribute, getattr(fun, attribute))
+    transformed.__wrapped__ = fun
+    transformed.__doc__ = f"The {what} of {name} with respect to its arguments {argnums}."
+    return transformed
+
+
 @transformation_boundary
 def jvp(fun, primals, tangents, has_aux: bool = False):
     """``(fun(*primals), the derivative of fun at primals applied to tangents)``.

@@ -183,7 +183,7 @@ def jacfwd(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False):
         jac = _assemble(box["out_tree"], _example_tree(argnums, dyn_args), blocks)
         return (jac, box["aux"]) if has_aux else jac
 
-    return jacfun
+    return ad.named_like(jacfun, fun, "Jacobian (forward mode)", argnums)
 
 
 def _split_aux(out):
@@ -247,7 +247,7 @@ def jacrev(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
         jac = _assemble(box["out_tree"], _example_tree(argnums, dyn_args), blocks)
         return (jac, box["aux"]) if has_aux else jac
 
-    return jacfun
+    return ad.named_like(jacfun, fun, "Jacobian (reverse mode)", argnums)
 
 
 @transformation_boundary

@@ -665,7 +665,7 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
             return (ans, aux), g
         return ans, g
 
-    return value_and_grad_f
+    return ad.named_like(value_and_grad_f, fun, "value and gradient", argnums)
 
 
 def _literal_operand(literal):
@@ -714,4 +714,4 @@ def grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = False,
         (_, aux), g = vg(*args, **kwargs) if has_aux else ((None, None), vg(*args, **kwargs)[1])
         return (g, aux) if has_aux else g
 
-    return grad_f
+    return ad.named_like(grad_f, fun, "gradient", argnums)
