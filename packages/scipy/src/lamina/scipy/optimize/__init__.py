@@ -4,7 +4,7 @@
 not part of JAX's public names."""
 
 from lamina.scipy.optimize.minimization import OptimizeResults, minimize
-from lamina.scipy.optimize.wolfe_search import line_search
+from lamina.scipy.optimize.wolfe_search import line_search as line_search
 
 __all__ = ["OptimizeResults", "minimize"]
 

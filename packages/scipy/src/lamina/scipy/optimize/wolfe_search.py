@@ -51,7 +51,9 @@ class _Point(NamedTuple):
 def _select(pred, new, old):
     """Field by field `new if pred else old` of two NamedTuples of one type (a field
     that is None in `old` stays None)."""
-    return type(old)(*(o if o is None else jnp.where(pred, n, o) for n, o in zip(new, old)))
+    return type(old)(
+        *(o if o is None else jnp.where(pred, n, o) for n, o in zip(new, old, strict=True))
+    )
 
 
 def _cubic_minimizer(a, fa, fpa, b, fb, c, fc):
