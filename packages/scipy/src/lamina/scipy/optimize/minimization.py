@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from lamina import numpy as jnp
+from lamina.interpreters import Array
 from lamina.scipy.optimize.bfgs import minimize_bfgs
 from lamina.scipy.optimize.lbfgs import minimize_lbfgs
 
@@ -19,20 +20,20 @@ class OptimizeResults(NamedTuple):
     Hessian estimate (None for L-BFGS); nfev, njev: evaluations; nit: iterations.
     """
 
-    x: Any
-    success: Any
-    status: Any
-    fun: Any
-    jac: Any
-    hess_inv: Any
-    nfev: Any
-    njev: Any
-    nit: Any
+    x: Array
+    success: bool | Array
+    status: int | Array
+    fun: Array
+    jac: Array
+    hess_inv: Array | None
+    nfev: int | Array
+    njev: int | Array
+    nit: int | Array
 
 
 def minimize(
     fun: Callable,
-    x0,
+    x0: Array,
     args: tuple = (),
     *,
     method: str,

@@ -9,6 +9,7 @@ import typing
 import numpy as np
 
 from lamina import numpy as jnp
+from lamina.interpreters import Array
 from lamina.scipy.spatial.transform import quaternions as quats
 
 _AXIS_INDEX = {"x": 0, "y": 1, "z": 2}
@@ -31,7 +32,7 @@ class Rotation(typing.NamedTuple):
     """Rotations in 3-D, as `scipy.spatial.transform.Rotation` (`quat`: unit quaternions
     `(x, y, z, w)` on the last axis; one rotation when it is a vector)."""
 
-    quat: typing.Any
+    quat: Array
 
     @classmethod
     def concatenate(cls, rotations: typing.Sequence):

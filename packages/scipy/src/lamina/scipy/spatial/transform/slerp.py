@@ -6,6 +6,7 @@ from __future__ import annotations
 import typing
 
 from lamina import numpy as jnp
+from lamina.interpreters import Array
 from lamina.scipy.spatial.transform.rotation import Rotation
 
 
@@ -13,10 +14,10 @@ class Slerp(typing.NamedTuple):
     """Interpolates rotations as `scipy.spatial.transform.Slerp`; build it with
     `Slerp.init(times, rotations)` and call it with the times to interpolate at."""
 
-    times: typing.Any
-    timedelta: typing.Any
+    times: Array
+    timedelta: Array
     rotations: Rotation
-    rotvecs: typing.Any
+    rotvecs: Array
 
     @classmethod
     def init(cls, times, rotations: Rotation):
