@@ -1,6 +1,11 @@
 """The inexact line search of `jax.scipy.optimize`: a step satisfying the strong Wolfe
 conditions, found by doubling the step and then zooming into the bracketing interval
-(Nocedal & Wright, *Numerical Optimization*, algorithms 3.5 and 3.6)."""
+(Nocedal & Wright, *Numerical Optimization*, algorithms 3.5 and 3.6).
+
+Both phases run in one `lax.while_loop` that evaluates the function once per step: a
+step either doubles the trial step or, once an interval brackets a good one, shrinks
+the interval. The zoom always ends the search, so the steps and evaluations are those
+of the two nested loops the algorithm describes, with the function traced once."""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from lamina import lax
 from lamina import numpy as jnp
 from lamina.interpreters import value_and_grad
 from lamina.ir import dtypes
+from lamina.ir.tree_util import tree_map
 
 # Zoom gives up after this many steps, or when the interval is narrower than the floor.
 ZOOM_MAXITER = 30
@@ -49,11 +55,8 @@ class _Point(NamedTuple):
 
 
 def _select(pred, new, old):
-    """Field by field `new if pred else old` of two NamedTuples of one type (a field
-    that is None in `old` stays None)."""
-    return type(old)(
-        *(o if o is None else jnp.where(pred, n, o) for n, o in zip(new, old, strict=True))
-    )
+    """Leaf by leaf `new if pred else old` of two pytrees of one structure."""
+    return tree_map(lambda n, o: jnp.where(pred, n, o), new, old)
 
 
 def _cubic_minimizer(a, fa, fpa, b, fb, c, fc):
@@ -75,90 +78,48 @@ def _quadratic_minimizer(a, fa, fpa, b, fb):
     return a - fpa / (2.0 * curvature)
 
 
-class _Zoom(NamedTuple):
-    done: object
-    failed: object
-    j: object
+class _Interval(NamedTuple):
+    """The zoom's state: the ends (the low one has the lower value), the end last
+    replaced (for the cubic fit), and the step count."""
+
     lo: _Point
     hi: _Point
     a_rec: object
     phi_rec: object
-    star: _Point
-    nfev: object
-
-
-def _zoom(probe, sufficient_decrease_fails, curvature_holds, lo, hi, g0, skip):
-    """Algorithm 3.6: shrink the interval between `lo` and `hi` (the end with the lower
-    value first) to a point meeting both Wolfe conditions. Skipped when `skip`."""
-    lo, hi = lo._replace(g=None), hi._replace(g=None)  # the ends need no gradient
-    state = _Zoom(
-        done=jnp.asarray(False),
-        failed=jnp.asarray(False),
-        j=0,
-        lo=lo,
-        hi=hi,
-        a_rec=(lo.a + hi.a) / 2.0,
-        phi_rec=(lo.phi + hi.phi) / 2.0,
-        star=_Point(jnp.ones_like(lo.a), lo.phi, lo.dphi, g0),
-        nfev=0,
-    )
-    floor = 1e-5 if dtypes.finfo(lo.a.dtype).bits < 64 else 1e-10
-
-    def body(s):
-        width = s.hi.a - s.lo.a
-        left = jnp.minimum(s.hi.a, s.lo.a)
-        right = jnp.maximum(s.hi.a, s.lo.a)
-        failed = s.failed | (width <= floor)
-        cubic = _cubic_minimizer(s.lo.a, s.lo.phi, s.lo.dphi, s.hi.a, s.hi.phi, s.a_rec, s.phi_rec)
-        use_cubic = (
-            (s.j > 0) & (cubic > left + DELTA_CUBIC * width) & (cubic < right - DELTA_CUBIC * width)
-        )
-        quad = _quadratic_minimizer(s.lo.a, s.lo.phi, s.lo.dphi, s.hi.a, s.hi.phi)
-        use_quad = (
-            ~use_cubic
-            & (quad > left + DELTA_QUADRATIC * width)
-            & (quad < right - DELTA_QUADRATIC * width)
-        )
-        a_j = jnp.where(use_cubic, cubic, jnp.where(use_quad, quad, (s.lo.a + s.hi.a) / 2.0))
-        point = probe(a_j)
-        point = _Point(
-            a_j,
-            point.phi.astype(s.lo.phi.dtype),
-            point.dphi.astype(s.lo.dphi.dtype),
-            point.g.astype(s.star.g.dtype),
-        )
-        j_is_hi = sufficient_decrease_fails(point.a, point.phi) | (point.phi >= s.lo.phi)
-        j_is_star = curvature_holds(point.dphi) & ~j_is_hi
-        lo_is_hi = (point.dphi * (s.hi.a - s.lo.a) >= 0.0) & ~j_is_hi & ~j_is_star
-        j_is_lo = ~j_is_hi & ~j_is_star
-        # The new high end: the trial point, or the old low end; the recorded point is
-        # the end that is replaced.
-        hi = _select(j_is_hi, point, _select(lo_is_hi, s.lo, s.hi))
-        a_rec = jnp.where(j_is_hi | lo_is_hi, s.hi.a, jnp.where(j_is_lo, s.lo.a, s.a_rec))
-        phi_rec = jnp.where(j_is_hi | lo_is_hi, s.hi.phi, jnp.where(j_is_lo, s.lo.phi, s.phi_rec))
-        j = s.j + 1
-        return _Zoom(
-            done=s.done | j_is_star,
-            failed=failed | (j >= ZOOM_MAXITER),
-            j=j,
-            lo=_select(j_is_lo, point, s.lo),
-            hi=hi,
-            a_rec=a_rec,
-            phi_rec=phi_rec,
-            star=_select(j_is_star, point, s.star),
-            nfev=s.nfev + 1,
-        )
-
-    return lax.while_loop(lambda s: ~s.done & ~skip & ~s.failed, body, state)
+    j: object
 
 
 class _Search(NamedTuple):
+    zooming: object  # the phase: doubling (False) or zooming (True)
     done: object
     failed: object
-    i: object
-    prev: _Point
+    i: object  # doubling steps taken, plus 1
+    prev: _Point  # the last doubling step
+    interval: _Interval
+    star: _Point  # the answer so far
     nfev: object
-    star: _Point
+
+
+def _zoom_trial(interval, floor):
+    """The zoom's next trial step (cubic, else quadratic, else bisection) and whether
+    the interval has become too narrow."""
+    lo, hi = interval.lo, interval.hi
+    width = hi.a - lo.a
+    left, right = jnp.minimum(hi.a, lo.a), jnp.maximum(hi.a, lo.a)
+    cubic = _cubic_minimizer(lo.a, lo.phi, lo.dphi, hi.a, hi.phi, interval.a_rec, interval.phi_rec)
+    use_cubic = (
+        (interval.j > 0)
+        & (cubic > left + DELTA_CUBIC * width)
+        & (cubic < right - DELTA_CUBIC * width)
+    )
+    quad = _quadratic_minimizer(lo.a, lo.phi, lo.dphi, hi.a, hi.phi)
+    use_quad = (
+        ~use_cubic
+        & (quad > left + DELTA_QUADRATIC * width)
+        & (quad < right - DELTA_QUADRATIC * width)
+    )
+    trial = jnp.where(use_cubic, cubic, jnp.where(use_quad, quad, (lo.a + hi.a) / 2.0))
+    return trial, width <= floor
 
 
 def line_search(f, xk, pk, old_fval=None, old_old_fval=None, gfk=None, c1=1e-4, c2=0.9, maxiter=20):
@@ -169,8 +130,7 @@ def line_search(f, xk, pk, old_fval=None, old_old_fval=None, gfk=None, c1=1e-4, 
     xk, pk = jnp.asarray(xk, dtype), jnp.asarray(pk, dtype)
 
     def probe(t):
-        t = jnp.asarray(t, dtype=pk.dtype)
-        phi, g = value_and_grad(f)(xk + t * pk)
+        phi, g = value_and_grad(f)(xk + jnp.asarray(t, dtype=pk.dtype) * pk)
         return _Point(t, phi, jnp.real(_dot(g, pk)), g)
 
     evaluated_at_zero = old_fval is None or gfk is None
@@ -184,6 +144,7 @@ def line_search(f, xk, pk, old_fval=None, old_old_fval=None, gfk=None, c1=1e-4, 
         start = jnp.where(candidate > 1, 1.0, candidate)
     else:
         start = jnp.asarray(1.0, dtype=dphi_0.dtype)
+    floor = 1e-5 if dtypes.finfo(dphi_0.dtype).bits < 64 else 1e-10
 
     def sufficient_decrease_fails(a, phi):
         return phi > phi_0 + c1 * a * dphi_0
@@ -192,60 +153,97 @@ def line_search(f, xk, pk, old_fval=None, old_old_fval=None, gfk=None, c1=1e-4, 
         return jnp.abs(dphi) <= -c2 * dphi_0
 
     origin = _Point(jnp.zeros((), dphi_0.dtype), phi_0, dphi_0, gfk)
+    end = origin._replace(g=None)  # the interval's ends need no gradient
     state = _Search(
+        zooming=jnp.asarray(False),
         done=jnp.asarray(False),
         failed=jnp.asarray(False),
         i=1,
         prev=origin,
-        nfev=1 if evaluated_at_zero else 0,
+        interval=_Interval(end, end, origin.a, phi_0, 0),
         star=origin,
+        nfev=1 if evaluated_at_zero else 0,
     )
 
-    def body(s):
-        # The trial step: the start value, then doubling.
-        point = probe(jnp.where(s.i == 1, start, s.prev.a * 2.0))
-        point = point._replace(a=point.a.astype(s.prev.a.dtype))
+    def double(s, point):
+        """A doubling step at `point`: accept it, or bracket and start zooming."""
         overshoot = sufficient_decrease_fails(point.a, point.phi) | (
             (point.phi >= s.prev.phi) & (s.i > 1)
         )
         accept = curvature_holds(point.dphi) & ~overshoot
         uphill = (point.dphi >= 0.0) & ~overshoot & ~accept
-        # Zoom between the previous and the trial step: from the previous one when the
-        # trial overshot, from the trial one when the slope turned uphill. The two cases
-        # exclude each other, so one zoom loop serves both.
-        zoomed = overshoot | uphill
-        zoom = _zoom(
-            probe,
-            sufficient_decrease_fails,
-            curvature_holds,
-            _select(overshoot, s.prev, point),
-            _select(overshoot, point, s.prev),
-            gfk,
-            ~zoomed,
-        )
-        star = _select(zoomed, zoom.star, _select(accept, point, s.star))
-        return _Search(
-            done=s.done | zoomed | accept,
-            failed=s.failed | (zoomed & zoom.failed),
+        # Zoom from the previous step when the trial overshot, from the trial when the
+        # slope turned uphill.
+        lo = _select(overshoot, s.prev, point)._replace(g=None)
+        hi = _select(overshoot, point, s.prev)._replace(g=None)
+        interval = _Interval(lo, hi, (lo.a + hi.a) / 2.0, (lo.phi + hi.phi) / 2.0, 0)
+        zoom_star = _Point(jnp.ones_like(lo.a), lo.phi, lo.dphi, gfk)
+        return s._replace(
+            zooming=overshoot | uphill,
+            done=accept,
             i=s.i + 1,
             prev=point,
-            nfev=s.nfev + 1 + zoom.nfev,
-            star=star,
+            interval=interval,
+            star=_select(accept, point, _select(overshoot | uphill, zoom_star, s.star)),
         )
 
-    state = lax.while_loop(lambda s: ~s.done & (s.i <= maxiter) & ~s.failed, body, state)
+    def zoom(s, point, too_narrow):
+        """A zoom step at `point`: replace one end of the interval, or accept it."""
+        lo, hi = s.interval.lo, s.interval.hi
+        j_is_hi = sufficient_decrease_fails(point.a, point.phi) | (point.phi >= lo.phi)
+        j_is_star = curvature_holds(point.dphi) & ~j_is_hi
+        lo_is_hi = (point.dphi * (hi.a - lo.a) >= 0.0) & ~j_is_hi & ~j_is_star
+        j_is_lo = ~j_is_hi & ~j_is_star
+        # The new high end is the trial or the old low end; the replaced end is recorded.
+        replaced_hi = j_is_hi | lo_is_hi
+        end = point._replace(g=None)
+        j = s.interval.j + 1
+        interval = _Interval(
+            lo=_select(j_is_lo, end, lo),
+            hi=_select(j_is_hi, end, _select(lo_is_hi, lo, hi)),
+            a_rec=jnp.where(replaced_hi, hi.a, jnp.where(j_is_lo, lo.a, s.interval.a_rec)),
+            phi_rec=jnp.where(replaced_hi, hi.phi, jnp.where(j_is_lo, lo.phi, s.interval.phi_rec)),
+            j=j,
+        )
+        # The zoom fails when the interval is too narrow (or reversed: JAX measures its
+        # width as hi - lo) or too many steps were taken, even if this step is accepted.
+        # Whether it succeeded or not, the end of the zoom ends the search.
+        failed = too_narrow | (j >= ZOOM_MAXITER)
+        return s._replace(
+            done=j_is_star | failed,
+            failed=failed,
+            interval=interval,
+            star=_select(j_is_star, point, s.star),
+        )
+
+    def step(s):
+        zoom_trial, too_narrow = _zoom_trial(s.interval, floor)
+        double_trial = jnp.where(s.i == 1, start, s.prev.a * 2.0)
+        point = probe(jnp.where(s.zooming, zoom_trial, double_trial))
+        point = point._replace(
+            phi=point.phi.astype(phi_0.dtype),
+            dphi=point.dphi.astype(dphi_0.dtype),
+            g=point.g.astype(gfk.dtype),
+        )
+        after = _select(s.zooming, zoom(s, point, too_narrow), double(s, point))
+        return after._replace(nfev=s.nfev + 1)
+
+    def keep_going(s):
+        return ~s.done & ~s.failed & (s.zooming | (s.i <= maxiter))
+
+    state = lax.while_loop(keep_going, step, state)
     status = jnp.where(state.failed, 1, jnp.where(state.i > maxiter, 3, 0))
-    step = state.star.a
-    if dtypes.finfo(step.dtype).bits != 64:
+    step_size = state.star.a
+    if dtypes.finfo(step_size.dtype).bits != 64:
         # Below 64 bits a vanishing step stalls the minimizer: keep it off zero.
-        step = jnp.where(jnp.abs(step) < 1e-8, jnp.sign(step) * 1e-8, step)
+        step_size = jnp.where(jnp.abs(step_size) < 1e-8, jnp.sign(step_size) * 1e-8, step_size)
     return LineSearchResults(
         failed=state.failed | ~state.done,
         nit=state.i - 1,
         nfev=state.nfev,
         ngev=state.nfev,
         k=state.i,
-        a_k=step,
+        a_k=step_size,
         f_k=state.star.phi,
         g_k=state.star.g,
         status=status,
