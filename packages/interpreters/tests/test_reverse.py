@@ -2,6 +2,8 @@
 linearize, backward_pass, vjp/grad/value_and_grad, composition with jit, symbolic zero
 cotangents, check_grads in reverse mode, and JAX's errors."""
 
+import inspect
+
 import jit_prims
 import numpy as np
 import pytest
@@ -148,4 +150,4 @@ def test_transformed_functions_take_the_name_of_the_function():
         transformed = transform(loss)
         assert transformed.__name__ == transformed.__qualname__.split(".")[-1] == "loss"
         assert transformed.__module__ == loss.__module__
-    assert grad(loss).__wrapped__ is loss
+    assert inspect.unwrap(grad(loss)) is loss
