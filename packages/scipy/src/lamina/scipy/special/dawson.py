@@ -5,7 +5,7 @@ import numpy as np
 
 from lamina import lax
 from lamina import numpy as jnp
-from lamina.interpreters import custom_jvp
+from lamina.interpreters import custom_jvp, jit
 from lamina.ir import dtypes
 from lamina.scipy.special.polynomials import rational
 
@@ -89,6 +89,7 @@ def _tail(ax, inside, num, den):
     return (0.5 / safe) * (1.0 + t * rational(num, den, t))
 
 
+@jit
 def _dawsn_real(x):
     ax = lax.abs(x)
     small = ax < 3.25

@@ -8,6 +8,7 @@ import numpy as np
 
 from lamina import lax
 from lamina import numpy as jnp
+from lamina.interpreters import jit
 from lamina.scipy.special.polynomials import rational
 
 __all__ = ["spence"]
@@ -35,7 +36,9 @@ _DEN = [
 _PI2_6 = math.pi**2 / 6
 
 
-def _positive(x):
+@jit
+def _spence_values(x):
+    x0 = x
     inverted = x > 2.0
     x = lax.select(inverted, 1.0 / x, x)
     above = x > 1.5
@@ -43,7 +46,10 @@ def _positive(x):
     w = lax.select(above, 1.0 / x - 1.0, lax.select(below, -x, x - 1.0))
     y = -w * rational(_NUM, _DEN, w)
     y = lax.select(below, _PI2_6 - lax.log(x) * lax.log(1.0 - x) - y, y)
-    return lax.select(inverted | above, -0.5 * lax.square(lax.log(x)) - y, y)
+    y = lax.select(inverted | above, -0.5 * lax.square(lax.log(x)) - y, y)
+    y = lax.select(x0 == 0.0, lax.full_like(x, _PI2_6), y)
+    y = lax.select(x0 == 1.0, lax.full_like(x, 0.0), y)
+    return lax.select(x0 < 0.0, lax.full_like(x, np.nan), y)
 
 
 def spence(x):
@@ -52,7 +58,4 @@ def spence(x):
     x = jnp.asarray(x)
     if x.dtype not in (np.float32, np.float64):
         raise TypeError(f"x.dtype={x.dtype} is not supported, see docstring for supported types.")
-    result = _positive(x)
-    result = lax.select(x == 0.0, lax.full_like(x, _PI2_6), result)
-    result = lax.select(x == 1.0, lax.full_like(x, 0.0), result)
-    return lax.select(x < 0.0, lax.full_like(x, np.nan), result)
+    return _spence_values(x)

@@ -18,7 +18,7 @@ def elementwise_while(cond, body, init):
             lax.select(
                 jnp.broadcast_to(go, s.shape), jnp.broadcast_to(n, s.shape).astype(s.dtype), s
             )
-            for n, s in zip(new, state)
+            for n, s in zip(new, state, strict=True)
         )
 
     return lax.while_loop(lambda state: jnp.any(cond(state)), step, tuple(init))

@@ -312,7 +312,7 @@ def _expn_values(n, x):
         _expn_continued_fraction(n, x, taken[5]),
     ]
     result = _expn_series(n, x, ~later)
-    for cond, value in zip(taken, values):
+    for cond, value in zip(taken, values, strict=True):
         result = lax.select(cond, value, result)
     return result
 

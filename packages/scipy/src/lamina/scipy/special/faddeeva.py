@@ -11,7 +11,7 @@ import numpy as np
 
 from lamina import lax
 from lamina import numpy as jnp
-from lamina.interpreters import custom_jvp
+from lamina.interpreters import custom_jvp, jit
 from lamina.ir import dtypes
 from lamina.scipy.special.polynomials import horner
 
@@ -50,6 +50,7 @@ def _wofz_upper_half(z):
 
 
 @custom_jvp
+@jit
 def _wofz(z):
     upper = lax.imag(z) >= 0
     w = _wofz_upper_half(lax.select(upper, z, -z))
@@ -86,6 +87,7 @@ def _asymptotic_coefficients(nterms: int) -> list[float]:
     return coeffs[::-1]
 
 
+@jit
 def _erfcx_real(x):
     nterms = 9 if x.dtype == np.float64 else 5
     threshold = math.sqrt(math.log(float(dtypes.finfo(x.dtype).max)))

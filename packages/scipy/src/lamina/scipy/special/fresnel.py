@@ -167,6 +167,7 @@ def _sin_cos_half_pi_square(x):
     return sin, cos
 
 
+@jit
 def _fresnel_values(xx):
     single = xx.dtype == np.float32
     k = _F32 if single else _F64

@@ -80,7 +80,7 @@ def _digamma_form(a, b, c, x, active):
     p = (a + d1) * (b + d1) * s / gamma(e + 2.0)
 
     def cond(st):
-        p, q, t, y = st
+        _, q, t, y = st
         return active & (t < _MAX_TERMS) & (lax.abs(q) >= eps * lax.abs(y))
 
     def body(st):
@@ -90,7 +90,7 @@ def _digamma_form(a, b, c, x, active):
         y = y + q
         p = p * (s * (a + t + d1) / (t + 1.0))
         p = p * ((b + t + d1) / (t + 1.0 + e))
-        return p, q, y * 0 + t + 1.0, y
+        return p, q, t + 1.0, y
 
     _, _, _, y = elementwise_while(cond, body, (p, y, lax.full_like(x, 1.0), y))
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from lamina import lax
 from lamina import numpy as jnp
-from lamina.interpreters import custom_jvp
+from lamina.interpreters import custom_jvp, jit
 
 __all__ = ["owens_t"]
 
@@ -56,6 +56,7 @@ def _quadrature(h, a):
 
 
 @custom_jvp
+@jit
 def _owens_t(h, a):
     h = lax.abs(h)
     abs_a = lax.abs(a)
