@@ -43,5 +43,8 @@ def bessel_jn(z, *, v, n_iter=50):
     """
     (z,) = jnp.promote_args_inexact("bessel_jn", jnp.asarray(z))
     if dtypes.issubdtype(z.dtype, np.complexfloating):
-        raise ValueError("complex input not supported.")
+        raise TypeError(
+            f"rem does not accept dtype {z.dtype} at position 0. Accepted dtypes at position 0 are "
+            "subtypes of integer, floating."
+        )
     return _backward_recurrence(z, operator.index(v), int(n_iter))
