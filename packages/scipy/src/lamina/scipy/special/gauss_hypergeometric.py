@@ -26,8 +26,9 @@ def _round(v):
     return lax.round(v, lax.RoundingMethod.TO_NEAREST_EVEN)
 
 
-def _terminating(a, b, c, x, eps):
-    """The finite sum when a (or b, swapped in) is a non-positive integer."""
+def _terminating(a, b, c, x, eps, active):
+    """The finite sum when a (or b, swapped in) is a non-positive integer, summed where
+    ``active`` (elsewhere |a| may be huge)."""
     keep_b = (c % 1 == 0) & (c <= 0) & (c > b)
     swap = (b < a) & _near_integer(b, eps) & ~keep_b
     a, b = lax.select(swap, b, a), lax.select(swap, a, b)
@@ -39,7 +40,7 @@ def _terminating(a, b, c, x, eps):
         term = term * (-(a - i + 1.0) / (c + i - 1.0) * (b + i - 1.0) / i * x)
         return i + 1.0, total + term, term
 
-    return elementwise_while(lambda s: s[0] < a + 1.0, body, (one, one, one))[1]
+    return elementwise_while(lambda s: active & (s[0] < a + 1.0), body, (one, one, one))[1]
 
 
 def _taylor(a, b, c, x, active):
@@ -128,7 +129,7 @@ def _terminating_or_series(a, b, c, x):
         index,
         _taylor(a, b, c, x, use_taylor),
         _digamma_form(a, b, c, x, use_digamma),
-        _terminating(a, b, c, x, eps),
+        _terminating(a, b, c, x, eps, use_terminating),
     )
 
 
