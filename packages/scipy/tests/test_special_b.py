@@ -247,6 +247,10 @@ def test_dtypes():
     s, c = sp.fresnel(np.float16(0.5))
     assert s.dtype == c.dtype == np.float16
     assert sp.owens_t(np.float32(1.0), 2.0).dtype == np.float32
+    with enable_x64(True):  # float32 arguments stay float32 beside Python scalars
+        got = sp.hyp2f1(*(np.array([v], np.float32) for v in (1.0, 1.0, 2.0, 0.5)))
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, [2 * np.log(2)], rtol=1e-6)
 
 
 def test_sph_harm_y():

@@ -142,7 +142,7 @@ def _hyp2f1_values(a, b, c, x):
     ca, cb = c - a, c - b
     d_integer = ~(lax.abs(d - _round(d)) >= eps)
     cases = [  # (condition, branch index), the first that holds chosen
-        (lax.eq(x, 0.0) | ((lax.eq(a, 0.0) | lax.eq(b, 0.0)) & (c != 0)), 0),
+        ((x == 0) | (((a == 0) | (b == 0)) & (c != 0)), 0),
         ((c == 0) | ((c < 0) & (c % 1 == 0)), 1),
         ((d <= -1) & ~(~d_integer & (s < 0)), 2),
         ((d <= 0) & (x == 1), 1),
