@@ -18,12 +18,12 @@ __all__ = ["hyp2f1"]
 _MAX_TERMS = 250
 
 
-def _near_integer(v, eps):
-    return lax.abs(v - lax.round(v, lax.RoundingMethod.TO_NEAREST_EVEN)) < eps
-
-
 def _round(v):
     return lax.round(v, lax.RoundingMethod.TO_NEAREST_EVEN)
+
+
+def _near_integer(v, eps):
+    return lax.abs(v - _round(v)) < eps
 
 
 def _terminating(a, b, c, x, eps, active):
@@ -122,14 +122,13 @@ def _terminating_or_series(a, b, c, x):
     d = c - a - b
     neg_int = ((a <= 0) & _near_integer(a, eps)) | ((b <= 0) & _near_integer(b, eps))
     use_digamma = (x > 0.9) & ~neg_int & _near_integer(d, eps)
-    use_terminating = ~((x > 0.9) & ~neg_int) & neg_int
-    use_taylor = ~use_digamma & ~use_terminating
-    index = use_digamma.astype(np.int32) + use_terminating.astype(np.int32) * 2
+    use_taylor = ~use_digamma & ~neg_int
+    index = use_digamma.astype(np.int32) + neg_int.astype(np.int32) * 2
     return lax.select_n(
         index,
         _taylor(a, b, c, x, use_taylor),
         _digamma_form(a, b, c, x, use_digamma),
-        _terminating(a, b, c, x, eps, use_terminating),
+        _terminating(a, b, c, x, eps, neg_int),
     )
 
 
