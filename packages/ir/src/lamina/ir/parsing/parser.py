@@ -158,6 +158,9 @@ _FLOAT_TEXT = re.compile(r"-?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|nan)", 
 _INT_TEXT = re.compile(r"-?\d+", re.ASCII)
 
 
+_READER_OF_KIND = {"jaxpr": Jaxpr, "closed_jaxpr": ClosedJaxpr, "str": str}
+
+
 class _Scope:
     """The names one Jaxpr binds, each once; but ``_`` binds afresh each time. JAX
     prints a variable ``_`` where it stands for an output that the equation outside a
@@ -203,6 +206,9 @@ class _JaxprParser(ValueParser):
         self.wrapped: dict[tuple[str, bool], Jaxpr | ClosedJaxpr] = {}
         self.let_names: list[str] = []
         self.types: dict[str, AbstractValue] = {}  # text -> type, for speed
+        self.taken_lets: dict[str, str] = {}  # let name -> the field text it stands for
+        self.undrop = False  # read the main Jaxpr's '_' outputs as variables
+        self.in_main = False
 
     # -- the whole text ----------------------------------------------------------------
 
@@ -214,6 +220,7 @@ class _JaxprParser(ValueParser):
         for name in self.lets:
             self.let_jaxpr(name)
         s.pos = main
+        self.in_main = True
         jaxpr = self.jaxpr()
         tok = s.peek()
         if tok.kind != "eof":
@@ -275,11 +282,42 @@ class _JaxprParser(ValueParser):
         else:
             return None
         s.pos = end
+        return self.shared(name, closed)
+
+    def standalone_jaxpr(self, text: str, pos: int):
+        parser = _JaxprParser(text, self.registry, self.create)
+        parser.created = self.created
+        # Printed on its own, the Jaxpr shows unused outputs as '_'; elsewhere it is
+        # printed nested, with their names: read them as variables.
+        parser.undrop = True
+        try:
+            jaxpr = parser.toplevel()
+        except JaxprSyntaxError as e:
+            raise self.s.error(f"in a Jaxpr printed on its own: {e.msg}", pos) from None
+        # JAX also printed it up front, as 'let name = ...', if the whole text holds it
+        # more than once: it is the first equal let-bound Jaxpr no other text took, or
+        # else the one this same text took.
+        same_text = None
+        for name in self.lets:
+            let = self.let_jaxpr(name)
+            taken = self.taken_lets.get(name)
+            if taken is None and let == jaxpr:
+                self.taken_lets[name] = text
+                return self.shared(name, closed=True)
+            if taken == text and same_text is None:
+                same_text = name
+        return _close(jaxpr) if same_text is None else self.shared(same_text, closed=True)
+
+    def shared(self, name: str, closed: bool):
+        """The let-bound Jaxpr ``name``, as a ClosedJaxpr if ``closed``."""
         key = (name, closed)
         if key not in self.wrapped:
             jaxpr = self.let_jaxpr(name)
             self.wrapped[key] = _close(jaxpr) if closed else jaxpr
         return self.wrapped[key]
+
+    def known_reader(self, primitive: str, key: str):
+        return _READER_OF_KIND.get(self.registry.param_kind(primitive, key))
 
     # -- Jaxprs --------------------------------------------------------------------------
 
@@ -396,6 +434,8 @@ class _JaxprParser(ValueParser):
                         f"expected a variable like 'a:f32[3]' or '=', found {describe(tok)}"
                     )
                 binders.append(self.binder())
+        if self.undrop and self.in_main and self.depth == 1:
+            binders = [(t, Var(v.aval) if isinstance(v, DropVar) else v) for t, v in binders]
         name = s.primitive_name()
         if name is None:
             tok = s.peek()
@@ -548,7 +588,12 @@ class _JaxprParser(ValueParser):
         s.expect(":", f"':' and a type after the literal {text}")
         aval = self.type()
         try:
-            return Literal(_literal_value(text, aval), aval)
+            value = _literal_value(text, aval)
+            if isinstance(value, np.floating) and _FLOAT_TEXT.fullmatch(text):
+                if str(np.asarray(value).item()) != text:
+                    # JAX prints a Python float held by the literal (a weak type).
+                    return Literal(float(text), aval.update(weak_type=True))
+            return Literal(value, aval)
         except (ValueError, OverflowError) as e:
             raise s.error(f"bad literal {text}:{aval.str_short(True)}: {e}", start) from None
 
