@@ -17,7 +17,9 @@ import numpy as np
 from jax._src import core
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from record_jaxpr_corpus import PROGRAMS  # noqa: E402
+import contextlib
+
+from record_jaxpr_corpus import PROGRAMS
 
 OUT = pathlib.Path(__file__).parent.parent / "packages/ir/src/lamina/ir/core/known_primitives.py"
 # Primitives whose printer puts these params first (the rest follow sorted).
@@ -32,10 +34,8 @@ def all_primitives() -> dict[str, core.Primitive]:
     for info in pkgutil.walk_packages(jax._src.__path__, "jax._src."):
         if any(part in info.name for part in ("mosaic_gpu", "triton", "tpu_custom_call")):
             continue
-        try:
+        with contextlib.suppress(Exception):
             importlib.import_module(info.name)
-        except Exception:
-            pass
     found = {}
     for module in list(sys.modules.values()):
         if not getattr(module, "__name__", "").startswith("jax"):
@@ -78,10 +78,8 @@ def main():
     primitives = all_primitives()
     params: dict[str, dict] = {}
     for f, args in PROGRAMS.values():
-        try:
+        with contextlib.suppress(Exception):
             walk(jax.make_jaxpr(f)(*args).jaxpr, params)
-        except Exception:
-            pass
     lines = [
         '"""JAX 0.10.2\'s primitives, for reading Jaxprs without the layers that define them.',
         "",

@@ -50,6 +50,8 @@ from lamina.ir.core.primitives import (
     PrimitiveRegistry,
     default_registry,
     param_completion_rules,
+    pp_param_rules,
+    shared_names_rules,
 )
 from lamina.ir.parsing.lexer import (
     PRIMITIVE_NAME,
@@ -206,6 +208,7 @@ class _JaxprParser(ValueParser):
         self.wrapped: dict[tuple[str, bool], Jaxpr | ClosedJaxpr] = {}
         self.let_names: list[str] = []
         self.types: dict[str, AbstractValue] = {}  # text -> type, for speed
+        self.names_of: dict[int, str] = {}  # id(var) -> its name in the text
         self.taken_lets: dict[str, str] = {}  # let name -> the field text it stands for
         self.undrop = False  # read the main Jaxpr's '_' outputs as variables
         self.in_main = False
@@ -370,6 +373,7 @@ class _JaxprParser(ValueParser):
     def bind(self, scope: _Scope, name: Token, binders: list, index: int = -1) -> None:
         if not scope.bind(name.text, binders, index % len(binders)):
             raise self.s.error(f"variable '{name.text}' is bound twice", name.start)
+        self.names_of[id(binders[index])] = name.text
 
     def type(self) -> AbstractValue:
         s = self.s
@@ -455,6 +459,8 @@ class _JaxprParser(ValueParser):
         eqn = new_jaxpr_eqn(invars, outvars, primitive, params)
         for i, (tok, _) in enumerate(binders):
             self.bind(scope, tok, eqn.outvars, i)
+        if self.created.get(name.text) is primitive:
+            self.share_names(eqn)
         return eqn
 
     def primitive(self, name: Token) -> Primitive:
@@ -470,8 +476,26 @@ class _JaxprParser(ValueParser):
                 name.start,
             )
         if name.text not in self.created:
-            self.created[name.text] = Primitive(name.text, registry=None)
+            primitive = self.created[name.text] = Primitive(name.text, registry=None)
+            pp_param_rules[primitive] = _as_written
         return self.created[name.text]
+
+    def share_names(self, eqn) -> None:
+        """Prints a sub-Jaxpr of an equation of a created primitive with the equation's
+        names for its inputs, where the text does so (as JAX prints ``jit``)."""
+        names = self.names_of
+        outer = [names.get(id(x)) for x in eqn.invars]
+        for key, value in eqn.params.items():
+            sub = value.jaxpr if isinstance(value, ClosedJaxpr) else value
+            if isinstance(sub, Jaxpr) and sub.invars and not self.is_let_bound(sub):
+                inner = [names.get(id(v)) for v in sub.invars]
+                pairs = [(i, o) for i, o in zip(inner, outer, strict=False) if o is not None]
+                if len(inner) == len(outer) and pairs and all(i == o for i, o in pairs):
+                    shared_names_rules[eqn.primitive] = key
+                    return
+
+    def is_let_bound(self, jaxpr: Jaxpr) -> bool:
+        return any(j is jaxpr for j in self.let_jaxprs.values())
 
     def params(self, primitive: str) -> dict:
         s = self.s
@@ -589,13 +613,21 @@ class _JaxprParser(ValueParser):
         aval = self.type()
         try:
             value = _literal_value(text, aval)
-            if isinstance(value, np.floating) and _FLOAT_TEXT.fullmatch(text):
-                if str(np.asarray(value).item()) != text:
-                    # JAX prints a Python float held by the literal (a weak type).
-                    return Literal(float(text), aval.update(weak_type=True))
+            if (
+                isinstance(value, np.floating)
+                and _FLOAT_TEXT.fullmatch(text)
+                and str(np.asarray(value).item()) != text
+            ):
+                # JAX prints a Python float held by the literal (a weak type).
+                return Literal(float(text), aval.update(weak_type=True))
             return Literal(value, aval)
         except (ValueError, OverflowError) as e:
             raise s.error(f"bad literal {text}:{aval.str_short(True)}: {e}", start) from None
+
+
+def _as_written(params: dict) -> list:
+    """Params of a created primitive print in the order the text gave them."""
+    return list(params.items())
 
 
 def _literal_value(text: str, aval: AbstractValue):
