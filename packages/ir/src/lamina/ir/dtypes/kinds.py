@@ -161,7 +161,8 @@ class ExtendedDType(abc.ABC):
 
 
 _extended_by_name: dict[str, ExtendedDType] = {}
-_KEY_NAME = re.compile(r"key<\w+>", re.ASCII)
+# The key dtypes of JAX 0.10.2's PRNG implementations (threefry, philox, rbg).
+_KEY_NAME = re.compile(r"key<(?:fry|fry4|phx2|phx4|rbg|urbg)>", re.ASCII)
 
 
 class PrintedKeyDType(ExtendedDType):
