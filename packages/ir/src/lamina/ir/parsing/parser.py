@@ -87,10 +87,14 @@ def parse_jaxpr(
     *,
     registry: PrimitiveRegistry = default_registry,
     unknown_primitives: str = "error",
+    positions: dict | None = None,
 ) -> Jaxpr:
-    """Reads a printed Jaxpr. Primitive names are looked up in ``registry``; a name not
-    there is an error, or with ``unknown_primitives="create"`` a new unregistered
-    ``Primitive`` (one per name and parse). Raises ``JaxprSyntaxError``."""
+    """Reads a printed Jaxpr. Primitive names are looked up in ``registry`` (which
+    knows JAX 0.10.2's primitives by name: see ``PrimitiveRegistry``); a name not there
+    is an error, or with ``unknown_primitives="create"`` a new unregistered
+    ``Primitive`` (one per name and parse), whose equations print their params in the
+    order the text gives them. ``positions``, if given, receives each equation's
+    ``(line, column)`` in the text, counting from 1. Raises ``JaxprSyntaxError``."""
     if not isinstance(text, str):
         raise TypeError(f"parse_jaxpr expects a string, got {type(text).__name__}")
     if unknown_primitives not in ("error", "create"):
@@ -98,6 +102,7 @@ def parse_jaxpr(
             f"unknown_primitives must be 'error' or 'create', got {unknown_primitives!r}"
         )
     parser = _JaxprParser(text, registry, unknown_primitives == "create")
+    parser.positions = positions
     try:
         return parser.toplevel()
     except RecursionError:
@@ -210,6 +215,7 @@ class _JaxprParser(ValueParser):
         self.types: dict[str, AbstractValue] = {}  # text -> type, for speed
         self.names_of: dict[int, str] = {}  # id(var) -> its name in the text
         self.taken_lets: dict[str, str] = {}  # let name -> the field text it stands for
+        self.positions: dict | None = None  # equation -> (line, column)
         self.undrop = False  # read the main Jaxpr's '_' outputs as variables
         self.in_main = False
 
@@ -461,6 +467,9 @@ class _JaxprParser(ValueParser):
             self.bind(scope, tok, eqn.outvars, i)
         if self.created.get(name.text) is primitive:
             self.share_names(eqn)
+        if self.positions is not None:
+            line = s.text.count("\n", 0, eqn_start) + 1
+            self.positions[eqn] = (line, s.column(eqn_start) + 1)
         return eqn
 
     def primitive(self, name: Token) -> Primitive:
