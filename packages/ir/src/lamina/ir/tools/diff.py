@@ -1,12 +1,12 @@
 """The structural difference of two Jaxprs, ignoring the names of variables.
 
-Each variable gets a name that says where it comes from: ``in0``, ``const1`` for
-inputs, and for an equation's output the equation's primitive, params and result types
-(with a count, for equations alike) and the output's position. Equations are lined up
-by these and their operands' names (as ``difflib`` lines up text), so an equation added,
-removed or fed other operands shows as such, and equations that only the names of
-variables tell apart show as equal. Nested Jaxprs are compared by their printed text,
-whose names are given afresh.
+Each variable gets a name that says how it was computed: ``in0``, ``const1`` for
+inputs, and for an equation's output a hash of the equation's primitive, params, result
+types and operands' names, and the output's position. Equations are lined up by these
+(as ``difflib`` lines up text): equations that only the names of variables tell apart
+show as equal, and one computed differently shows as removed and added, with the
+equations downstream of it. Nested Jaxprs are compared by their printed text, whose
+names are given afresh.
 """
 
 from __future__ import annotations
@@ -45,11 +45,11 @@ def jaxpr_diff(a: Jaxpr | ClosedJaxpr, b: Jaxpr | ClosedJaxpr) -> list[str]:
         lines += [f"+ {pp_eqn(e, names_b[1])}" for e in b.eqns[j1:j2]]
     out_a = [_atom(x, names_a[0]) for x in a.outvars]
     out_b = [_atom(x, names_b[0]) for x in b.outvars]
-    if out_a != out_b:
-        lines.append(f"- outputs: ({_uses(a.outvars, names_a[1])})")
-        lines.append(f"+ outputs: ({_uses(b.outvars, names_b[1])})")
+    shown_a, shown_b = _uses(a.outvars, names_a[1]), _uses(b.outvars, names_b[1])
+    if out_a != out_b and (not lines or shown_a != shown_b):
+        lines += [f"- outputs: ({shown_a})", f"+ outputs: ({shown_b})"]
     if not lines and a != b:
-        lines.append("! equations alike take their operands from different ones of them")
+        lines.append("! the Jaxprs differ in what their printed equations do not show")
     return lines
 
 
@@ -76,7 +76,6 @@ def _signatures(jaxpr: Jaxpr) -> tuple[list[str], tuple[dict, PpContext]]:
     for i, v in enumerate(jaxpr.invars):
         names[v] = f"in{i}"
     signatures = []
-    seen: dict[str, int] = {}
     for eqn in jaxpr.eqns:
         # The primitive and params as printed alone (nested Jaxprs named afresh).
         try:
@@ -84,12 +83,10 @@ def _signatures(jaxpr: Jaxpr) -> tuple[list[str], tuple[dict, PpContext]]:
         except Exception:  # a printing rule that needs the operands
             head = f"{eqn.primitive.name} {sorted(map(str, eqn.params.items()))}"
         types = " ".join(v.aval.str_short(short_dtypes=True) for v in eqn.outvars)
-        head = f"{head} -> {types}"
         operands = " ".join(_atom(x, names) for x in eqn.invars)
-        signatures.append(f"{head} <- {operands}")
-        # An output is named for the equation's head and how many like it came before.
-        seen[head] = seen.get(head, 0) + 1
-        digest = hashlib.sha1(f"{head}#{seen[head]}".encode()).hexdigest()[:12]
+        signature = f"{head} -> {types} <- {operands}"
+        digest = hashlib.sha1(signature.encode()).hexdigest()[:12]
         for i, v in enumerate(eqn.outvars):
             names[v] = f"{digest}.{i}"
+        signatures.append(signature)
     return signatures, (names, printed_names(jaxpr))
