@@ -52,7 +52,7 @@ import sys
 from lamina.ir.tools.command_line import main
 status = main(["fmt", *sys.argv[1:]])
 loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("jax", "jaxlib"))
-loaded += sorted(m for m in sys.modules if m.startswith("lamina.") and not m.startswith("lamina.ir"))
+loaded += sorted(m for m in sys.modules if m.startswith("lamina.") and m[7:9] != "ir")
 print("loaded:", loaded, file=sys.stderr)
 sys.exit(status)
 """
