@@ -146,6 +146,10 @@ class PrimitiveRegistry:
         """Every name the registry can look up: defined and known ones."""
         return sorted(set(self._by_name) | set(self._known))
 
+    def known(self, name: str) -> tuple[bool, dict] | None:
+        """``(multiple_results, param kinds)`` of the known primitive ``name``, or None."""
+        return self._known.get(name)
+
     def param_kind(self, name: str, param: str) -> str | None:
         """How the known primitive ``name`` holds ``param``: ``jaxpr``,
         ``closed_jaxpr``, ``str``, ``dtype`` or ``value``; None if not recorded."""
