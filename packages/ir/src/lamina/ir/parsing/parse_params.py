@@ -14,6 +14,9 @@ some object. The parser reads these forms:
   ``branches`` (or declared, see below), also the names of Jaxprs bound by a leading
   ``let name = { ... } in``;
 - a dtype name (``new_dtype=int32``) at the top level of a value: an ``np.dtype``;
+- a constructor call ``Name(k=v, ...)`` spanning lines, whose values are Jaxprs printed
+  on their own (custom_linear_solve's ``jaxprs=_LinearSolveTuple(matvec={ lambda ...``):
+  a named tuple called ``Name``, which prints the same;
 - a constructor call ``Name(...)`` or an enum-like dotted name ``Name.MEMBER``: passed
   to the reader registered for ``Name`` (see ``register_value_reader``), or else kept as
   an ``OpaqueParam``, a value object that prints as its text and equals another with the

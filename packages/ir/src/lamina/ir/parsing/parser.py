@@ -28,6 +28,12 @@ with neither outputs nor params (``name arg``) start a new equation only after `
 at the start of a line indented no deeper than the equation before it (otherwise they
 are a literal operand, and an error).
 
+Primitives are looked up by name in a registry, which knows JAX 0.10.2's (see
+``PrimitiveRegistry``); a param of such a primitive is read as the table says its kind
+is, unless a loaded layer declared it. A float literal whose text is not its dtype's
+value as printed (``1e-05:f32[]``, not ``9.999999747378752e-06:f32[]``) held a Python
+float in JAX: it reads as that float, weakly typed, and prints the same.
+
 The text holds no constant values, no effects and no source info: parsed equations and
 Jaxprs have no effects, and the consts of parsed ``ClosedJaxpr`` s (nested ones
 included) are ``MissingConst`` placeholders unless given.
