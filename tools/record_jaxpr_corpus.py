@@ -299,6 +299,14 @@ def jacfwd_of_while(x):
     return jax.jacfwd(f)(x)
 
 
+@program(np.float32(1.0))
+def many_variables(x):
+    # Enough variables that some are named like primitives ('ne', 'or', 'lt', ...).
+    for i in range(420):
+        x = jnp.sin(x) if i % 2 else x * 1.5
+    return x
+
+
 def main(names):
     OUT.mkdir(parents=True, exist_ok=True)
     for name, (f, args) in PROGRAMS.items():

@@ -555,9 +555,7 @@ class _JaxprParser(ValueParser):
                 break  # the next equation, which has no outputs
             if tok.text == "in" and self.at_in():
                 break
-            if next_eqn and (
-                self.create or self.registry.lookup(s.match(PRIMITIVE_NAME).group()) is not None
-            ):
+            if next_eqn and (self.create or s.match(PRIMITIVE_NAME).group() in self.registry):
                 break  # the next equation, which has no outputs and no params
             var = scope.lookup(tok.text)
             if var is not None:
