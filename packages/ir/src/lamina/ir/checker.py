@@ -2,7 +2,8 @@
 
 ``check_jaxpr`` verifies scoping (every variable bound once, before use), that the
 output variables are bound, that each equation's output types agree with its
-primitive's abstract evaluation where that rule is registered, and that every
+primitive's abstract evaluation where that rule is registered (else, for a primitive
+known by name only, that it binds one output unless it has multiple results), and that every
 equation's effects are declared by its Jaxpr. It raises ``JaxprTypeError`` naming the
 offending equation.
 """
@@ -22,14 +23,22 @@ from lamina.ir.core.jaxpr import (
     pp_eqn,
     printed_names,
 )
-from lamina.ir.core.primitives import Primitive, PrimitiveRegistry, abstract_eval_rules
+from lamina.ir.core.primitives import (
+    Primitive,
+    PrimitiveRegistry,
+    abstract_eval_rules,
+    default_registry,
+)
 from lamina.ir.effects import RefEffect
 
 __all__ = ["JaxprTypeError", "check_jaxpr"]
 
 
 class JaxprTypeError(TypeError):
-    """A Jaxpr is ill-formed or ill-typed."""
+    """A Jaxpr is ill-formed or ill-typed. ``eqn`` is the offending equation (the
+    innermost, for one inside a sub-Jaxpr), or None for a problem of no equation."""
+
+    eqn = None
 
 
 def check_jaxpr(jaxpr: Jaxpr | ClosedJaxpr, *, registry: PrimitiveRegistry | None = None) -> None:
@@ -128,6 +137,14 @@ class _Checker:
             self.read(atom, "the outputs of the jaxpr")
 
     def check_eqn(self, eqn: JaxprEqn, index: int) -> None:
+        try:
+            self.check_eqn_alone(eqn, index)
+        except JaxprTypeError as error:
+            if error.eqn is None:
+                error.eqn = eqn
+            raise
+
+    def check_eqn_alone(self, eqn: JaxprEqn, index: int) -> None:
         if not isinstance(eqn.primitive, Primitive):
             raise JaxprTypeError(
                 f"equation {index} has {eqn.primitive!r} where a Primitive is expected"
@@ -146,7 +163,9 @@ class _Checker:
             try:
                 _check(sub, self.registry, self.names)
             except JaxprTypeError as error:
-                raise JaxprTypeError(f"{error}\n  inside a sub-jaxpr of {where}") from None
+                outer = JaxprTypeError(f"{error}\n  inside a sub-jaxpr of {where}")
+                outer.eqn = error.eqn or eqn
+                raise outer from None
         # Effects on references the jaxpr allocates itself stay inside it.
         inputs = {id(v) for v in (*self.jaxpr.constvars, *self.jaxpr.invars)}
         undeclared = {
@@ -166,6 +185,14 @@ class _Checker:
     def check_types(self, eqn: JaxprEqn, where: str) -> None:
         rule = abstract_eval_rules.get(eqn.primitive)
         if rule is None:
+            # A primitive known by name only: JAX's declares whether it has one result.
+            if default_registry.is_placeholder(eqn.primitive) and not (
+                eqn.primitive.multiple_results or len(eqn.outvars) == 1
+            ):
+                raise JaxprTypeError(
+                    f"{where} binds {len(eqn.outvars)} outputs but '{eqn.primitive.name}' "
+                    "has one result"
+                )
             return
         try:
             out = rule(*(x.aval for x in eqn.invars), **eqn.params)

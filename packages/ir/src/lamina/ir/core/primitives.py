@@ -8,10 +8,13 @@ primitive registers all of its rules in one place through ``Primitive.def_*``.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from lamina.ir.core import known_primitives
 from lamina.ir.tracebacks import filter_traceback, register_boundary
 
 __all__ = [
@@ -109,25 +112,88 @@ collective_rules = RuleTable("Collective batching")
 
 
 class PrimitiveRegistry:
-    """Primitives by name, for the parser. The first primitive to take a name keeps it."""
+    """Primitives by name, for the parser. The first primitive to take a name keeps it.
 
-    def __init__(self):
+    A registry may know primitives that no loaded layer defines: ``known`` maps each
+    name to ``(multiple_results, param kinds)`` (``lamina.ir.core.known_primitives``).
+    Looking such a name up makes a placeholder ``Primitive`` (without rules) and
+    registers it; the layer that defines the primitive later gets that very object from
+    ``Primitive(name)``, so Jaxprs read before and after it loads hold the same objects.
+    """
+
+    def __init__(self, known: Mapping[str, tuple] | None = None):
         self._by_name: dict[str, Primitive] = {}
+        self._known = dict(known or {})
+        self._placeholders: set[str] = set()
 
     def register(self, primitive: Primitive) -> None:
         self._by_name.setdefault(primitive.name, primitive)
 
     def lookup(self, name: str) -> Primitive | None:
-        return self._by_name.get(name)
+        primitive = self._by_name.get(name)
+        if primitive is None and name in self._known:
+            primitive = self._placeholder(name)
+        return primitive
 
     def __contains__(self, name: str) -> bool:
-        return name in self._by_name
+        return name in self._by_name or name in self._known
 
     def names(self) -> list[str]:
-        return sorted(self._by_name)
+        """The names of the primitives defined by loaded layers (not placeholders)."""
+        return sorted(n for n in self._by_name if n not in self._placeholders)
+
+    def known_names(self) -> list[str]:
+        """Every name the registry can look up: defined and known ones."""
+        return sorted(set(self._by_name) | set(self._known))
+
+    def known(self, name: str) -> tuple[bool, dict] | None:
+        """``(multiple_results, param kinds)`` of the known primitive ``name``, or None."""
+        return self._known.get(name)
+
+    def param_kind(self, name: str, param: str) -> str | None:
+        """How the known primitive ``name`` holds ``param``: ``jaxpr``,
+        ``closed_jaxpr``, ``str``, ``dtype`` or ``value``; None if not recorded."""
+        known = self._known.get(name)
+        return None if known is None else known[1].get(param)
+
+    def is_placeholder(self, primitive: Primitive) -> bool:
+        return primitive.name in self._placeholders and self._by_name[primitive.name] is primitive
+
+    def _placeholder(self, name: str) -> Primitive:
+        primitive = Primitive(name, registry=None)
+        primitive.multiple_results = self._known[name][0]
+        first = known_primitives.PRINTED_FIRST.get(name)
+        if first is not None:
+            pp_param_rules[primitive] = functools.partial(_params_printed_first, first)
+        param = known_primitives.SHARED_NAMES.get(name)
+        if param is not None:
+            shared_names_rules[primitive] = param
+        self._by_name[name] = primitive
+        self._placeholders.add(name)
+        return primitive
+
+    def claim(self, name: str) -> Primitive | None:
+        """The placeholder named ``name``, emptied for the layer that defines it, or
+        None if there is none."""
+        if name not in self._placeholders:
+            return None
+        self._placeholders.discard(name)
+        primitive = self._by_name[name]
+        for table in (pp_param_rules, shared_names_rules):
+            if primitive in table:
+                del table[primitive]
+        vars(primitive).clear()
+        return primitive
 
 
-default_registry = PrimitiveRegistry()
+def _params_printed_first(first: tuple[str, ...], params: dict) -> list:
+    """Params as JAX prints a few primitives' (``jit[name=f jaxpr=...]``): ``first``,
+    then the rest sorted."""
+    rest = sorted(k for k in params if k not in first)
+    return [(k, params[k]) for k in (*first, *rest) if k in params]
+
+
+default_registry = PrimitiveRegistry(known_primitives.PRIMITIVES)
 
 _bind_handler: Callable[..., Any] | None = None
 
@@ -146,6 +212,17 @@ class Primitive:
     # rule even when no operand is batched or differentiated (the new reference may be
     # written with batched or differentiated values later).
     ref_allocating = False
+
+    def __new__(cls, *args, **kwargs):
+        # A placeholder made for a known name becomes the primitive that defines it.
+        name = args[0] if args else kwargs.get("name")
+        registry = kwargs.get("registry", _default_registry_of(cls))
+        if registry is not None and isinstance(name, str):
+            placeholder = registry.claim(name)
+            if placeholder is not None:
+                placeholder.__class__ = cls
+                return placeholder
+        return super().__new__(cls)
 
     def __init__(self, name: str, *, registry: PrimitiveRegistry | None = default_registry):
         if not isinstance(name, str) or not name:
@@ -239,6 +316,13 @@ class Primitive:
         rebuilds the full params from parsed ones."""
         pp_param_rules[self] = hide
         param_completion_rules[self] = complete
+
+
+@functools.cache
+def _default_registry_of(cls: type) -> PrimitiveRegistry | None:
+    """The registry ``cls(name)`` registers in when given none."""
+    param = inspect.signature(cls.__init__).parameters.get("registry")
+    return default_registry if param is None else param.default
 
 
 register_boundary(Primitive.bind)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import functools
+import re
 from typing import Any, ClassVar
 
 import ml_dtypes
@@ -160,6 +161,27 @@ class ExtendedDType(abc.ABC):
 
 
 _extended_by_name: dict[str, ExtendedDType] = {}
+# The key dtypes of JAX 0.10.2's PRNG implementations (threefry, philox, rbg).
+_KEY_NAME = re.compile(r"key<(?:fry|fry4|phx2|phx4|rbg|urbg)>", re.ASCII)
+
+
+class PrintedKeyDType(ExtendedDType):
+    """A PRNG key dtype known only by its printed name (``key<fry>``): what Jaxpr text
+    names when the layer defining the key's implementation is not loaded. Equal to
+    another of the same name."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    @property
+    def type(self) -> type:
+        return prng_key
+
+    def __eq__(self, other):
+        return type(other) is PrintedKeyDType and other.name == self.name
+
+    def __hash__(self):
+        return hash((PrintedKeyDType, self.name))
 
 
 def register_extended_dtype(dt: ExtendedDType) -> ExtendedDType:
@@ -357,6 +379,8 @@ def dtype_from_short_name(name: str) -> np.dtype | ExtendedDType:
     found = _FROM_SHORT_NAME.get(name)
     if found is None:
         found = _extended_by_name.get(name)
+    if found is None and _KEY_NAME.fullmatch(name):
+        found = PrintedKeyDType(name)
     if found is None:
         raise ValueError(
             f"unknown short dtype name {name!r}; expected one of "

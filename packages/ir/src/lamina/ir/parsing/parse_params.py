@@ -14,6 +14,9 @@ some object. The parser reads these forms:
   ``branches`` (or declared, see below), also the names of Jaxprs bound by a leading
   ``let name = { ... } in``;
 - a dtype name (``new_dtype=int32``) at the top level of a value: an ``np.dtype``;
+- a constructor call ``Name(k=v, ...)`` spanning lines, whose values are Jaxprs printed
+  on their own (custom_linear_solve's ``jaxprs=_LinearSolveTuple(matvec={ lambda ...``):
+  a named tuple called ``Name``, which prints the same;
 - a constructor call ``Name(...)`` or an enum-like dotted name ``Name.MEMBER``: passed
   to the reader registered for ``Name`` (see ``register_value_reader``), or else kept as
   an ``OpaqueParam``, a value object that prints as its text and equals another with the
@@ -38,6 +41,8 @@ other text that is not a value of the forms above is read as a string.
 from __future__ import annotations
 
 import ast
+import collections
+import functools
 import math
 import re
 from collections.abc import Callable
@@ -183,6 +188,10 @@ class ValueParser:
         """The Jaxpr bound by a leading ``let`` whose name comes next, or None."""
         return None
 
+    def known_reader(self, primitive: str, key: str):
+        """The reader for ``key`` of a primitive known by name only, or None."""
+        return None
+
     # -- nesting ---------------------------------------------------------------------
 
     def enter(self, pos: int) -> None:
@@ -199,6 +208,8 @@ class ValueParser:
         """Reads the value after ``key=``; the scanner stands just after the ``=``."""
         s = self.s
         reader = param_readers.get((primitive, key), param_readers.get((None, key)))
+        if reader is None:
+            reader = self.known_reader(primitive, key)
         start = s.pos
         if reader is not None and reader is not Jaxpr and reader is not ClosedJaxpr:
             text = self.raw_value()
@@ -320,7 +331,14 @@ class ValueParser:
         if text.startswith("(", head_end):
             end = _balanced_end(text, head_end)
             if end is None:
-                raise _NotStructured(tok.start)
+                # A call spanning lines holds Jaxprs printed on their own
+                # (custom_linear_solve's jaxprs=_LinearSolveTuple(...)): kept as text.
+                end = _balanced_end(text, head_end, one_line=False)
+                if end is None:
+                    raise _NotStructured(tok.start)
+                value = self.record_value(head, head_end + 1, end - 1)
+                s.pos = end
+                return value
             s.pos = end
             return self.read_head(head, text[tok.start : end], tok.start)
         s.pos = head_end
@@ -332,6 +350,35 @@ class ValueParser:
             return OpaqueParam(head)
         dtype = dtype_named(head)
         return head if dtype is None else dtype
+
+    def record_value(self, head: str, start: int, end: int):
+        """``head(k=v, ...)`` spanning lines (custom_linear_solve's
+        ``jaxprs=_LinearSolveTuple(matvec={ lambda ...}, ...)``), the fields between
+        ``start`` and ``end``: a named tuple called ``head``, whose fields hold Jaxprs,
+        each printed on its own (with its own ``let``s), or other values."""
+        text = self.s.text
+        fields, values = [], []
+        i = start
+        while i < end:
+            m = _FIELD.match(text, i, end)
+            if m is None:
+                raise self.s.error(f"cannot read the fields of {head}(...)", i)
+            value_end = _field_end(text, m.end(), end)
+            field = text[m.end() : value_end].strip()
+            fields.append(m.group(1))
+            if field.startswith(("{", "let ")):
+                values.append(self.standalone_jaxpr(field, m.end()))
+            else:
+                values.append(_simple_value(field))
+            i = value_end + 1
+        try:
+            return _record_type(head, tuple(fields))(*values)
+        except (ValueError, TypeError) as e:
+            raise self.s.error(f"cannot read {head}(...): {e}", start) from None
+
+    def standalone_jaxpr(self, text: str, pos: int):
+        """The ClosedJaxpr printed on its own as ``text`` (which starts at ``pos``)."""
+        raise self.s.error("a Jaxpr cannot appear here", pos)
 
     def read_head(self, head: str, text: str, pos: int):
         parts = head.split(".")
@@ -419,6 +466,39 @@ class ValueParser:
 
 
 _NAME_AT = re.compile(r"[A-Za-z_]\w*", re.ASCII)
+_FIELD = re.compile(r"\s*([A-Za-z_]\w*)=", re.ASCII)
+
+
+@functools.cache
+def _record_type(head: str, fields: tuple[str, ...]) -> type:
+    return collections.namedtuple(head, fields, rename=False)
+
+
+def _field_end(text: str, i: int, end: int) -> int:
+    """Where the field value starting at ``i`` ends: at a ``,`` outside brackets."""
+    depth = 0
+    while i < end:
+        c = text[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            return i
+        elif c in "'\"" and (m := STRING.match(text, i)):
+            i = m.end()
+            continue
+        i += 1
+    return end
+
+
+def _simple_value(text: str):
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return OpaqueParam(text)
+
+
 _KEYWORDS = {"True": True, "False": False, "None": None, "inf": math.inf, "nan": math.nan}
 
 
@@ -430,8 +510,9 @@ def _is_jaxpr(x) -> bool:
     return isinstance(x, (Jaxpr, ClosedJaxpr))
 
 
-def _balanced_end(text: str, i: int) -> int | None:
-    """The index after the bracket matching the one at ``i``, on the same line."""
+def _balanced_end(text: str, i: int, one_line: bool = True) -> int | None:
+    """The index after the bracket matching the one at ``i``, on the same line unless
+    not ``one_line``."""
     depth = 0
     while i < len(text):
         c = text[i]
@@ -441,7 +522,7 @@ def _balanced_end(text: str, i: int) -> int | None:
             depth -= 1
             if depth == 0:
                 return i + 1
-        elif c == "\n":
+        elif c == "\n" and one_line:
             return None
         elif c in "'\"" and (m := STRING.match(text, i)):
             i = m.end()

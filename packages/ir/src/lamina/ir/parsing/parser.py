@@ -28,6 +28,12 @@ with neither outputs nor params (``name arg``) start a new equation only after `
 at the start of a line indented no deeper than the equation before it (otherwise they
 are a literal operand, and an error).
 
+Primitives are looked up by name in a registry, which knows JAX 0.10.2's (see
+``PrimitiveRegistry``); a param of such a primitive is read as the table says its kind
+is, unless a loaded layer declared it. A float literal whose text is not its dtype's
+value as printed (``1e-05:f32[]``, not ``9.999999747378752e-06:f32[]``) held a Python
+float in JAX: it reads as that float, weakly typed, and prints the same.
+
 The text holds no constant values, no effects and no source info: parsed equations and
 Jaxprs have no effects, and the consts of parsed ``ClosedJaxpr`` s (nested ones
 included) are ``MissingConst`` placeholders unless given.
@@ -50,6 +56,8 @@ from lamina.ir.core.primitives import (
     PrimitiveRegistry,
     default_registry,
     param_completion_rules,
+    pp_param_rules,
+    shared_names_rules,
 )
 from lamina.ir.parsing.lexer import (
     PRIMITIVE_NAME,
@@ -85,10 +93,14 @@ def parse_jaxpr(
     *,
     registry: PrimitiveRegistry = default_registry,
     unknown_primitives: str = "error",
+    positions: dict | None = None,
 ) -> Jaxpr:
-    """Reads a printed Jaxpr. Primitive names are looked up in ``registry``; a name not
-    there is an error, or with ``unknown_primitives="create"`` a new unregistered
-    ``Primitive`` (one per name and parse). Raises ``JaxprSyntaxError``."""
+    """Reads a printed Jaxpr. Primitive names are looked up in ``registry`` (which
+    knows JAX 0.10.2's primitives by name: see ``PrimitiveRegistry``); a name not there
+    is an error, or with ``unknown_primitives="create"`` a new unregistered
+    ``Primitive`` (one per name and parse), whose equations print their params in the
+    order the text gives them. ``positions``, if given, receives each equation's
+    ``(line, column)`` in the text, counting from 1. Raises ``JaxprSyntaxError``."""
     if not isinstance(text, str):
         raise TypeError(f"parse_jaxpr expects a string, got {type(text).__name__}")
     if unknown_primitives not in ("error", "create"):
@@ -96,6 +108,7 @@ def parse_jaxpr(
             f"unknown_primitives must be 'error' or 'create', got {unknown_primitives!r}"
         )
     parser = _JaxprParser(text, registry, unknown_primitives == "create")
+    parser.positions = positions
     try:
         return parser.toplevel()
     except RecursionError:
@@ -158,6 +171,9 @@ _FLOAT_TEXT = re.compile(r"-?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|nan)", 
 _INT_TEXT = re.compile(r"-?\d+", re.ASCII)
 
 
+_READER_OF_KIND = {"jaxpr": Jaxpr, "closed_jaxpr": ClosedJaxpr, "str": str}
+
+
 class _Scope:
     """The names one Jaxpr binds, each once; but ``_`` binds afresh each time. JAX
     prints a variable ``_`` where it stands for an output that the equation outside a
@@ -203,6 +219,11 @@ class _JaxprParser(ValueParser):
         self.wrapped: dict[tuple[str, bool], Jaxpr | ClosedJaxpr] = {}
         self.let_names: list[str] = []
         self.types: dict[str, AbstractValue] = {}  # text -> type, for speed
+        self.names_of: dict[int, str] = {}  # id(var) -> its name in the text
+        self.taken_lets: dict[str, str] = {}  # let name -> the field text it stands for
+        self.positions: dict | None = None  # equation -> (line, column)
+        self.undrop = False  # read the main Jaxpr's '_' outputs as variables
+        self.in_main = False
 
     # -- the whole text ----------------------------------------------------------------
 
@@ -214,6 +235,7 @@ class _JaxprParser(ValueParser):
         for name in self.lets:
             self.let_jaxpr(name)
         s.pos = main
+        self.in_main = True
         jaxpr = self.jaxpr()
         tok = s.peek()
         if tok.kind != "eof":
@@ -275,11 +297,42 @@ class _JaxprParser(ValueParser):
         else:
             return None
         s.pos = end
+        return self.shared(name, closed)
+
+    def standalone_jaxpr(self, text: str, pos: int):
+        parser = _JaxprParser(text, self.registry, self.create)
+        parser.created = self.created
+        # Printed on its own, the Jaxpr shows unused outputs as '_'; elsewhere it is
+        # printed nested, with their names: read them as variables.
+        parser.undrop = True
+        try:
+            jaxpr = parser.toplevel()
+        except JaxprSyntaxError as e:
+            raise self.s.error(f"in a Jaxpr printed on its own: {e.msg}", pos) from None
+        # JAX also printed it up front, as 'let name = ...', if the whole text holds it
+        # more than once: it is the first equal let-bound Jaxpr no other text took, or
+        # else the one this same text took.
+        same_text = None
+        for name in self.lets:
+            let = self.let_jaxpr(name)
+            taken = self.taken_lets.get(name)
+            if taken is None and let == jaxpr:
+                self.taken_lets[name] = text
+                return self.shared(name, closed=True)
+            if taken == text and same_text is None:
+                same_text = name
+        return _close(jaxpr) if same_text is None else self.shared(same_text, closed=True)
+
+    def shared(self, name: str, closed: bool):
+        """The let-bound Jaxpr ``name``, as a ClosedJaxpr if ``closed``."""
         key = (name, closed)
         if key not in self.wrapped:
             jaxpr = self.let_jaxpr(name)
             self.wrapped[key] = _close(jaxpr) if closed else jaxpr
         return self.wrapped[key]
+
+    def known_reader(self, primitive: str, key: str):
+        return _READER_OF_KIND.get(self.registry.param_kind(primitive, key))
 
     # -- Jaxprs --------------------------------------------------------------------------
 
@@ -332,6 +385,7 @@ class _JaxprParser(ValueParser):
     def bind(self, scope: _Scope, name: Token, binders: list, index: int = -1) -> None:
         if not scope.bind(name.text, binders, index % len(binders)):
             raise self.s.error(f"variable '{name.text}' is bound twice", name.start)
+        self.names_of[id(binders[index])] = name.text
 
     def type(self) -> AbstractValue:
         s = self.s
@@ -396,6 +450,8 @@ class _JaxprParser(ValueParser):
                         f"expected a variable like 'a:f32[3]' or '=', found {describe(tok)}"
                     )
                 binders.append(self.binder())
+        if self.undrop and self.in_main and self.depth == 1:
+            binders = [(t, Var(v.aval) if isinstance(v, DropVar) else v) for t, v in binders]
         name = s.primitive_name()
         if name is None:
             tok = s.peek()
@@ -415,6 +471,11 @@ class _JaxprParser(ValueParser):
         eqn = new_jaxpr_eqn(invars, outvars, primitive, params)
         for i, (tok, _) in enumerate(binders):
             self.bind(scope, tok, eqn.outvars, i)
+        if self.created.get(name.text) is primitive:
+            self.share_names(eqn)
+        if self.positions is not None:
+            line = s.text.count("\n", 0, eqn_start) + 1
+            self.positions[eqn] = (line, s.column(eqn_start) + 1)
         return eqn
 
     def primitive(self, name: Token) -> Primitive:
@@ -430,8 +491,26 @@ class _JaxprParser(ValueParser):
                 name.start,
             )
         if name.text not in self.created:
-            self.created[name.text] = Primitive(name.text, registry=None)
+            primitive = self.created[name.text] = Primitive(name.text, registry=None)
+            pp_param_rules[primitive] = _as_written
         return self.created[name.text]
+
+    def share_names(self, eqn) -> None:
+        """Prints a sub-Jaxpr of an equation of a created primitive with the equation's
+        names for its inputs, where the text does so (as JAX prints ``jit``)."""
+        names = self.names_of
+        outer = [names.get(id(x)) for x in eqn.invars]
+        for key, value in eqn.params.items():
+            sub = value.jaxpr if isinstance(value, ClosedJaxpr) else value
+            if isinstance(sub, Jaxpr) and sub.invars and not self.is_let_bound(sub):
+                inner = [names.get(id(v)) for v in sub.invars]
+                pairs = [(i, o) for i, o in zip(inner, outer, strict=False) if o is not None]
+                if len(inner) == len(outer) and pairs and all(i == o for i, o in pairs):
+                    shared_names_rules[eqn.primitive] = key
+                    return
+
+    def is_let_bound(self, jaxpr: Jaxpr) -> bool:
+        return any(j is jaxpr for j in self.let_jaxprs.values())
 
     def params(self, primitive: str) -> dict:
         s = self.s
@@ -476,9 +555,7 @@ class _JaxprParser(ValueParser):
                 break  # the next equation, which has no outputs
             if tok.text == "in" and self.at_in():
                 break
-            if next_eqn and (
-                self.create or self.registry.lookup(s.match(PRIMITIVE_NAME).group()) is not None
-            ):
+            if next_eqn and (self.create or s.match(PRIMITIVE_NAME).group() in self.registry):
                 break  # the next equation, which has no outputs and no params
             var = scope.lookup(tok.text)
             if var is not None:
@@ -548,9 +625,22 @@ class _JaxprParser(ValueParser):
         s.expect(":", f"':' and a type after the literal {text}")
         aval = self.type()
         try:
-            return Literal(_literal_value(text, aval), aval)
+            value = _literal_value(text, aval)
+            if (
+                isinstance(value, np.floating)
+                and _FLOAT_TEXT.fullmatch(text)
+                and str(np.asarray(value).item()) != text
+            ):
+                # JAX prints a Python float held by the literal (a weak type).
+                return Literal(float(text), aval.update(weak_type=True))
+            return Literal(value, aval)
         except (ValueError, OverflowError) as e:
             raise s.error(f"bad literal {text}:{aval.str_short(True)}: {e}", start) from None
+
+
+def _as_written(params: dict) -> list:
+    """Params of a created primitive print in the order the text gave them."""
+    return list(params.items())
 
 
 def _literal_value(text: str, aval: AbstractValue):
