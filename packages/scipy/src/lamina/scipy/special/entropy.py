@@ -76,7 +76,7 @@ def rel_entr(p, q):
     """``p log(p / q)`` for ``p, q > 0``; 0 where ``p == 0 <= q``; ``inf`` otherwise."""
     p, q = promote_args_inexact("rel_entr", p, q)
     _check_real("rel_entr", p)
-    zero = np.array(0.0, p.dtype)
+    zero = lax.full_like(p, 0)
     both_positive = (p > zero) & (q > zero)
     p_zero = (p == zero) & (q >= zero)
     safe_p = jnp.where(both_positive, p, 1)
