@@ -338,5 +338,12 @@ def test_errors():
         sp.gammaln(1j)
     with pytest.raises(ValueError, match="Betainc gradient with respect to a and b not"):
         api.grad(sp.betainc)(1.0, 2.0, 0.5)
+    # Recorded from JAX 0.10.2: ndtri's infinities are checked once, for ndtri.
+    with api.debug_infs(True):
+        np.testing.assert_allclose(sp.ndtri(np.float32(0.3)), osp.ndtri(0.3), rtol=1e-6)
+        with pytest.raises(
+            FloatingPointError, match=r"^invalid value \(inf\) encountered in ndtri\.$"
+        ):
+            sp.ndtri(np.float32(0.0))
     with pytest.raises(TypeError, match=r"softmax\(\) takes 1 positional argument"):
         sp.softmax(np.arange(3.0), -1)
