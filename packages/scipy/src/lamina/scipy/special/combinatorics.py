@@ -11,7 +11,7 @@ import lamina.numpy as jnp
 from lamina.interpreters import custom_jvp
 from lamina.ir import dtypes
 from lamina.numpy import promote_args_inexact
-from lamina.scipy.special.gamma import digamma, gamma, gammaln
+from lamina.scipy.special.gamma_function import digamma, gamma, gammaln
 
 __all__ = ["comb", "factorial", "poch"]
 

@@ -9,7 +9,7 @@ import lamina.lax as lax
 import lamina.numpy as jnp
 from lamina.ir import dtypes
 from lamina.numpy import promote_args_inexact
-from lamina.scipy.special.gamma import gammasgn
+from lamina.scipy.special.gamma_function import gammasgn
 
 __all__ = ["beta", "betainc", "betaln"]
 
