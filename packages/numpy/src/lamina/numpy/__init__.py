@@ -80,5 +80,6 @@ from lamina.numpy.base.arguments import (  # noqa: E402, F401
     canonicalize_axes,
     check_arraylike,
     promote_args_inexact,
+    promote_dtypes_inexact,
     to_array,
 )
