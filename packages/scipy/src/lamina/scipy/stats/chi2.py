@@ -1,5 +1,7 @@
 """The chi-squared distribution (``jax.scipy.stats.chi2``)."""
 
+import math
+
 import numpy as np
 
 from lamina import lax
@@ -13,7 +15,7 @@ def logpdf(x, df, loc=0, scale=1):
     y = (x - loc) / scale
     half_df = df / 2
     kernel = (half_df - 1) * jnp.log(y) - y / 2
-    log_norm = -(lax.lgamma(half_df) + np.log(2) * df / 2)
+    log_norm = -(lax.lgamma(half_df) + math.log(2) * df / 2)
     log_probs = log_norm - jnp.log(scale) + kernel
     return jnp.where(x < loc, -np.inf, log_probs)
 

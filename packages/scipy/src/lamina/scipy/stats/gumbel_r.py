@@ -1,6 +1,8 @@
 """The right-skewed Gumbel distribution (``jax.scipy.stats.gumbel_r``); nan where
 ``scale <= 0``."""
 
+import math
+
 import numpy as np
 
 from lamina import numpy as jnp
@@ -39,7 +41,7 @@ def sf(x, loc=0, scale=1):
 @custom_jvp
 def _log1mexp(x):
     """log(1 - exp(-x)) for x > 0, by the branch accurate at each end."""
-    return jnp.where(x < np.log(2), jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
+    return jnp.where(x < math.log(2), jnp.log(-jnp.expm1(-x)), jnp.log1p(-jnp.exp(-x)))
 
 
 _log1mexp.defjvps(lambda g, ans, x: g / jnp.expm1(x))

@@ -1,5 +1,6 @@
 """``gaussian_kde``: a Gaussian kernel density estimate, as a pytree."""
 
+import dataclasses
 from functools import partial
 
 import numpy as np
@@ -100,7 +101,10 @@ class gaussian_kde:
         return value
 
     def __setattr__(self, name, value):
-        raise AttributeError(f"cannot assign to field {name!r}")
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name):
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
     def tree_flatten(self):
         return tuple(getattr(self, name) for name in self._FIELDS), None
