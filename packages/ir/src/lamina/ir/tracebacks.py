@@ -217,8 +217,10 @@ def transformation_boundary(transformation: F) -> F:
 
 def wrap_api_functions(namespace: dict[str, Any], names) -> None:
     """Make each plain Python function among ``namespace[name]`` an API boundary that
-    adds no note (JAX filters neither these nor ``bind``, so its messages have none)."""
+    adds no note (JAX filters neither these nor ``bind``, so its messages have none).
+    A function that is a boundary already (one layer re-exporting another's) is kept, so
+    both layers export the same object."""
     for name in names:
         value = namespace.get(name)
-        if isinstance(value, types.FunctionType):
+        if isinstance(value, types.FunctionType) and value.__code__ not in _boundary_codes:
             namespace[name] = api_boundary(value, note=False)

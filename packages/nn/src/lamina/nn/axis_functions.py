@@ -1,7 +1,8 @@
-"""The functions of ``jax.nn`` that work along an axis: ``logsumexp`` (the same function as
-``jax.scipy.special.logsumexp``), ``logmeanexp``, ``softmax``, ``log_softmax``,
-``standardize``, and ``one_hot``. Each follows JAX 0.10.2's definition, including how
-masked (``where``) entries and infinite inputs come out."""
+"""The functions of ``jax.nn`` that work along an axis: ``logmeanexp``, ``standardize``,
+and ``one_hot``, beside ``logsumexp``, ``softmax`` and ``log_softmax``, which lamina.numpy
+holds (``jax.scipy.special`` shares them) and this module re-exports. Each follows
+JAX 0.10.2's definition, including how masked (``where``) entries and infinite inputs
+come out."""
 
 from __future__ import annotations
 
@@ -14,9 +15,15 @@ import numpy as np
 
 import lamina.lax as lax
 import lamina.numpy as jnp
-from lamina.interpreters import ConcretizationTypeError, Tracer, config, custom_jvp, jit
+from lamina.interpreters import ConcretizationTypeError, Tracer, jit
 from lamina.ir import dtypes
-from lamina.numpy import canonicalize_axes, check_arraylike, promote_args_inexact
+from lamina.numpy import (
+    canonicalize_axes,
+    check_arraylike,
+    log_softmax,
+    logsumexp,
+    softmax,
+)
 
 __all__ = ["log_softmax", "logmeanexp", "logsumexp", "one_hot", "softmax", "standardize"]
 
@@ -30,38 +37,6 @@ def _reduced_dims(ndim: int, axis) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
     return canonicalize_axes(axis, ndim)
-
-
-def logsumexp(a, axis=None, b=None, keepdims: bool = False, return_sign: bool = False, where=None):
-    """``log(sum(b * exp(a)))`` over ``axis``, computed stably by shifting with the
-    (gradient-free) maximum. With ``return_sign`` the pair ``(log|s|, sign(s))``; without
-    it, a negative weighted sum gives nan."""
-    if where is not None:
-        a = jnp.where(where, a, 0)
-    if b is not None:
-        a_arr, b_arr = promote_args_inexact("logsumexp", a, b)
-        a_arr = jnp.where(b_arr != 0, a_arr, -np.inf)
-    else:
-        (a_arr,) = promote_args_inexact("logsumexp", a)
-        b_arr = a_arr
-    dims = _reduced_dims(a_arr.ndim, axis)
-    amax = jnp.max(jnp.real(a_arr), axis=dims, keepdims=keepdims, where=where, initial=-np.inf)
-    # An infinite (or all-masked) maximum would turn the shift into inf - inf = nan.
-    amax = lax.stop_gradient(lax.select(jnp.isfinite(amax), amax, lax.full_like(amax, 0)))
-    amax_kept = amax if keepdims else lax.expand_dims(amax, dims)
-    exp_a = lax.exp(lax.sub(a_arr, amax_kept.astype(a_arr.dtype)))
-    if b is not None:
-        exp_a = lax.mul(exp_a, b_arr)
-    sumexp = jnp.sum(exp_a, axis=dims, keepdims=keepdims, where=where)
-    sign = lax.sign(sumexp)
-    if return_sign or not dtypes.issubdtype(a_arr.dtype, np.complexfloating):
-        sumexp = jnp.abs(sumexp)
-    out = lax.add(lax.log(sumexp), amax.astype(sumexp.dtype))
-    if return_sign:
-        return out, sign
-    if b is not None and not dtypes.issubdtype(out.dtype, np.complexfloating):
-        out = jnp.where(sign < 0, jnp.array(np.nan, dtype=out.dtype), out)
-    return out
 
 
 def _count(x, axis, where, keepdims, dtype):
@@ -87,54 +62,6 @@ def _logmeanexp(x, axis, where, keepdims):
 def logmeanexp(x, axis=None, where=None, keepdims: bool = False):
     """``log(mean(exp(x)))`` over ``axis``, counting only the entries ``where`` selects."""
     return _logmeanexp(x, axis=_static_axis(axis), where=where, keepdims=keepdims)
-
-
-@functools.partial(jit, static_argnames=("axis",))
-def log_softmax(x, axis=-1, where=None):
-    """``x - logsumexp(x, axis)``; entries outside ``where`` are ``-inf``. Jitted with a
-    static ``axis`` (a hashable int, tuple or None), as JAX's is."""
-    check_arraylike("log_softmax", x)
-    x_max = jnp.max(x, axis, where=where, initial=-np.inf, keepdims=True)
-    x_safe = x if where is None else jnp.where(where, x, -np.inf)
-    shifted = x_safe - lax.stop_gradient(x_max)
-    shifted_lse = jnp.log(jnp.sum(jnp.exp(shifted), axis, where=where, keepdims=True))
-    result = shifted - shifted_lse
-    return result if where is None else jnp.where(where, result, -np.inf)
-
-
-def _softmax_formula(x, axis, where, initial, differentiate_shift: bool):
-    x_max = jnp.max(x, axis, where=where, initial=initial, keepdims=True)
-    x_safe = x if where is None else jnp.where(where, x, initial)
-    shift = x_max if differentiate_shift else lax.stop_gradient(x_max)
-    unnormalized = jnp.exp(x_safe - shift)
-    result = unnormalized / jnp.sum(unnormalized, axis, where=where, keepdims=True)
-    return result if where is None else jnp.where(where, result, 0)
-
-
-# Named ``_softmax`` because the name shows in Jaxprs (``custom_jvp_call[name=_softmax``).
-@functools.partial(custom_jvp, nondiff_argnums=(1,))
-def _softmax(x, axis=-1, where=None, initial=-np.inf):
-    return _softmax_formula(x, axis, where, initial, differentiate_shift=True)
-
-
-@_softmax.defjvp
-def _softmax_jvp(axis, primals, tangents):
-    (x, where, initial), (x_dot, _, _) = primals, tangents
-    y = _softmax(x, axis, where, initial)
-    return y, y * (x_dot - jnp.sum(y * x_dot, axis, where=where, keepdims=True))
-
-
-def softmax(x, axis=-1, where=None):
-    """``exp(x) / sum(exp(x), axis)``; entries outside ``where`` are 0.
-
-    As in JAX, not jitted, and differentiated through its formula (with the shift by
-    the maximum held constant) unless the ``jax_softmax_custom_jvp`` option is on; then
-    by the custom rule ``y * (x_dot - sum(y * x_dot))``."""
-    check_arraylike("softmax", x)
-    axis = _static_axis(axis)
-    if config.jax_softmax_custom_jvp:
-        return _softmax(x, axis, where)
-    return _softmax_formula(x, axis, where, -np.inf, differentiate_shift=False)
 
 
 @functools.partial(jit, static_argnames=("axis", "algorithm"))

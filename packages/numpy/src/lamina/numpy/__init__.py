@@ -75,7 +75,8 @@ _install(_sys.modules[__name__])
 del _name, _module, _install
 _wrap_api_functions(globals(), __all__)  # tracebacks stop at the user's call
 
-# Not part of jax.numpy: what the layers above (nn, scipy) build on.
+# Not part of jax.numpy: what the layers above (nn, scipy) build on; the axis functions
+# that jax.nn and jax.scipy.special share (one function object each).
 from lamina.numpy.base.arguments import (  # noqa: E402, F401
     canonicalize_axes,
     check_arraylike,
@@ -83,3 +84,7 @@ from lamina.numpy.base.arguments import (  # noqa: E402, F401
     promote_dtypes_inexact,
     to_array,
 )
+from lamina.numpy.reductions.log_sum_exp import logsumexp  # noqa: E402, F401
+from lamina.numpy.reductions.softmax import log_softmax, softmax  # noqa: E402, F401
+
+_wrap_api_functions(globals(), ["log_softmax", "logsumexp", "softmax"])
