@@ -106,6 +106,10 @@ class gaussian_kde:
     def __delattr__(self, name):
         raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
+    def __repr__(self):
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._FIELDS)
+        return f"gaussian_kde({fields})"
+
     def tree_flatten(self):
         return tuple(getattr(self, name) for name in self._FIELDS), None
 
