@@ -9,7 +9,7 @@ import numpy as np
 from lamina import numpy as jnp
 from lamina.interpreters import jit, vmap
 from lamina.ir import dtypes
-from lamina.scipy.stats.ranks import check_nan_policy
+from lamina.scipy.stats.nan_policy import check_nan_policy
 
 
 class ModeResult(NamedTuple):
