@@ -56,7 +56,7 @@ def test_mode_matches_scipy():
         np.testing.assert_array_equal(result.mode, want.mode, err_msg=f"{axis} {keepdims}")
         np.testing.assert_array_equal(result.count, want.count, err_msg=f"{axis} {keepdims}")
     result = stats.mode(data.astype(np.float32), axis=1)
-    assert isinstance(result, stats.ModeResult) and result.mode.dtype == np.float32
+    assert type(result).__name__ == "ModeResult" and result.mode.dtype == np.float32
     np.testing.assert_array_equal(result.mode, [3.0, 1.0, 2.0, 1.0])
     # Recorded from JAX 0.10.2: nans count together; an empty slice gives (nan, 0.0).
     mode, count = stats.mode(np.array([1.0, np.nan, np.nan, 2.0], np.float32))

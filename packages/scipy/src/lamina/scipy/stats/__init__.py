@@ -31,12 +31,11 @@ from lamina.scipy.stats import (
     wrapcauchy,
 )
 from lamina.scipy.stats.kde import gaussian_kde
-from lamina.scipy.stats.modes import ModeResult, mode
+from lamina.scipy.stats.modes import mode
 from lamina.scipy.stats.ranks import rankdata
 from lamina.scipy.stats.standard_error import sem
 
 __all__ = [
-    "ModeResult",
     "bernoulli",
     "beta",
     "betabinom",

@@ -5,6 +5,8 @@ import numpy as np
 from lamina import numpy as jnp
 from lamina.scipy.special import xlog1py, xlogy
 
+__all__ = ["cdf", "logpmf", "pmf", "ppf"]
+
 
 def logpmf(k, p, loc=0):
     """Log of the probability mass at ``k`` of a Bernoulli(``p``) shifted by ``loc``."""

@@ -5,6 +5,8 @@ import numpy as np
 from lamina import numpy as jnp
 from lamina.scipy.special import betainc, betaln, xlog1py, xlogy
 
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
+
 
 def logpdf(x, a, b, loc=0, scale=1):
     """Log density at ``x`` of Beta(``a``, ``b``) on [loc, loc + scale]."""

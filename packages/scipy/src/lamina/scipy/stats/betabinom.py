@@ -6,6 +6,8 @@ from lamina import numpy as jnp
 from lamina.interpreters import jit
 from lamina.scipy.special import betaln
 
+__all__ = ["logpmf", "pmf"]
+
 
 @jit
 def logpmf(k, n, a, b, loc=0):

@@ -5,6 +5,8 @@ import numpy as np
 from lamina import numpy as jnp
 from lamina.scipy.special import gammaln, xlog1py, xlogy
 
+__all__ = ["logpmf", "pmf"]
+
 
 def logpmf(k, n, p, loc=0):
     """Log of the probability mass at ``k`` of Binomial(``n``, ``p``) shifted by ``loc``."""

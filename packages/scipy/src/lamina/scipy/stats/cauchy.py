@@ -4,6 +4,8 @@ import numpy as np
 
 from lamina import numpy as jnp
 
+__all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
+
 
 def logpdf(x, loc=0, scale=1):
     """Log density at ``x``."""

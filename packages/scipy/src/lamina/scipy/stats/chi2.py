@@ -8,6 +8,8 @@ from lamina import lax
 from lamina import numpy as jnp
 from lamina.scipy.special import gammainc, gammaincc
 
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
+
 
 def logpdf(x, df, loc=0, scale=1):
     """Log density at ``x`` with ``df`` degrees of freedom."""

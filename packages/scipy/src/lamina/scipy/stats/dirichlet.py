@@ -5,6 +5,8 @@ import numpy as np
 from lamina import numpy as jnp
 from lamina.scipy.special import gammaln, xlogy
 
+__all__ = ["logpdf", "pdf"]
+
 
 def logpdf(x, alpha):
     """Log density at the simplex points ``x`` (leading axis: the ``K`` components, or

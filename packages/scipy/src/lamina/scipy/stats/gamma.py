@@ -5,6 +5,8 @@ import numpy as np
 from lamina import numpy as jnp
 from lamina.scipy.special import gammainc, gammaincc, gammaln, xlogy
 
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
+
 
 def logpdf(x, a, loc=0, scale=1):
     """Log density at ``x`` of Gamma(``a``) on [loc, inf) with ``scale``."""

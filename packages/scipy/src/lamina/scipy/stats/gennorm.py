@@ -3,6 +3,8 @@
 from lamina import lax
 from lamina import numpy as jnp
 
+__all__ = ["cdf", "logpdf", "pdf"]
+
 
 def logpdf(x, beta):
     """Log density at ``x`` with shape ``beta``."""

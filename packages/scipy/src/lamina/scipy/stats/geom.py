@@ -5,6 +5,8 @@ import numpy as np
 from lamina import numpy as jnp
 from lamina.scipy.special import xlog1py
 
+__all__ = ["logpmf", "pmf"]
+
 
 def logpmf(k, p, loc=0):
     """Log of the probability mass at ``k`` (the trial of the first success)."""

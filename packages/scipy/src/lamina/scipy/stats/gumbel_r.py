@@ -8,6 +8,8 @@ import numpy as np
 from lamina import numpy as jnp
 from lamina.interpreters import custom_jvp
 
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
+
 
 def logpdf(x, loc=0, scale=1):
     """Log density at ``x``."""

@@ -2,6 +2,8 @@
 
 from lamina import numpy as jnp
 
+__all__ = ["cdf", "logpdf", "pdf"]
+
 
 def logpdf(x, loc=0, scale=1):
     """Log density at ``x``."""

@@ -3,6 +3,8 @@
 from lamina import numpy as jnp
 from lamina.scipy.special import expit, logit
 
+__all__ = ["cdf", "isf", "logpdf", "pdf", "ppf", "sf"]
+
 
 def logpdf(x, loc=0, scale=1):
     """Log density at ``x``."""

@@ -5,6 +5,8 @@ import numpy as np
 from lamina import numpy as jnp
 from lamina.scipy.special import gammaln, xlogy
 
+__all__ = ["logpmf", "pmf"]
+
 
 def logpmf(x, n, p):
     """Log of the probability of the integer counts ``x`` (last axis: the categories)

@@ -5,6 +5,8 @@ import numpy as np
 from lamina import numpy as jnp
 from lamina.lax import linalg as lax_linalg
 
+__all__ = ["logpdf", "pdf"]
+
 
 def logpdf(x, mean, cov, allow_singular=None):
     """Log density at ``x`` (last axis: the coordinates) with ``mean`` and covariance

@@ -5,6 +5,8 @@ import numpy as np
 from lamina import numpy as jnp
 from lamina.scipy.special import gammaln, xlogy
 
+__all__ = ["logpmf", "pmf"]
+
 
 def logpmf(k, n, p, loc=0):
     """Log of the probability of ``k`` failures before the ``n``-th success."""

@@ -5,6 +5,8 @@ import numpy as np
 from lamina import numpy as jnp
 from lamina.scipy.special import log_ndtr, ndtr, ndtri
 
+__all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
+
 
 def logpdf(x, loc=0, scale=1):
     """Log density at ``x``."""

@@ -4,6 +4,8 @@ import numpy as np
 
 from lamina import numpy as jnp
 
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
+
 
 def logpdf(x, b, loc=0, scale=1):
     """Log density at ``x`` with shape ``b``; support [loc + scale, inf)."""

@@ -6,6 +6,8 @@ from lamina import numpy as jnp
 from lamina.interpreters import jit
 from lamina.scipy.special import entr, gammaincc, gammaln, xlogy
 
+__all__ = ["cdf", "entropy", "logpmf", "pmf"]
+
 
 def logpmf(k, mu, loc=0):
     """Log of the probability mass at ``k``; -inf at non-integer ``k``."""

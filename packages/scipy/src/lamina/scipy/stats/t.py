@@ -5,6 +5,8 @@ import numpy as np
 from lamina import lax
 from lamina import numpy as jnp
 
+__all__ = ["logpdf", "pdf"]
+
 
 def logpdf(x, df, loc=0, scale=1):
     """Log density at ``x`` with ``df`` degrees of freedom."""

@@ -8,6 +8,8 @@ from lamina.interpreters import jit
 from lamina.scipy.special import log_ndtr, logsumexp, ndtr
 from lamina.scipy.stats import norm
 
+__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
+
 
 def _log_sub_exp(x, y):
     """log(exp(x) - exp(y))."""

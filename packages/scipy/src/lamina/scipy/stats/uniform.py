@@ -4,6 +4,8 @@ import numpy as np
 
 from lamina import numpy as jnp
 
+__all__ = ["cdf", "logpdf", "pdf", "ppf"]
+
 
 def logpdf(x, loc=0, scale=1):
     """Log density at ``x``."""

@@ -5,6 +5,8 @@ import numpy as np
 from lamina import lax
 from lamina import numpy as jnp
 
+__all__ = ["logpdf", "pdf"]
+
 
 def logpdf(x, kappa):
     """Log density at the angle ``x`` with concentration ``kappa``; nan where

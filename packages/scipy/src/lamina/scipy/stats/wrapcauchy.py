@@ -4,6 +4,8 @@ import numpy as np
 
 from lamina import numpy as jnp
 
+__all__ = ["logpdf", "pdf"]
+
 
 def logpdf(x, c):
     """Log density at the angle ``x`` in [0, 2 pi]; nan unless 0 < ``c`` < 1."""
