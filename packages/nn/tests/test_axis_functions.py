@@ -62,6 +62,13 @@ def test_against_numpy(axis, dtype):
     check(standardized, (x64 - mean) / np.sqrt(x64.var(axis, keepdims=True) + 1e-5))
 
 
+def test_shared_with_scipy_special_through_lamina_numpy():
+    # jax.nn.logsumexp is jax.scipy.special.logsumexp; lamina.scipy takes its logsumexp
+    # (and the softmax its own softmax calls) from lamina.numpy too.
+    assert nn.logsumexp is jnp.logsumexp
+    assert nn.softmax is jnp.softmax and nn.log_softmax is jnp.log_softmax
+
+
 def test_logsumexp_weights_and_sign():
     b = RNG.normal(size=(4, 5)).astype(np.float32)
     out, sign = nn.logsumexp(X, axis=(1, 2), b=b, return_sign=True)

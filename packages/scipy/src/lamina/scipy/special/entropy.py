@@ -15,17 +15,17 @@ from lamina.numpy import promote_args_inexact
 __all__ = ["entr", "kl_div", "rel_entr", "xlog1py", "xlogy"]
 
 
-def _zero_where_x_is(x, y, value):
-    """``value`` (``x`` times a log of ``y``), but 0 where ``x == 0`` unless ``y`` is nan
-    (SciPy propagates nan in ``y``)."""
-    return jnp.where((x != 0.0) | jnp.isnan(y), value, jnp.zeros_like(x))
+def _kept(x, y):
+    """Where ``x log(y)`` is taken as computed: ``x != 0``, or ``y`` is nan (SciPy
+    propagates nan in ``y`` even where ``x`` is 0); elsewhere the result is 0."""
+    return (x != 0.0) | jnp.isnan(y)
 
 
 @custom_jvp
 def xlogy(x, y):
     """``x * log(y)``, 0 where ``x == 0`` (``xlogy(0, 0) == 0``)."""
     x, y = promote_args_inexact("xlogy", x, y)
-    return _zero_where_x_is(x, y, lax.mul(x, lax.log(y)))
+    return jnp.where(_kept(x, y), lax.mul(x, lax.log(y)), jnp.zeros_like(x))
 
 
 @xlogy.defjvp
@@ -39,7 +39,7 @@ def _xlogy_jvp(primals, tangents):
 def xlog1py(x, y):
     """``x * log1p(y)``, 0 where ``x == 0`` (``xlog1py(0, -1) == 0``)."""
     x, y = promote_args_inexact("xlog1py", x, y)
-    return _zero_where_x_is(x, y, lax.mul(x, lax.log1p(y)))
+    return jnp.where(_kept(x, y), lax.mul(x, lax.log1p(y)), jnp.zeros_like(x))
 
 
 @xlog1py.defjvp
@@ -76,7 +76,7 @@ def rel_entr(p, q):
     """``p log(p / q)`` for ``p, q > 0``; 0 where ``p == 0 <= q``; ``inf`` otherwise."""
     p, q = promote_args_inexact("rel_entr", p, q)
     _check_real("rel_entr", p)
-    zero = np.array(0.0, p.dtype)
+    zero = lax.full_like(p, 0)
     both_positive = (p > zero) & (q > zero)
     p_zero = (p == zero) & (q >= zero)
     safe_p = jnp.where(both_positive, p, 1)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 import lamina.lax as lax
 from lamina.interpreters import custom_jvp
 from lamina.numpy import promote_args_inexact
@@ -15,10 +13,10 @@ __all__ = ["expit", "logit"]
 def logit(x):
     """``log(x / (1 - x))``; its derivative is ``1 / (x (1 - x))``."""
     (x,) = promote_args_inexact("logit", x)
-    return lax.log(lax.div(x, lax.sub(np.array(1, x.dtype), x)))
+    return lax.log(lax.div(x, lax.sub(lax.full_like(x, 1), x)))
 
 
-logit.defjvps(lambda g, ans, x: lax.div(g, lax.mul(x, lax.sub(np.array(1, x.dtype), x))))
+logit.defjvps(lambda g, ans, x: lax.div(g, lax.mul(x, lax.sub(lax.full_like(x, 1), x))))
 
 
 def expit(x):
