@@ -41,6 +41,8 @@ def test_rankdata_matches_scipy():
     np.testing.assert_array_equal(stats.rankdata(np.array([3, 1, 2])), [3.0, 1.0, 2.0])
     # A nan anywhere makes every rank nan.
     assert np.isnan(stats.rankdata(np.array([1.0, np.nan, 2.0]))).all()
+    batched = vmap(lambda row: stats.rankdata(row, "min"))(nan_row)
+    np.testing.assert_array_equal(batched, osp_stats.rankdata(nan_row, "min", axis=1))
 
 
 def test_mode_matches_scipy():
@@ -65,6 +67,10 @@ def test_mode_matches_scipy():
     assert np.isnan(mode).all() and count.dtype == np.float32 and (count == 0).all()
     mode, count = stats.mode(2.0)
     assert mode == 2.0 and count == 1
+    mode, count = vmap(stats.mode)(data)
+    want = osp_stats.mode(data, axis=1)
+    np.testing.assert_array_equal(mode, want.mode)
+    np.testing.assert_array_equal(count, want.count)
 
 
 def test_sem_matches_scipy():
