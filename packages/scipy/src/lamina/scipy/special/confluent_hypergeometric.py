@@ -9,7 +9,7 @@ from lamina import numpy as jnp
 from lamina.interpreters import custom_jvp, jit
 from lamina.ir import dtypes
 from lamina.scipy.special.elementwise_loops import elementwise_while
-from lamina.scipy.special.signed_gamma import signed_gamma
+from lamina.scipy.special.gamma_function import gamma
 
 __all__ = ["hyp1f1"]
 
@@ -52,7 +52,7 @@ def _asymptotic(a, b, x, active):
         x,
         active,
     )
-    return signed_gamma(b) / signed_gamma(a) * lax.exp(x) * lax.pow(x, a - b) * total
+    return gamma(b) / gamma(a) * lax.exp(x) * lax.pow(x, a - b) * total
 
 
 @jit

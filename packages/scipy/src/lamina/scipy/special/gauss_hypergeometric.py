@@ -11,7 +11,7 @@ from lamina import numpy as jnp
 from lamina.interpreters import custom_jvp, jit
 from lamina.ir import dtypes
 from lamina.scipy.special.elementwise_loops import elementwise_while
-from lamina.scipy.special.signed_gamma import signed_gamma as gamma
+from lamina.scipy.special.gamma_function import gamma
 
 __all__ = ["hyp2f1"]
 
