@@ -235,8 +235,8 @@ def def_call_rules(primitive: Primitive) -> None:
 
 class RuleFromText:
     """Stands for a custom rule (a Python function) of an equation read from Jaxpr text,
-    which names the rule but does not hold it: the equation prints, checks and evaluates,
-    but calling the rule (to differentiate or batch it) raises ``TypeError``."""
+    which names the rule but does not hold it: the equation prints, checks, evaluates and
+    batches, but calling the rule (to differentiate it) raises ``TypeError``."""
 
     def __init__(self, primitive: str, primal_name: str, rule_name: str):
         self.primitive, self.primal_name, self.rule_name = primitive, primal_name, rule_name
@@ -245,7 +245,7 @@ class RuleFromText:
         raise TypeError(
             f"the {self.primitive} of '{self.primal_name}' was read from Jaxpr text, which "
             f"names its rule '{self.rule_name}' but does not hold it (a Python function): "
-            "it can be printed, checked and evaluated, but not transformed"
+            "it can be printed, checked, evaluated and batched, but not differentiated"
         )
 
     def __eq__(self, other):

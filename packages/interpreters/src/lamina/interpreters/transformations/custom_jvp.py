@@ -41,7 +41,6 @@ from lamina.interpreters.transformations.custom_calls import (
     split_args,
     to_rule_zero,
     type_tree,
-    unparsable,
     value_aval,
     zero_if_float0,
     zero_of,
@@ -278,6 +277,8 @@ def _custom_jvp_call_pp(params):
 
 custom_jvp_call_p.def_jvp(_custom_jvp_call_jvp)
 custom_jvp_call_p.def_batching(_custom_jvp_call_batching)
+
+
 def _custom_jvp_call_complete(params, in_avals, out_avals):
     """The params of an equation read from text: the rule is known by name only."""
     rule = RuleFromText("custom_jvp_call", params["name"], params["jvp"])

@@ -394,6 +394,8 @@ def _custom_vjp_call_pp(params):
 
 custom_vjp_call_p.def_jvp(_custom_vjp_call_jvp)
 custom_vjp_call_p.def_batching(_custom_vjp_call_batching)
+
+
 def _custom_vjp_call_complete(params, in_avals, out_avals):
     """The params of an equation read from text: the rules are known by name only."""
     fwd = RuleFromText("custom_vjp_call", params["name"], params["fwd"])
