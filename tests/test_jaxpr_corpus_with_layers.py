@@ -14,7 +14,6 @@ import lamina.extend.core.primitives
 import lamina.interpreters
 import lamina.lax
 import lamina.lax.linalg
-import lamina.lax.prng
 import lamina.nn
 import lamina.numpy
 import lamina.random
@@ -35,7 +34,6 @@ TEXTS = {p.stem: p.read_text().rstrip("\n") for p in sorted(CORPUS.glob("*.jaxpr
 NAMESPACES = (
     lamina.lax,
     lamina.lax.linalg,
-    lamina.lax.prng,
     lamina.interpreters,
     lamina.extend.core.primitives,
 )
@@ -96,9 +94,9 @@ def test_params_are_read_as_the_layers_types():
     assert type(numbers) is lamina.lax.GatherDimensionNumbers
     assert gather.params["mode"] is lamina.lax.GatherScatterMode.PROMISE_IN_BOUNDS
     seed = first(parse_jaxpr(TEXTS["random_keys"]), "random_seed")
-    assert seed.params["impl"] is lamina.lax.prng.PRNG_IMPLS["threefry2x32"]
+    assert seed.params["impl"] is lamina.lax.PRNG_IMPLS["threefry2x32"]
     wrap = first(parse_jaxpr(TEXTS["random_raw_prngkey"]), "random_wrap")
-    assert wrap.params["impl"] is lamina.lax.prng.PRNG_IMPLS["threefry2x32"]
+    assert wrap.params["impl"] is lamina.lax.PRNG_IMPLS["threefry2x32"]
     callback = first(parse_jaxpr(TEXTS["debug_print_and_callback"]), "pure_callback")
     assert callback.params["result_avals"] == (ShapedArray((3,), np.dtype(np.float32)),)
 
