@@ -8,7 +8,7 @@ some object. The parser reads these forms:
 - tuples and lists (``((1, 2), [3])``), dicts (``{'a': 1}``), sets, ``frozenset(...)``
   and, inside them, quoted strings (``'edgeitems'``);
 - NumPy scalars and dtypes as NumPy 2 writes them (``np.int64(0)``, ``np.True_``,
-  ``dtype('float32')``);
+  ``dtype('float32')``), and avals as their repr writes them (``ShapedArray(float32[3])``);
 - nested Jaxprs (``{ lambda ; a:f32[]. let ... }``) and tuples of them separated by
   spaces (``branches=( {...} {...} )``); in params whose name holds ``jaxpr`` or is
   ``branches`` (or declared, see below), also the names of Jaxprs bound by a leading
