@@ -6,9 +6,11 @@ import sys
 
 import lamina
 import lamina.experimental.checkify
+import lamina.interpreters
+import lamina.lax
 import lamina.nn
 import lamina.numpy
-import lamina.random  # noqa: F401
+import lamina.random
 from lamina.ir import default_registry
 
 PROBE = """
@@ -34,22 +36,16 @@ def test_a_jaxpr_read_before_the_layers_load_holds_their_primitives():
     assert result.stdout == "True\n"
 
 
-# Where lamina's primitives differ from JAX 0.10.2's (recorded from JAX 0.10.2).
-NOT_IN_JAX = {"checkpoint": "JAX 0.10.2 names its checkpoint primitive 'remat2'"}
-OTHER_RESULT_COUNT = {
-    name: "lamina binds one equation for several operands; JAX 0.10.2's has one result"
-    for name in ("pmax", "pmin", "psum")
-}
-
-
 def test_the_layers_primitives_are_jax_primitives():
+    # lamina's checkpoint primitive is JAX's 'remat2', and psum/pmax/pmin bind one
+    # operand with one result (recorded from JAX 0.10.2: psum_p.multiple_results is
+    # False and psum of a pair binds psum twice).
     names = default_registry.names()
     known = {n: default_registry.known(n) for n in names}
-    assert {n for n in names if known[n] is None} == set(NOT_IN_JAX)
-    differ = {
-        n
-        for n in names
-        if known[n] and bool(default_registry.lookup(n).multiple_results) != known[n][0]
-    }
-    assert differ == set(OTHER_RESULT_COUNT)
+    assert {n for n in names if known[n] is None} == set()
+    differ = {n for n in names if bool(default_registry.lookup(n).multiple_results) != known[n][0]}
+    assert differ == set()
     assert not any(default_registry.is_placeholder(default_registry.lookup(n)) for n in names)
+    assert lamina.interpreters.checkpoint_p is default_registry.lookup("remat2")
+    for name in ("psum", "pmax", "pmin"):
+        assert getattr(lamina.lax, f"{name}_p").multiple_results is False

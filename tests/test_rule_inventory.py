@@ -100,7 +100,7 @@ WITH_TRANSPOSE = {
     *("conv_general_dilated", "triangular_solve", "tridiagonal_solve", "custom_linear_solve"),
     *("scatter", "scatter-add", "scatter-mul", "scatter-sub", "select_and_gather_add"),
     *("select_and_scatter_add", "psum", "all_gather", "all_to_all", "ppermute"),
-    *("ragged_all_to_all", "reduce_scatter", "cond", "while", "scan", "jit", "checkpoint"),
+    *("ragged_all_to_all", "reduce_scatter", "cond", "while", "scan", "jit", "remat2"),
     *("custom_jvp_call", "custom_vjp_call", "custom_lin", "name", "optimization_barrier"),
     *("sharding_constraint", "stage", "linear_call"),
     # as JAX, remat_opt's transpose raises that higher-order AD is not supported

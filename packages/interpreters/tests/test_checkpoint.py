@@ -137,7 +137,7 @@ def test_printed_jaxpr_has_jaxs_form():
     text = str(make_jaxpr(checkpoint(sin_sin))(X))
     assert text == (
         "{ lambda ; a:f32[]. let\n"
-        "    b:f32[] = checkpoint[\n"
+        "    b:f32[] = remat2[\n"
         "      differentiated=False\n"
         "      jaxpr={ lambda ; c:f32[]. let d:f32[] = sin c; e:f32[] = sin d in (e,) }\n"
         "      policy=None\n"
@@ -304,7 +304,7 @@ def test_nothing_saveable_recomputes_the_primal_in_the_backward_pass():
     for policy in (None, checkpoint_policies.nothing_saveable):
         f = checkpoint(sin_sin, policy=policy)
         forward = [e.primitive.name for e in eqns_of(grad(f), X)]
-        assert forward == ["sin", "sin", "checkpoint"], forward  # primal work once, now
+        assert forward == ["sin", "sin", "remat2"], forward  # primal work once, now
         eqn = backward_eqn(grad(f), X)
         inner = prim_names(eqn.params["jaxpr"])
         assert inner.count("sin") == 1 and inner.count("cos") == 2, inner

@@ -380,10 +380,19 @@ def test_constvars_tokens_and_empty_bodies():
     assert inner.outvars[1].val == 2 and inner.outvars[1].aval == sa((), i32)
 
 
+def test_shaped_arrays_read_as_their_repr_writes_them():
+    read = value_readers["ShapedArray"]
+    for aval in (sa(()), sa((2, 3), i32), ShapedArray((4,), f32, weak_type=True)):
+        back = read(repr(aval))
+        assert back == aval and back.weak_type == aval.weak_type
+    with pytest.raises(ValueError, match="not a ShapedArray"):
+        read("ShapedArray(float32[2, 3])")
+
+
 def test_other_param_forms():
     cb = parse(PURE_CALLBACK).eqns[0].params
     assert str(cb["callback"]).startswith("_FlatCallback(callback_func=<function <lambda>")
-    assert cb["result_avals"] == (OpaqueParam("ShapedArray(float32[])"),)
+    assert cb["result_avals"] == (sa(()),)
     assert cb["sharding"] is None and cb["vmap_method"] is None
     dot = parse(DOT_PRECISION).eqns[0].params
     assert dot["precision"] == (OpaqueParam("Precision.HIGHEST"),) * 2
@@ -583,10 +592,8 @@ def test_words_strings_and_opaque_values():
     assert repr(p["dn"]) == str(p["dn"]) == "ConvDimensionNumbers(lhs_spec=(0, 1), rhs_spec=(1, 0))"
     assert p["fn"] == "<function f at 0x7f00>"
     p = params_of("t=(Precision.HIGH, <function g at 0x1>, ShapedArray(float32[3]), odd one)")
-    assert p["t"] == tuple(
-        OpaqueParam(s)
-        for s in ("Precision.HIGH", "<function g at 0x1>", "ShapedArray(float32[3])", "odd one")
-    )
+    opaque = [OpaqueParam(s) for s in ("Precision.HIGH", "<function g at 0x1>", "odd one")]
+    assert p["t"] == (*opaque[:2], sa((3,)), opaque[2])
     assert str(p["t"]) == "(Precision.HIGH, <function g at 0x1>, ShapedArray(float32[3]), odd one)"
 
 
@@ -1073,15 +1080,13 @@ class RandomJaxprs:
         if kind == "dtype":
             return r.choice(DTYPES)
         if kind == "opaque":
-            return OpaqueParam(
-                r.choice(
-                    [
-                        "Precision.HIGHEST",
-                        "ShapedArray(float32[3])",
-                        "GatherScatterMode.CLIP",
-                        "<function f at 0xXXXXXXXXXXXX>",
-                    ]
-                )
+            return r.choice(
+                [
+                    OpaqueParam("Precision.HIGHEST"),
+                    ShapedArray((3,), f32),  # read by lamina-ir's reader
+                    OpaqueParam("GatherScatterMode.CLIP"),
+                    OpaqueParam("<function f at 0xXXXXXXXXXXXX>"),
+                ]
             )
         items = [self.element(depth + 1) for _ in range(r.randint(0, 3))]
         if kind == "tuple":

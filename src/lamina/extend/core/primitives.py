@@ -207,7 +207,7 @@ JAX_NAMES = [
 # of primitives by name: the name it is registered under.
 _REGISTERED_AS = {
     "add_jaxvals_p": "add_any",
-    "remat_p": "checkpoint",
+    "remat_p": "remat2",
     "custom_lin_p": "custom_lin",
     "name_p": "name",
     "threefry2x32_p": "threefry2x32",

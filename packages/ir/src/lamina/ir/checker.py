@@ -3,9 +3,10 @@
 ``check_jaxpr`` verifies scoping (every variable bound once, before use), that the
 output variables are bound, that each equation's output types agree with its
 primitive's abstract evaluation where that rule is registered (else, for a primitive
-known by name only, that it binds one output unless it has multiple results), and that every
-equation's effects are declared by its Jaxpr. It raises ``JaxprTypeError`` naming the
-offending equation.
+known by name only or a collective over named axes, which needs the axis sizes of the
+shard_map or pmap around it, that it binds one output unless it has multiple results),
+and that every equation's effects are declared by its Jaxpr. It raises
+``JaxprTypeError`` naming the offending equation.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from lamina.ir.core.primitives import (
     Primitive,
     PrimitiveRegistry,
     abstract_eval_rules,
+    collective_rules,
     default_registry,
 )
 from lamina.ir.effects import RefEffect
@@ -184,11 +186,12 @@ class _Checker:
 
     def check_types(self, eqn: JaxprEqn, where: str) -> None:
         rule = abstract_eval_rules.get(eqn.primitive)
-        if rule is None:
-            # A primitive known by name only: JAX's declares whether it has one result.
-            if default_registry.is_placeholder(eqn.primitive) and not (
-                eqn.primitive.multiple_results or len(eqn.outvars) == 1
-            ):
+        if rule is None or _over_named_axes(eqn):
+            # A primitive known by name only (JAX's declares whether it has one result),
+            # or a collective over named axes, whose sizes come from the shard_map or
+            # pmap around it: only the number of outputs is checked.
+            known = rule is not None or default_registry.is_placeholder(eqn.primitive)
+            if known and not (eqn.primitive.multiple_results or len(eqn.outvars) == 1):
                 raise JaxprTypeError(
                     f"{where} binds {len(eqn.outvars)} outputs but '{eqn.primitive.name}' "
                     "has one result"
@@ -209,11 +212,24 @@ class _Checker:
                 f"produces {len(expected)}"
             )
         for position, (want, var) in enumerate(zip(expected, eqn.outvars, strict=True)):
+            if not isinstance(want, AbstractValue):
+                raise JaxprTypeError(
+                    f"abstract evaluation of '{eqn.primitive.name}' gave {want!r} for output "
+                    f"{position} of {where}, which is not a type"
+                )
             if not _types_agree(want, var.aval):
                 raise JaxprTypeError(
                     f"output {position} of {where} has type {var.aval.str_short(True)} but "
                     f"'{eqn.primitive.name}' produces {want.str_short(True)}"
                 )
+
+
+def _over_named_axes(eqn: JaxprEqn) -> bool:
+    collective = collective_rules.get(eqn.primitive)
+    try:
+        return collective is not None and bool(collective[0](eqn.params))
+    except Exception:  # params the rule cannot read: abstract evaluation reports them
+        return False
 
 
 def _sub_jaxprs(params: dict):

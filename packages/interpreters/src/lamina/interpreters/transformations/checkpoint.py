@@ -65,7 +65,7 @@ __all__ = [
     "remat",
 ]
 
-checkpoint_p = Primitive("checkpoint")
+checkpoint_p = Primitive("remat2")
 checkpoint_p.multiple_results = True
 declare_param(checkpoint_p, "jaxpr", Jaxpr)  # printed Jaxprs parse back to open ones
 

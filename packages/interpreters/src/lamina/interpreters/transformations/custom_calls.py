@@ -20,6 +20,7 @@ from lamina.ir import ClosedJaxpr, Primitive, dtypes, tree_util
 
 __all__ = [
     "ArgResolver",
+    "RuleFromText",
     "SymbolicZero",
     "TracedCall",
     "batch_call_jaxpr",
@@ -230,6 +231,34 @@ def def_call_rules(primitive: Primitive) -> None:
     primitive.def_abstract_eval(_call_jaxpr_abstract_eval)
     primitive.def_lowering(_call_jaxpr_lowering)
     primitive.def_transpose(_call_jaxpr_transpose)
+
+
+class RuleFromText:
+    """Stands for a custom rule (a Python function) of an equation read from Jaxpr text,
+    which names the rule but does not hold it: the equation prints, checks, evaluates and
+    batches, but calling the rule (to differentiate it) raises ``TypeError``."""
+
+    def __init__(self, primitive: str, primal_name: str, rule_name: str):
+        self.primitive, self.primal_name, self.rule_name = primitive, primal_name, rule_name
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(
+            f"the {self.primitive} of '{self.primal_name}' was read from Jaxpr text, which "
+            f"names its rule '{self.rule_name}' but does not hold it (a Python function): "
+            "it can be printed, checked, evaluated and batched, but not differentiated"
+        )
+
+    def __eq__(self, other):
+        return type(other) is RuleFromText and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def _key(self):
+        return (self.primitive, self.primal_name, self.rule_name)
+
+    def __repr__(self):
+        return f"RuleFromText({self.primitive}, {self.primal_name}, {self.rule_name})"
 
 
 def unparsable(params, in_avals, out_avals):

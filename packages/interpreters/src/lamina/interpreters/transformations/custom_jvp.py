@@ -26,6 +26,7 @@ from lamina.interpreters.core.tracing import Tracer, shaped_abstractify
 from lamina.interpreters.transformations.ad import add_tangents
 from lamina.interpreters.transformations.custom_calls import (
     ArgResolver,
+    RuleFromText,
     TracedCall,
     batch_call_jaxpr,
     def_call_rules,
@@ -40,7 +41,6 @@ from lamina.interpreters.transformations.custom_calls import (
     split_args,
     to_rule_zero,
     type_tree,
-    unparsable,
     value_aval,
     zero_if_float0,
     zero_of,
@@ -277,4 +277,17 @@ def _custom_jvp_call_pp(params):
 
 custom_jvp_call_p.def_jvp(_custom_jvp_call_jvp)
 custom_jvp_call_p.def_batching(_custom_jvp_call_batching)
-custom_jvp_call_p.def_pp_params(_custom_jvp_call_pp, unparsable)
+
+
+def _custom_jvp_call_complete(params, in_avals, out_avals):
+    """The params of an equation read from text: the rule is known by name only."""
+    rule = RuleFromText("custom_jvp_call", params["name"], params["jvp"])
+    return {
+        "call_jaxpr": params["call_jaxpr"],
+        "jvp_jaxpr_fun": rule,
+        "num_consts": params.get("num_consts", 0),
+        "symbolic_zeros": params["symbolic_zeros"],
+    }
+
+
+custom_jvp_call_p.def_pp_params(_custom_jvp_call_pp, _custom_jvp_call_complete)

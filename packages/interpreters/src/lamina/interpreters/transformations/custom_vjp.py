@@ -30,6 +30,7 @@ from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.interpreters.transformations.batching import bdim_at_front
 from lamina.interpreters.transformations.custom_calls import (
     ArgResolver,
+    RuleFromText,
     TracedCall,
     batch_call_jaxpr,
     def_call_rules,
@@ -393,7 +394,22 @@ def _custom_vjp_call_pp(params):
 
 custom_vjp_call_p.def_jvp(_custom_vjp_call_jvp)
 custom_vjp_call_p.def_batching(_custom_vjp_call_batching)
-custom_vjp_call_p.def_pp_params(_custom_vjp_call_pp, unparsable)
+
+
+def _custom_vjp_call_complete(params, in_avals, out_avals):
+    """The params of an equation read from text: the rules are known by name only."""
+    fwd = RuleFromText("custom_vjp_call", params["name"], params["fwd"])
+    return {
+        "call_jaxpr": params["call_jaxpr"],
+        "fwd_jaxpr_thunk": fwd,
+        "bwd": RuleFromText("custom_vjp_call", params["name"], params["bwd"]),
+        "num_consts": params.get("num_consts", 0),
+        "out_trees": fwd,  # a function too
+        "symbolic_zeros": params["symbolic_zeros"],
+    }
+
+
+custom_vjp_call_p.def_pp_params(_custom_vjp_call_pp, _custom_vjp_call_complete)
 
 
 # ---------------------------------------------------------------- custom_lin

@@ -8,7 +8,7 @@ some object. The parser reads these forms:
 - tuples and lists (``((1, 2), [3])``), dicts (``{'a': 1}``), sets, ``frozenset(...)``
   and, inside them, quoted strings (``'edgeitems'``);
 - NumPy scalars and dtypes as NumPy 2 writes them (``np.int64(0)``, ``np.True_``,
-  ``dtype('float32')``);
+  ``dtype('float32')``), and avals as their repr writes them (``ShapedArray(float32[3])``);
 - nested Jaxprs (``{ lambda ; a:f32[]. let ... }``) and tuples of them separated by
   spaces (``branches=( {...} {...} )``); in params whose name holds ``jaxpr`` or is
   ``branches`` (or declared, see below), also the names of Jaxprs bound by a leading
@@ -51,6 +51,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from lamina.ir import dtypes
+from lamina.ir.core.avals import ShapedArray
 from lamina.ir.core.jaxpr import ClosedJaxpr, Jaxpr
 from lamina.ir.parsing.lexer import STRING, JaxprSyntaxError, Scanner, describe
 
@@ -586,6 +587,24 @@ def _read_dtype(text: str):
     return dtype
 
 
+_SHAPED_ARRAY = re.compile(
+    r"ShapedArray\(([A-Za-z_]\w*(?:<[^<>\s]*>)?)\[(\d+(?:,\d+)*)?\](, weak_type=True)?\)",
+    re.ASCII,
+)
+
+
+def _read_shaped_array(text: str):
+    """``ShapedArray(float32[3])``, ``ShapedArray(float32[], weak_type=True)``: avals as
+    their repr writes them (pure_callback's ``result_avals``)."""
+    m = _SHAPED_ARRAY.fullmatch(text)
+    if m is None:
+        raise ValueError(f"not a ShapedArray: {text}")
+    name, dims, weak = m.groups()
+    dtype = dtype_named(name) or dtypes.dtype_from_short_name(name)
+    shape = tuple(int(d) for d in dims.split(",")) if dims else ()
+    return ShapedArray(shape, dtype, weak_type=weak is not None)
+
+
 def _read_frozenset(text: str):
     args, kwargs = parse_call_args(text)
     if len(args) > 1 or kwargs or (args and not isinstance(args[0], (set, dict))):
@@ -596,3 +615,4 @@ def _read_frozenset(text: str):
 register_value_reader("np", _read_numpy)
 register_value_reader("frozenset", _read_frozenset)
 register_value_reader("dtype", _read_dtype)
+register_value_reader("ShapedArray", _read_shaped_array)

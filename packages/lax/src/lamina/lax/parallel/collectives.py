@@ -91,48 +91,35 @@ def _named(axes) -> tuple:
 
 
 def _reduction(name: str, reduce_positional, unbatched_scale: bool):
-    """A collective reduction primitive (psum, pmax, pmin): one output per operand."""
+    """A collective reduction primitive (psum, pmax, pmin) of one operand; as in JAX,
+    reducing a pytree binds it once per leaf."""
     prim = Primitive(name)
-    prim.multiple_results = True
 
-    def impl(*xs, axes, axis_index_groups):
+    def impl(x, *, axes, axis_index_groups):
         check_axes_bound(_named(axes), name, staged=False)
-        return [reduce_positional(x, _positional(axes)) for x in xs]
+        return reduce_positional(x, _positional(axes))
 
-    def abstract_eval(*avals, axes, axis_index_groups):
+    def abstract_eval(aval, *, axes, axis_index_groups):
         check_axes_bound(_named(axes), name, staged=True)
-        out = []
-        for aval in avals:
-            pos = {a % max(len(aval.shape), 1) for a in _positional(axes)}
-            shape = tuple(d for i, d in enumerate(aval.shape) if i not in pos)
-            out.append(ShapedArray(shape, aval.dtype, weak_type=aval.weak_type))
-        return out
+        pos = {a % max(len(aval.shape), 1) for a in _positional(axes)}
+        shape = tuple(d for i, d in enumerate(aval.shape) if i not in pos)
+        return ShapedArray(shape, aval.dtype, weak_type=aval.weak_type)
 
     def collective(axis_data, vals, dims, *, axes, axis_index_groups):
         check_no_groups(axis_index_groups)
+        (x,), (d,) = vals, dims
         rest = tuple(a for a in axes if a != axis_data.name)
-        outs = []
-        for x, d in zip(vals, dims, strict=True):
-            if d is not_mapped:
-                if unbatched_scale:
-                    x = mul(x, np.asarray(axis_data.size, aval_of(x).dtype))
-                outs.append(prim.bind(x, axes=rest, axis_index_groups=None)[0] if rest else x)
-                continue
-            # The batch dim d replaces the name; positional axes shift past it.
-            shifted = tuple(a + 1 if isinstance(a, int) and a >= d else a for a in rest)
-            outs.append(prim.bind(x, axes=(*shifted, d), axis_index_groups=None)[0])
-        return outs, [not_mapped] * len(outs)
+        if d is not_mapped:
+            if unbatched_scale:
+                x = mul(x, np.asarray(axis_data.size, aval_of(x).dtype))
+            return (prim.bind(x, axes=rest, axis_index_groups=None) if rest else x), not_mapped
+        # The batch dim d replaces the name; positional axes shift past it.
+        shifted = tuple(a + 1 if isinstance(a, int) and a >= d else a for a in rest)
+        return prim.bind(x, axes=(*shifted, d), axis_index_groups=None), not_mapped
 
     prim.def_impl(impl)
     prim.def_abstract_eval(abstract_eval)
-    prim.def_lowering(
-        lower_fun(
-            lambda *xs, axes, axis_index_groups: impl(
-                *xs, axes=axes, axis_index_groups=axis_index_groups
-            ),
-            multiple_results=True,
-        )
-    )
+    prim.def_lowering(lower_fun(impl, multiple_results=False))
     prim.def_collective(lambda params: _named(params["axes"]), collective)
     prim.def_batching(_positional_batching(prim))
     return prim
@@ -142,19 +129,14 @@ def _positional_batching(prim):
     """Batching of a positional-only reduction: the axes move past the batch dim."""
 
     def rule(axis_data, vals, dims, *, axes, axis_index_groups):
-        outs, out_dims = [], []
-        for x, d in zip(vals, dims, strict=True):
-            if d is not_mapped:
-                outs.append(prim.bind(x, axes=axes, axis_index_groups=axis_index_groups)[0])
-                out_dims.append(not_mapped)
-                continue
-            ndim = len(aval_of(x).shape) - 1
-            logical = [a % max(ndim, 1) for a in _positional(axes)]
-            physical = tuple(a + (1 if a >= d else 0) for a in logical)
-            outs.append(prim.bind(x, axes=(*_named(axes), *physical),
-                                  axis_index_groups=axis_index_groups)[0])  # fmt: skip
-            out_dims.append(d - sum(1 for a in physical if a < d))
-        return outs, out_dims
+        (x,), (d,) = vals, dims
+        if d is not_mapped:
+            return prim.bind(x, axes=axes, axis_index_groups=axis_index_groups), not_mapped
+        ndim = len(aval_of(x).shape) - 1
+        logical = [a % max(ndim, 1) for a in _positional(axes)]
+        physical = tuple(a + (1 if a >= d else 0) for a in logical)
+        out = prim.bind(x, axes=(*_named(axes), *physical), axis_index_groups=axis_index_groups)
+        return out, d - sum(1 for a in physical if a < d)
 
     return rule
 
@@ -169,36 +151,31 @@ pmin_p = _reduction("pmin", lambda x, axes: _reduce_min(x, axes) if axes else x,
 ad.deflinear(psum_p)
 
 
-def _psum_transpose(cts, *xs, axes, axis_index_groups):
-    """The transpose of a sum over named axes sums the cotangents over them too; over
-    positional axes it broadcasts them back."""
-    outs = []
-    for ct, x in zip(cts, xs, strict=True):
-        if not is_undefined_primal(x):
-            outs.append(None)
-            continue
-        if type(ct) is ad.Zero:
-            outs.append(ad.Zero(x.aval))
-            continue
-        names, pos = _named(axes), _positional(axes)
-        if names:
-            ct = psum_p.bind(ct, axes=names, axis_index_groups=axis_index_groups)[0]
-        if pos:
-            ndim = len(x.aval.shape)
-            kept = tuple(i for i in range(ndim) if i not in {a % ndim for a in pos})
-            ct = broadcast_in_dim(ct, x.aval.shape, kept)
-        outs.append(ct)
-    return outs
+def _psum_transpose(ct, x, *, axes, axis_index_groups):
+    """The transpose of a sum over named axes sums the cotangent over them too; over
+    positional axes it broadcasts it back."""
+    if not is_undefined_primal(x):
+        return [None]
+    if type(ct) is ad.Zero:
+        return [ad.Zero(x.aval)]
+    names, pos = _named(axes), _positional(axes)
+    if names:
+        ct = psum_p.bind(ct, axes=names, axis_index_groups=axis_index_groups)
+    if pos:
+        ndim = len(x.aval.shape)
+        kept = tuple(i for i in range(ndim) if i not in {a % ndim for a in pos})
+        ct = broadcast_in_dim(ct, x.aval.shape, kept)
+    return [ct]
 
 
 psum_p.def_transpose(_psum_transpose)
 
 
 def _bind_each(prim, x, axis_name, axis_index_groups):
-    leaves, tree = tree_util.tree_flatten(x)
     axes = axis_names(axis_name)
-    outs = prim.bind(*leaves, axes=axes, axis_index_groups=axis_index_groups) if leaves else []
-    return tree_util.tree_unflatten(tree, outs)
+    return tree_util.tree_map(
+        lambda leaf: prim.bind(leaf, axes=axes, axis_index_groups=axis_index_groups), x
+    )
 
 
 def psum(x, axis_name, *, axis_index_groups=None):

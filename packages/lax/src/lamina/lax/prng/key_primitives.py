@@ -33,10 +33,10 @@ from lamina.interpreters import (
     put_on_device,
     vmap,
 )
-from lamina.ir import Primitive, ShapedArray, dtypes, physical_aval
+from lamina.ir import Primitive, ShapedArray, declare_param, dtypes, physical_aval
 from lamina.lax.base.operands import aval_of, broadcasting_shape
 from lamina.lax.base.reshaping import squeeze
-from lamina.lax.prng.key_types import KeyTy, PRNGKeyArray
+from lamina.lax.prng.key_types import PRNG_IMPLS_BY_TAG, KeyTy, PRNGKeyArray
 
 __all__ = [
     "random_bits",
@@ -56,6 +56,12 @@ __all__ = [
 ]
 
 _U32 = np.dtype(np.uint32)
+
+
+def _read_impl(text: str):
+    """The implementation a printed ``impl=fry`` names (the text itself if lamina has no
+    implementation of that tag)."""
+    return PRNG_IMPLS_BY_TAG.get(text, text)
 
 
 def _key_primitive(name: str, abstract_eval, lower_one, impl=None) -> Primitive:
@@ -148,6 +154,7 @@ random_seed_p = _key_primitive(
     "random_seed", _seed_abstract_eval, lambda prng, seed, *, impl: prng.seed(seed)
 )
 batching.defvectorized(random_seed_p)
+declare_param(random_seed_p, "impl", _read_impl)
 
 
 def random_seed(seeds, impl):
@@ -238,6 +245,7 @@ def _wrap_impl(data, *, impl):
 
 
 random_wrap_p = _key_primitive("random_wrap", _wrap_abstract_eval, None, impl=_wrap_impl)
+declare_param(random_wrap_p, "impl", _read_impl)
 
 
 def _wrap_batching_rule(axis_data, vals, dims, *, impl):

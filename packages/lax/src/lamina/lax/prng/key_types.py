@@ -28,6 +28,7 @@ from lamina.lax.prng.key_indexing import index_keys
 
 __all__ = [
     "PRNG_IMPLS",
+    "PRNG_IMPLS_BY_TAG",
     "RBG",
     "THREEFRY",
     "UNSAFE_RBG",
@@ -75,6 +76,8 @@ UNSAFE_RBG = PRNGImpl(
 )  # fmt: skip
 # The implementations by name (what ``key_impl`` names rather than describes).
 PRNG_IMPLS = {impl.name: impl for impl in (THREEFRY, RBG, UNSAFE_RBG)}
+# By tag, as Jaxprs print them (``random_seed[impl=fry]``).
+PRNG_IMPLS_BY_TAG = {impl.tag: impl for impl in PRNG_IMPLS.values()}
 # What JAX 0.10.2 registers; lamina implements the three above.
 _JAX_IMPL_NAMES = ("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32")
 

@@ -26,7 +26,7 @@ from lamina.interpreters import (
 )
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ShapedArray, dtypes
+from lamina.ir import ShapedArray, dtypes, parse_call_args, register_value_reader
 from lamina.lax.base import primitives as ew
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax.base.primitives import (
@@ -115,6 +115,20 @@ class GatherScatterMode(enum.Enum):
         if s == "one_hot":
             return GatherScatterMode.ONE_HOT
         raise ValueError(f'Unknown gather mode "{s}"')
+
+
+def _read_dimension_numbers(cls):
+    def read(text: str):
+        args, kwargs = parse_call_args(text)
+        return cls(*args, **kwargs)
+
+    return read
+
+
+# Printed Jaxprs show these params as ``GatherDimensionNumbers(offset_dims=(0,), ...)``
+# and ``GatherScatterMode.CLIP``.
+register_value_reader("GatherDimensionNumbers", _read_dimension_numbers(GatherDimensionNumbers))
+register_value_reader("GatherScatterMode", lambda text: GatherScatterMode[text.split(".", 1)[1]])
 
 
 def ints(xs) -> tuple[int, ...]:
@@ -464,6 +478,9 @@ class ScatterDimensionNumbers(NamedTuple):
     scatter_dims_to_operand_dims: tuple[int, ...]
     operand_batching_dims: tuple[int, ...] = ()
     scatter_indices_batching_dims: tuple[int, ...] = ()
+
+
+register_value_reader("ScatterDimensionNumbers", _read_dimension_numbers(ScatterDimensionNumbers))
 
 
 @functools.cache
