@@ -56,3 +56,16 @@ def test_lowered_with_static_argument():
     g = jit(lambda x, n: x * float(n), static_argnums=1)
     assert "3.000000e+00" in g.lower(X, 3).as_text()
     np.testing.assert_allclose(np.asarray(g.lower(X, 3).compile()(X, 3)), 3 * X)
+
+
+def test_lowered_as_xla_hlo():
+    # JAX 0.10.2: compiler_ir("hlo") is jaxlib's XlaComputation, as_text("hlo") its text
+    lowered = jit(lambda x: x).lower(np.ones(3, np.float32))
+    computation = lowered.compiler_ir("hlo")
+    assert type(computation).__name__ == "XlaComputation"
+    text = lowered.as_text(dialect="hlo")
+    assert text == computation.as_hlo_text()
+    assert text.startswith("HloModule jit__lambda") and "f32[3]{0} parameter(0)" in text
+    for call in (lambda: lowered.as_text(dialect="foo"), lambda: lowered.compiler_ir("foo")):
+        with pytest.raises(ValueError, match="unknown dialect: foo"):
+            call()

@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from jaxlib import _jax
+
 from lamina.interpreters.jaxprs.tokens import split_tokens
 from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct
 from lamina.interpreters.jit_functions.jit_args import _abstractify
@@ -87,6 +89,11 @@ class Traced(_Stage):
         return Lowered(self, lowered)
 
 
+def _check_dialect(dialect) -> None:
+    if dialect not in (None, "stablehlo"):
+        raise ValueError(f"unknown dialect: {dialect}")
+
+
 class Lowered(_Stage):
     """A traced function lowered to StableHLO."""
 
@@ -95,13 +102,21 @@ class Lowered(_Stage):
         self._lowered = lowered
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
-        if dialect not in (None, "stablehlo"):
-            raise ValueError(f"Unknown dialect {dialect!r}: lamina lowers to 'stablehlo' only")
+        """The module as text: StableHLO (the default), or XLA's HLO (``"hlo"``)."""
+        if dialect == "hlo":
+            return self.compiler_ir("hlo").as_hlo_text()
+        _check_dialect(dialect)
         return self._lowered.as_text(debug_info=debug_info)
 
     def compiler_ir(self, dialect: str | None = None):
-        if dialect not in (None, "stablehlo"):
-            raise ValueError(f"Unknown dialect {dialect!r}: lamina lowers to 'stablehlo' only")
+        """The module: the StableHLO MLIR module, or an ``XlaComputation`` for
+        ``"hlo"`` (converted by jaxlib, as JAX does)."""
+        if dialect == "hlo":
+            text = self._lowered.as_text(debug_info=True)
+            return _jax.mlir.mlir_module_to_xla_computation(
+                text, use_tuple_args=False, return_tuple=False
+            )
+        _check_dialect(dialect)
         return self._lowered.module
 
     def compile(self, compiler_options=None) -> Compiled:
