@@ -14,7 +14,12 @@ from lamina.interpreters.jaxprs.tokens import split_tokens
 from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct
 from lamina.interpreters.jit_functions.jit_args import _abstractify
 from lamina.interpreters.runtime import backend
-from lamina.interpreters.runtime.executables import _log_compile, lower, make_executable
+from lamina.interpreters.runtime.executables import (
+    _log_compile,
+    call_placement,
+    lower,
+    make_executable,
+)
 from lamina.ir import AbstractToken, tree_util
 
 __all__ = ["ArgInfo", "Compiled", "Lowered", "Traced"]
@@ -85,8 +90,16 @@ class Traced(_Stage):
         names = {}
         if len(entry.result_names) == len(closed.out_avals):
             names["result_names"] = entry.result_names
-        lowered = lower(closed, j._name, entry.donated or None, j._keep_unused, **names)
-        return Lowered(self, lowered)
+        placement = self._placement()
+        lowered = lower(closed, j._name, entry.donated or None, j._keep_unused, placement, **names)
+        return Lowered(self, lowered, placement)
+
+    def _placement(self):
+        """Where the call runs: its device, or a ``Partitioning`` over several."""
+        j, entry = self._jitted, self._entry
+        return call_placement(
+            self._leaves, j._device, entry.in_shardings, entry.out_shardings, j._name
+        )
 
 
 def _check_dialect(dialect) -> None:
@@ -97,9 +110,10 @@ def _check_dialect(dialect) -> None:
 class Lowered(_Stage):
     """A traced function lowered to StableHLO."""
 
-    def __init__(self, traced: Traced, lowered):
+    def __init__(self, traced: Traced, lowered, placement=None):
         self._traced = traced
         self._lowered = lowered
+        self._placement = placement
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         """The module as text: StableHLO (the default), or XLA's HLO (``"hlo"``)."""
@@ -120,7 +134,9 @@ class Lowered(_Stage):
         return self._lowered.module
 
     def compile(self, compiler_options=None) -> Compiled:
-        device = self._traced._jitted._device or backend.default_device()
+        device = self._placement
+        if device is None:
+            device = self._traced._jitted._device or backend.default_device()
         closed, name = self._traced.jaxpr, self._traced.fun_name
         _log_compile(name, closed.in_avals)
         split = split_tokens(closed)

@@ -27,11 +27,14 @@ from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.execute import compile_lowered
 from lamina.interpreters.runtime.extended import PhysicalCall
 from lamina.interpreters.runtime.float_checks import check_jaxpr_call, checks_on
+from lamina.interpreters.runtime.partitioned_module import PartitionedModule
+from lamina.interpreters.runtime.partitioning import Partitioning, partitioning
 from lamina.interpreters.runtime.refs import Ref
 from lamina.ir import AbstractRef, ClosedJaxpr, is_extended_aval, physical_aval
 
 __all__ = [
     "Executable",
+    "call_placement",
     "compiled_call",
     "lower",
     "make_executable",
@@ -56,9 +59,13 @@ def _log_level() -> int:
     return logging.WARNING if config.jax_log_compiles else logging.DEBUG
 
 
-def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, **names):
-    """``closed`` as a StableHLO module named ``jit_<name>`` (a ``LoweredModule``)."""
+def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, placement=None, **names):
+    """``closed`` as a StableHLO module named ``jit_<name>`` (a ``LoweredModule``),
+    annotated with the shardings of ``placement`` when it is a :class:`Partitioning`."""
     start = time.perf_counter()
+    if isinstance(placement, Partitioning):
+        names.update(_hlo_shardings(closed, placement))
+        donated = _shardable_donation(closed, placement, donated)
     with compile_step(JAXPR_TO_MLIR_MODULE_EVENT, f"jit({name})"):
         lowered = lower_jaxpr(
             closed,
@@ -66,6 +73,7 @@ def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, **names):
             keep_unused=keep_unused,
             donated_args=donated,
             name_stack=f"jit({name})",
+            num_partitions=len(placement.devices) if isinstance(placement, Partitioning) else 1,
             **names,
         )
     logger.log(
@@ -77,8 +85,37 @@ def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, **names):
     return lowered
 
 
+def _hlo_shardings(closed: ClosedJaxpr, placement: Partitioning) -> dict:
+    """The ``arg_shardings`` / ``result_shardings`` of ``lower_jaxpr`` for a call."""
+    ins = [
+        s._to_xla_hlo_sharding(a.ndim)
+        for s, a in zip(placement.in_shardings, closed.in_avals, strict=True)
+    ]
+    outs = placement.out_shardings or (None,) * len(closed.out_avals)
+    return {
+        "arg_shardings": ins,
+        "result_shardings": [
+            None if s is None else s._to_xla_hlo_sharding(a.ndim)
+            for s, a in zip(outs, closed.out_avals, strict=True)
+        ],
+    }
+
+
+def _shardable_donation(closed: ClosedJaxpr, placement: Partitioning, donated):
+    """Donation kept only for inputs whose sharding some output of their type shares
+    (XLA aliases buffers of the same per-device shape only)."""
+    if not donated or placement.out_shardings is None:
+        return donated
+    pairs = zip(closed.out_avals, placement.out_shardings, strict=True)
+    outs = {(a.shape, a.dtype, s) for a, s in pairs}
+    return [
+        d and ((a.shape, a.dtype, s) in outs)
+        for d, a, s in zip(donated, closed.in_avals, placement.in_shardings, strict=True)
+    ]
+
+
 class Executable:
-    """A lowered module compiled for one device: ``run(flat_args)`` returns the outputs
+    """A lowered module compiled for one device (or a :class:`Partitioning`): ``run(flat_args)`` returns the outputs
     (``flat_args`` holds every input of the Jaxpr; the unused ones are dropped here)."""
 
     __slots__ = ("compiled", "in_avals", "kept", "lowered", "name")
@@ -89,12 +126,24 @@ class Executable:
         kept = tuple(lowered.kept_var_idx)
         self.kept = None if kept == tuple(range(n_in)) else kept  # None: every input is used
         self.in_avals = lowered.in_avals
-        self.compiled = compile_lowered(
-            lowered,
-            device,
-            name=f"jit({name})",
-            out_avals=[physical_aval(a) for a in lowered.out_avals],
-        )
+        out_avals = [physical_aval(a) for a in lowered.out_avals]
+        if isinstance(device, Partitioning):
+            if lowered.host_callbacks or lowered.ordered_effects:
+                raise NotImplementedError(
+                    f"jit({name}): host callbacks and ordered effects in a program "
+                    "partitioned over several devices are not supported"
+                )
+            if self.kept is not None:
+                device = device._replace(
+                    in_shardings=tuple(device.in_shardings[i] for i in self.kept)
+                )
+            self.compiled = PartitionedModule(
+                lowered.as_bytecode(), device, name=f"jit({name})", out_avals=out_avals
+            )
+        else:
+            self.compiled = compile_lowered(
+                lowered, device, name=f"jit({name})", out_avals=out_avals
+            )
 
     def run(self, args: Sequence[Any]) -> list:
         if self.kept is not None:
@@ -140,6 +189,26 @@ def _device_of(args: Sequence[Any], device=None):
     return backend.default_device()
 
 
+def call_placement(args, device, in_shardings, out_shardings, name="jit", arg_names=None):
+    """Where a call runs: a :class:`Partitioning` when it spans several devices (see
+    :func:`..partitioning.partitioning`), else its one device."""
+    if in_shardings is None and out_shardings is None and device is None:
+        first = None  # the common case: no argument spans several devices
+        for a in args:
+            if type(a) is ArrayImpl and a._committed:
+                if a._sharding.num_devices != 1:
+                    break
+                if first is None:
+                    first = a._sharding._device
+        else:
+            return backend.default_device() if first is None else first
+    if device is None:
+        found = partitioning(args, in_shardings, out_shardings, fun_name=name, arg_names=arg_names)
+        if found is not None:
+            return found
+    return _device_of(args, device)
+
+
 def compiled_call(
     closed: ClosedJaxpr,
     args: Sequence[Any],
@@ -150,9 +219,13 @@ def compiled_call(
     device=None,
     arg_names=None,
     result_names=None,
+    in_shardings=None,
+    out_shardings=None,
 ) -> list:
     """Run ``closed`` on ``args`` (flat) as one compiled executable, compiled once per
-    (Jaxpr object, donation, keep_unused, device). A Jaxpr with mutable array
+    (Jaxpr object, donation, keep_unused, placement). ``in_shardings`` /
+    ``out_shardings`` (flat, None where unspecified) partition the call over several
+    devices (see :func:`call_placement`). A Jaxpr with mutable array
     references runs discharged: each ``Ref`` argument or constant passes its array in
     and gets its final array back."""
     if has_refs(closed):
@@ -172,9 +245,10 @@ def compiled_call(
             device=device,
             arg_names=None if arg_names is None else split.inputs(arg_names),
             result_names=None,
+            in_shardings=None if in_shardings is None else split.inputs(in_shardings),
         )
         return split.outputs(outs)
-    device = _device_of(args, device)
+    device = call_placement(args, device, in_shardings, out_shardings, name)
     donated = tuple(donated_invars) or (False,) * len(args)
     key = (id(closed), donated, keep_unused, device)
     entry = _executables.get(key)
@@ -188,7 +262,7 @@ def compiled_call(
                     names["arg_names"] = arg_names
                 if result_names is not None and len(result_names) == len(closed.out_avals):
                     names["result_names"] = result_names
-                lowered = lower(closed, name, donated, keep_unused, **names)
+                lowered = lower(closed, name, donated, keep_unused, device, **names)
                 exe = make_executable(lowered, len(closed.in_avals), device, name)
                 entry = _executables[key] = (closed, exe)  # keeps closed alive: ids stay unique
     outs = entry[1].run(args)

@@ -1,0 +1,130 @@
+"""Where a jitted call runs when it spans several devices: its :class:`Partitioning`.
+
+A call is *partitioned* when ``jit`` was given shardings, or when a committed argument
+lies on more than one device. Each input then has a sharding: the one ``jit`` was given
+for it, else that of the committed array passed, else replicated over the call's
+devices. Outputs have the sharding asked for, or none (XLA chooses, and the compiled
+program says what it chose). All shardings must share one device assignment: the
+devices the program is partitioned over, in the order XLA numbers them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from jaxlib import xla_client
+
+from lamina.interpreters.runtime.sharding import Sharding
+
+__all__ = ["Partitioning", "partitioning", "replicated"]
+
+ArrayImpl = xla_client.ArrayImpl
+_REPLICATED = xla_client.HloSharding.replicate()
+
+
+class Partitioning(NamedTuple):
+    """The placement of a partitioned call (hashable: it keys the executable cache)."""
+
+    devices: tuple  # the device assignment
+    in_shardings: tuple  # one Sharding per input
+    out_shardings: tuple | None  # one Sharding or None (XLA's choice) per output;
+    # None: XLA chooses for every output
+
+
+def replicated(devices: Sequence[Any]) -> Sharding:
+    """The whole array on each of ``devices``."""
+    return xla_client.GSPMDSharding(tuple(devices), _REPLICATED)
+
+
+def _committed_sharding(x):
+    if type(x) is ArrayImpl and (x._committed or x._sharding.num_devices > 1):
+        return x._sharding
+    base = getattr(x, "_base_array", None)  # arrays of extended dtypes
+    if type(base) is ArrayImpl and base._committed:
+        return base._sharding
+    return None
+
+
+def _describe(names, i, x) -> str:
+    aval = getattr(x, "aval", None)
+    shape = aval.str_short() if aval is not None else type(x).__name__
+    name = names[i] if names and i < len(names) else f"argument {i}"
+    return f"{name} with shape {shape}"
+
+
+def _ids(sharding) -> list[int]:
+    return [d.id for d in sharding._device_assignment]
+
+
+def partitioning(
+    args: Sequence[Any],
+    in_shardings: Sequence[Any] | None,
+    out_shardings: Sequence[Any] | None,
+    *,
+    fun_name: str = "jit",
+    arg_names: Sequence[str] | None = None,
+) -> Partitioning | None:
+    """The :class:`Partitioning` of a call on ``args`` (flat) with the shardings ``jit``
+    was given (flat, None where unspecified), or None when it runs on one device."""
+    n = len(args)
+    given = list(in_shardings) if in_shardings is not None else [None] * n
+    ins: list[Any] = []
+    multi = False
+    for i, (x, s) in enumerate(zip(args, given, strict=True)):
+        held = _committed_sharding(x)
+        if s is not None and held is not None and not _same(held, s, x):
+            raise ValueError(
+                "Sharding passed to jit does not match the sharding on the respective arg. "
+                f"Got jit sharding: {s},\narg sharding: {held} for arg type: "
+                f"{x.aval.str_short()}"
+            )
+        chosen = s if s is not None else held
+        ins.append(chosen)
+        multi = multi or (chosen is not None and (s is not None or chosen.num_devices > 1))
+    outs = tuple(out_shardings) if out_shardings is not None else ()
+    if not multi and all(o is None for o in outs):
+        return None
+    first = None  # (description, sharding) that fixes the device assignment
+    for i, s in enumerate(ins):
+        if s is None:
+            continue
+        if first is None:
+            first = (i, s)
+        elif s._internal_device_list != first[1]._internal_device_list:
+            j, t = first
+            raise ValueError(
+                "Received incompatible devices for jitted computation. Got argument "
+                f"{_describe(arg_names, j, args[j])} of {fun_name} and with device ids "
+                f"{_ids(t)} on platform {_platform(t)} and argument "
+                f"{_describe(arg_names, i, args[i])} of {fun_name} and with device ids "
+                f"{_ids(s)} on platform {_platform(s)}"
+            )
+    for o in outs:
+        if o is None:
+            continue
+        if first is None:
+            first = (None, o)
+        elif o._internal_device_list != first[1]._internal_device_list:
+            raise ValueError(
+                "Received incompatible devices for jitted computation. Got "
+                f"out_shardings with device ids {_ids(o)} on platform {_platform(o)} and "
+                f"inputs with device ids {_ids(first[1])} on platform {_platform(first[1])}"
+            )
+    devices = tuple(first[1]._device_assignment)
+    everywhere = replicated(devices)
+    ins = [everywhere if s is None else s for s in ins]
+    for x, s in zip(args, ins, strict=True):
+        check = getattr(s, "check_compatible_aval", None)
+        aval = getattr(x, "aval", None)
+        if check is not None and aval is not None:
+            check(aval.shape)
+    return Partitioning(devices, tuple(ins), outs or None)
+
+
+def _platform(sharding) -> str:
+    return sharding._device_assignment[0].platform.upper()
+
+
+def _same(held, wanted, x) -> bool:
+    return held is wanted or held == wanted or held.is_equivalent_to(wanted, x.ndim)
