@@ -37,7 +37,6 @@ from lamina.interpreters.jaxprs.key_reuse import check_jitted_call, check_key_re
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
 from lamina.interpreters.jit_functions.cache_miss import explain_cache_miss
 from lamina.interpreters.jit_functions.fastpath import clear_cpp_caches, fast_function
-from lamina.interpreters.jit_functions.jit_shardings import check_shardings, flat_shardings
 from lamina.interpreters.jit_functions.jit_args import (
     _abstractify,
     _argnums_and_names,
@@ -46,6 +45,7 @@ from lamina.interpreters.jit_functions.jit_args import (
     check_ref_aliasing,
     leaf_names,
 )
+from lamina.interpreters.jit_functions.jit_shardings import check_shardings, flat_shardings
 from lamina.interpreters.jit_functions.stages import Traced
 from lamina.interpreters.runtime import backend, dispatch, execute
 from lamina.interpreters.runtime.executables import (
@@ -55,7 +55,7 @@ from lamina.interpreters.runtime.executables import (
     compiled_call,
     logger,
 )
-from lamina.ir import AbstractRef, transformation_boundary, tree_util
+from lamina.ir import AbstractRef, tree_util
 
 __all__ = ["clear_caches", "compiled_call", "jit"]
 

@@ -276,7 +276,8 @@ def _fast_function(primitive: Primitive, params: dict):
 
     def cache_miss(*args):
         out, compiled = _apply(primitive, args, params)
-        if compiled is None or isinstance(compiled, EffectfulModule):  # tokens and callbacks: Python runs it
+        # partitioned calls, tokens and callbacks: Python runs them
+        if compiled is None or isinstance(compiled, EffectfulModule):
             return out, None, False
         outs, tree = registry.flatten(out)
         n = len(args)

@@ -115,8 +115,9 @@ def _shardable_donation(closed: ClosedJaxpr, placement: Partitioning, donated):
 
 
 class Executable:
-    """A lowered module compiled for one device (or a :class:`Partitioning`): ``run(flat_args)`` returns the outputs
-    (``flat_args`` holds every input of the Jaxpr; the unused ones are dropped here)."""
+    """A lowered module compiled for one device (or a :class:`Partitioning`):
+    ``run(flat_args)`` returns the outputs (``flat_args`` holds every input of the
+    Jaxpr; the unused ones are dropped here)."""
 
     __slots__ = ("compiled", "in_avals", "kept", "lowered", "name")
 

@@ -8,7 +8,6 @@ Inputs are placed by their shardings before the call; outputs are committed arra
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from jaxlib import xla_client

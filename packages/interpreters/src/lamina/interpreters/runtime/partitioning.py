@@ -71,7 +71,7 @@ def partitioning(
     given = list(in_shardings) if in_shardings is not None else [None] * n
     ins: list[Any] = []
     multi = False
-    for i, (x, s) in enumerate(zip(args, given, strict=True)):
+    for x, s in zip(args, given, strict=True):
         held = _committed_sharding(x)
         if s is not None and held is not None and not _same(held, s, x):
             raise ValueError(
