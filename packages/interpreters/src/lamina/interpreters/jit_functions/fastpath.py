@@ -64,8 +64,9 @@ def _fastpath(jitted: JitWrapped, args, kwargs, leaves, entry, outs):
     if len(cpp_outs) != len(outs) or any(type(o) is not ArrayImpl for o in cpp_outs):
         return None
     placement = call_placement(
-        leaves, jitted._device, entry.in_shardings, entry.out_shardings, jitted._name
-    )
+        leaves, jitted._device, entry.in_shardings, entry.out_shardings, jitted._name,
+        closed=entry.closed,
+    )  # fmt: skip
     key = (id(entry.closed), entry.donated or (False,) * len(leaves), jitted._keep_unused,
            placement)  # fmt: skip
     found = _executables.get(key)

@@ -98,8 +98,9 @@ class Traced(_Stage):
         """Where the call runs: its device, or a ``Partitioning`` over several."""
         j, entry = self._jitted, self._entry
         return call_placement(
-            self._leaves, j._device, entry.in_shardings, entry.out_shardings, j._name
-        )
+            self._leaves, j._device, entry.in_shardings, entry.out_shardings, j._name,
+            closed=entry.closed,
+        )  # fmt: skip
 
 
 def _check_dialect(dialect) -> None:

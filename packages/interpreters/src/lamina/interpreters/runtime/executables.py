@@ -30,7 +30,8 @@ from lamina.interpreters.runtime.float_checks import check_jaxpr_call, checks_on
 from lamina.interpreters.runtime.partitioned_module import PartitionedModule
 from lamina.interpreters.runtime.partitioning import Partitioning, partitioning
 from lamina.interpreters.runtime.refs import Ref
-from lamina.ir import AbstractRef, ClosedJaxpr, is_extended_aval, physical_aval
+from lamina.interpreters.runtime.sharding import Sharding
+from lamina.ir import AbstractRef, ClosedJaxpr, Jaxpr, is_extended_aval, physical_aval
 
 __all__ = [
     "Executable",
@@ -190,9 +191,50 @@ def _device_of(args: Sequence[Any], device=None):
     return backend.default_device()
 
 
-def call_placement(args, device, in_shardings, out_shardings, name="jit", arg_names=None):
+_inner: dict[int, tuple[ClosedJaxpr, Any]] = {}
+
+
+def inner_sharding(closed: ClosedJaxpr):
+    """A sharding over several devices that an equation of ``closed`` (or of a Jaxpr
+    nested in it) names in its params (a layout constraint, say), else None."""
+    found = _inner.get(id(closed))
+    if found is not None and found[0] is closed:
+        return found[1]
+    sharding = _find_sharding(closed.jaxpr)
+    _inner[id(closed)] = (closed, sharding)
+    return sharding
+
+
+def _find_sharding(jaxpr: Jaxpr):
+    for eqn in jaxpr.eqns:
+        stack = list(eqn.params.values())
+        while stack:
+            value = stack.pop()
+            if isinstance(value, Sharding) and value.num_devices > 1:
+                return value
+            if isinstance(value, ClosedJaxpr):
+                value = value.jaxpr
+            if isinstance(value, Jaxpr):
+                found = _find_sharding(value)
+                if found is not None:
+                    return found
+            elif isinstance(value, (tuple, list)):
+                stack.extend(value)
+    return None
+
+
+def call_placement(args, device, in_shardings, out_shardings, name="jit", arg_names=None,
+                   closed=None):  # fmt: skip
     """Where a call runs: a :class:`Partitioning` when it spans several devices (see
-    :func:`..partitioning.partitioning`), else its one device."""
+    :func:`..partitioning.partitioning`), else its one device. ``closed`` is the Jaxpr
+    called, whose layout constraints may name devices too."""
+    if in_shardings is None and out_shardings is None and device is None and closed is not None:
+        inner = inner_sharding(closed)
+        if inner is not None:
+            n_out = len(closed.out_avals)
+            return partitioning(
+                args, None, (None,) * n_out, fun_name=name, arg_names=arg_names, inner=inner
+            )
     if in_shardings is None and out_shardings is None and device is None:
         first = None  # the common case: no argument spans several devices
         for a in args:
@@ -249,7 +291,7 @@ def compiled_call(
             in_shardings=None if in_shardings is None else split.inputs(in_shardings),
         )
         return split.outputs(outs)
-    device = call_placement(args, device, in_shardings, out_shardings, name)
+    device = call_placement(args, device, in_shardings, out_shardings, name, closed=closed)
     donated = tuple(donated_invars) or (False,) * len(args)
     key = (id(closed), donated, keep_unused, device)
     entry = _executables.get(key)

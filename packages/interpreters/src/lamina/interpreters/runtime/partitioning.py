@@ -64,9 +64,12 @@ def partitioning(
     *,
     fun_name: str = "jit",
     arg_names: Sequence[str] | None = None,
+    inner: Any = None,
 ) -> Partitioning | None:
     """The :class:`Partitioning` of a call on ``args`` (flat) with the shardings ``jit``
-    was given (flat, None where unspecified), or None when it runs on one device."""
+    was given (flat, None where unspecified), or None when it runs on one device.
+    ``inner`` is a sharding the program itself names (a layout constraint), which
+    fixes the devices when nothing else does."""
     n = len(args)
     given = list(in_shardings) if in_shardings is not None else [None] * n
     ins: list[Any] = []
@@ -83,7 +86,7 @@ def partitioning(
         ins.append(chosen)
         multi = multi or (chosen is not None and (s is not None or chosen.num_devices > 1))
     outs = tuple(out_shardings) if out_shardings is not None else ()
-    if not multi and all(o is None for o in outs):
+    if not multi and all(o is None for o in outs) and inner is None:
         return None
     first = None  # (description, sharding) that fixes the device assignment
     for i, s in enumerate(ins):
@@ -111,6 +114,8 @@ def partitioning(
                 f"out_shardings with device ids {_ids(o)} on platform {_platform(o)} and "
                 f"inputs with device ids {_ids(first[1])} on platform {_platform(first[1])}"
             )
+    if first is None:
+        first = (None, inner)
     devices = tuple(first[1]._device_assignment)
     everywhere = replicated(devices)
     ins = [everywhere if s is None else s for s in ins]

@@ -34,6 +34,7 @@ __all__ = [
     "SingleDeviceSharding",
     "hlo_indices",
     "sharding_for_device",
+    "sharding_with_new_dim",
 ]
 
 Device = xla_client.Device
@@ -200,6 +201,19 @@ class GSPMDSharding:
 
     def _to_xla_hlo_sharding(self, num_dimensions: int) -> xla_client.HloSharding:
         return self._hlo_sharding
+
+
+def sharding_with_new_dim(sharding: Sharding, ndim: int, dim: int) -> Sharding:
+    """``sharding`` (of ``ndim``-dimensional arrays) for arrays with one more dimension,
+    inserted at ``dim`` and not partitioned (how ``vmap`` carries a layout over)."""
+    if sharding.is_fully_replicated:
+        return sharding
+    proto = sharding._to_xla_hlo_sharding(ndim).to_proto()
+    dims = list(proto.tile_assignment_dimensions)
+    dims.insert(dim, 1)
+    proto.tile_assignment_dimensions = dims
+    hlo = xla_client.HloSharding.from_proto(proto)
+    return xla_client.GSPMDSharding(tuple(sharding._device_assignment), hlo)
 
 
 _REPLICATED = xla_client.HloSharding.replicate()
