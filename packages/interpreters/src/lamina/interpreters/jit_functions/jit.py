@@ -55,6 +55,7 @@ from lamina.interpreters.runtime.executables import (
     compiled_call,
     logger,
 )
+from lamina.interpreters.runtime.partitioning import check_fits
 from lamina.ir import AbstractRef, tree_util
 
 __all__ = ["clear_caches", "compiled_call", "jit"]
@@ -232,9 +233,8 @@ class JitWrapped:
             shape = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
             outs = flat_shardings("out_shardings", self._out_shardings, shape)
             for s, aval in zip(outs, closed.out_avals, strict=True):
-                check = getattr(s, "check_compatible_aval", None)
-                if check is not None:
-                    check(aval.shape)
+                if s is not None:
+                    check_fits(s, aval.shape, "pjit outputs")
         return ins, outs
 
     def _donated(self, args, dyn_kwargs, static_nums) -> tuple[bool, ...]:

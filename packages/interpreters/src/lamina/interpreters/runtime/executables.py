@@ -228,14 +228,10 @@ def call_placement(args, device, in_shardings, out_shardings, name="jit", arg_na
     """Where a call runs: a :class:`Partitioning` when it spans several devices (see
     :func:`..partitioning.partitioning`), else its one device. ``closed`` is the Jaxpr
     called, whose layout constraints may name devices too."""
-    if in_shardings is None and out_shardings is None and device is None and closed is not None:
-        inner = inner_sharding(closed)
-        if inner is not None:
-            n_out = len(closed.out_avals)
-            return partitioning(
-                args, None, (None,) * n_out, fun_name=name, arg_names=arg_names, inner=inner
-            )
-    if in_shardings is None and out_shardings is None and device is None:
+    if device is not None:
+        return device
+    inner = None if closed is None else inner_sharding(closed)
+    if in_shardings is None and out_shardings is None and inner is None:
         first = None  # the common case: no argument spans several devices
         for a in args:
             if type(a) is ArrayImpl and a._committed:
@@ -245,10 +241,11 @@ def call_placement(args, device, in_shardings, out_shardings, name="jit", arg_na
                     first = a._sharding._device
         else:
             return backend.default_device() if first is None else first
-    if device is None:
-        found = partitioning(args, in_shardings, out_shardings, fun_name=name, arg_names=arg_names)
-        if found is not None:
-            return found
+    found = partitioning(
+        args, in_shardings, out_shardings, fun_name=name, arg_names=arg_names, inner=inner
+    )
+    if found is not None:
+        return found
     return _device_of(args, device)
 
 

@@ -8,6 +8,7 @@ Inputs are placed by their shardings before the call; outputs are committed arra
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from jaxlib import xla_client
@@ -39,17 +40,54 @@ def _output_sharding(hlo, placement: Partitioning, ndim: int):
     shardings when it says the same (so a ``NamedSharding`` stays one), else what a
     sharding of the call makes of ``hlo`` (``_from_hlo_sharding``), else a
     ``GSPMDSharding``."""
-    known = [*placement.in_shardings, *(placement.out_shardings or ())]
+    known = [*placement.in_shardings, *(placement.out_shardings or ()), placement.inner]
     for s in known:
-        if s is not None and s._to_xla_hlo_sharding(ndim) == hlo:
+        if s is not None and _hlo_or_none(s, ndim) == hlo:
             return s
     for s in known:
+        if s is None:
+            continue
         convert = getattr(s, "_from_hlo_sharding", None)
-        if convert is not None:
-            made = convert(hlo, ndim)
-            if made is not None:
-                return made
+        made = convert(hlo, ndim) if convert is not None else _same_mesh(s, hlo, ndim)
+        if made is not None:
+            return made
     return xla_client.GSPMDSharding(placement.devices, hlo)
+
+
+def _same_mesh(sharding, hlo, ndim: int):
+    """A sharding over the same mesh as ``sharding`` (one with a ``mesh``, a ``spec``
+    and ``update(spec=...)``) that lays ``ndim``-dimensional arrays out by ``hlo``, found
+    by trying the ways of spreading the mesh's axes over the dimensions; None if none
+    does (or there are too many ways to try)."""
+    mesh, spec = getattr(sharding, "mesh", None), getattr(sharding, "spec", None)
+    if mesh is None or spec is None or not hasattr(sharding, "update"):
+        return None
+    names = [n for n, size in zip(mesh.axis_names, mesh.axis_sizes, strict=True) if size > 1]
+    if (ndim + 1) ** len(names) > 512:
+        return None
+    for places in itertools.product(range(ndim + 1), repeat=len(names)):
+        for order in itertools.permutations(names):
+            dims: list[list[str]] = [[] for _ in range(ndim)]
+            for name in order:
+                place = places[names.index(name)]
+                if place < ndim:
+                    dims[place].append(name)
+            entries = [None if not d else d[0] if len(d) == 1 else tuple(d) for d in dims]
+            while entries and entries[-1] is None:
+                entries.pop()
+            candidate = sharding.update(spec=type(spec)(*entries))
+            if _hlo_or_none(candidate, ndim) == hlo:
+                return candidate
+    return None
+
+
+def _hlo_or_none(sharding, ndim: int):
+    """``sharding``'s ``HloSharding`` for ``ndim`` dimensions, or None where it has none
+    (a spec naming more dimensions)."""
+    try:
+        return sharding._to_xla_hlo_sharding(ndim)
+    except ValueError:
+        return None
 
 
 class PartitionedModule:
@@ -66,7 +104,10 @@ class PartitionedModule:
         given = placement.out_shardings or (None,) * len(self.out_avals)
         chosen = None
         if any(s is None for s in given):
-            chosen = self.executable.get_output_shardings()
+            chosen = [
+                xla_client.HloSharding.from_proto(op)
+                for op in self.executable.get_output_shardings()
+            ]
         self.out_shardings = [
             s if s is not None else _output_sharding(chosen[j], placement, a.ndim)
             for j, (s, a) in enumerate(zip(given, self.out_avals, strict=True))

@@ -17,7 +17,7 @@ from jaxlib import xla_client
 
 from lamina.interpreters.runtime.sharding import Sharding
 
-__all__ = ["Partitioning", "partitioning", "replicated"]
+__all__ = ["Partitioning", "check_fits", "partitioning", "replicated"]
 
 ArrayImpl = xla_client.ArrayImpl
 _REPLICATED = xla_client.HloSharding.replicate()
@@ -30,6 +30,7 @@ class Partitioning(NamedTuple):
     in_shardings: tuple  # one Sharding per input
     out_shardings: tuple | None  # one Sharding or None (XLA's choice) per output;
     # None: XLA chooses for every output
+    inner: Any = None  # a sharding the program itself names (a layout constraint)
 
 
 def replicated(devices: Sequence[Any]) -> Sharding:
@@ -119,12 +120,38 @@ def partitioning(
     devices = tuple(first[1]._device_assignment)
     everywhere = replicated(devices)
     ins = [everywhere if s is None else s for s in ins]
-    for x, s in zip(args, ins, strict=True):
-        check = getattr(s, "check_compatible_aval", None)
+    for i, (x, s) in enumerate(zip(args, ins, strict=True)):
         aval = getattr(x, "aval", None)
-        if check is not None and aval is not None:
-            check(aval.shape)
-    return Partitioning(devices, tuple(ins), outs or None)
+        if aval is not None and hasattr(aval, "shape"):
+            check_fits(s, aval.shape, f"pjit arguments with pytree key path {_name(arg_names, i)}")
+    return Partitioning(devices, tuple(ins), outs or None, inner)
+
+
+def _name(names, i) -> str:
+    return names[i] if names and i < len(names) else f"args[{i}]"
+
+
+def check_fits(sharding, shape: tuple, what: str) -> None:
+    """JAX's errors when ``sharding`` cannot lay out an array of ``shape`` (too few
+    dimensions, or dimensions its tiles do not divide); ``what`` names the array."""
+    try:
+        hlo = sharding._to_xla_hlo_sharding(len(shape))
+    except ValueError as e:
+        raise ValueError(
+            f"One of {what} is incompatible with its sharding annotation {sharding}: {e}"
+        ) from None
+    if not hlo.is_tiled() or hlo.is_replicated():
+        return
+    tiles = hlo.tile_assignment_dimensions()[: len(shape)]
+    if len(hlo.tile_assignment_dimensions()) < len(shape):
+        return
+    for axis, (n, k) in enumerate(zip(shape, tiles, strict=True)):
+        if n % k:
+            raise ValueError(
+                f"Sharding {sharding} implies that array axis {axis} is partitioned {k} "
+                f"times, but the dimension size is {n} (full shape: {tuple(shape)}, "
+                f"per-dimension tiling factors: {list(tiles)} should evenly divide the shape)"
+            )
 
 
 def _platform(sharding) -> str:
