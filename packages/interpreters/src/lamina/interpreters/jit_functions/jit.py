@@ -31,7 +31,7 @@ from lamina.interpreters.core.tracing import (
     runs_eagerly,
 )
 from lamina.interpreters.jaxprs import tokens
-from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr
+from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr, unspecified_for_none
 from lamina.interpreters.jaxprs.jaxpr_cache import clear_jaxpr_caches
 from lamina.interpreters.jaxprs.key_reuse import check_jitted_call, check_key_reuse_jaxpr
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
@@ -285,12 +285,18 @@ class JitWrapped:
             return self._run(entry, leaves)
         if self._inline:
             return eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves)
+        shardings = {}
+        if entry.in_shardings is not None:
+            shardings["in_shardings"] = unspecified_for_none(entry.in_shardings)
+        if entry.out_shardings is not None:
+            shardings["out_shardings"] = unspecified_for_none(entry.out_shardings)
         return call_jaxpr(
             entry.closed,
             *leaves,
             name=self._name,
             donated_invars=entry.donated or (False,) * len(leaves),
             keep_unused=self._keep_unused,
+            **shardings,
         )
 
     # --- stages and caches

@@ -64,6 +64,8 @@ class CacheKey:
 def shard_arg(x, sharding, layout):
     """The C++ path's hook for arguments that are not arrays already (NumPy, scalars)."""
     if type(x) is ArrayImpl:
+        if x._sharding is sharding or x._sharding == sharding:
+            return x
         return copy_array(x, sharding, committed=False)
     a = put_on_device(x)
     return a if a._sharding == sharding else copy_array(a, sharding, committed=False)

@@ -19,7 +19,7 @@ from jaxlib import xla_client
 
 from lamina.interpreters.core.config import config
 from lamina.interpreters.core.monitoring import JAXPR_TO_MLIR_MODULE_EVENT, compile_step
-from lamina.interpreters.jaxprs.calls import jit_p
+from lamina.interpreters.jaxprs.calls import jit_p, none_for_unspecified
 from lamina.interpreters.jaxprs.discharge import discharge_state, has_refs
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr
 from lamina.interpreters.jaxprs.tokens import split_tokens
@@ -376,9 +376,16 @@ def _log_compile(name: str, in_avals) -> None:
     )
 
 
-def _jit_impl(*args, jaxpr, name, donated_invars, keep_unused, **_):
+def _jit_impl(*args, jaxpr, name, donated_invars, keep_unused, in_shardings=(),
+              out_shardings=(), **_):  # fmt: skip
     return compiled_call(
-        jaxpr, args, name=name, donated_invars=donated_invars, keep_unused=keep_unused
+        jaxpr,
+        args,
+        name=name,
+        donated_invars=donated_invars,
+        keep_unused=keep_unused,
+        in_shardings=none_for_unspecified(in_shardings),
+        out_shardings=none_for_unspecified(out_shardings),
     )
 
 

@@ -41,6 +41,8 @@ def _output_sharding(hlo, placement: Partitioning, ndim: int):
     sharding of the call makes of ``hlo`` (``_from_hlo_sharding``), else a
     ``GSPMDSharding``."""
     known = [*placement.in_shardings, *(placement.out_shardings or ()), placement.inner]
+    # the shardings the call was given first, the GSPMD ones made up for it last
+    known.sort(key=lambda s: type(s) is xla_client.GSPMDSharding)
     for s in known:
         if s is not None and _hlo_or_none(s, ndim) == hlo:
             return s

@@ -116,7 +116,8 @@ def copy_array(x, sharding, committed: bool = True):
     )
     copy = copies[0]
     if copy is x or copy._committed != committed:  # a new array object, committed as asked
-        copy = ArrayImpl(x.aval, sharding, [copy], committed=committed, _skip_checks=True)
+        pieces = [copy] if sharding.num_devices == 1 else copy._arrays
+        copy = ArrayImpl(x.aval, sharding, pieces, committed=committed, _skip_checks=True)
     return copy
 
 
