@@ -275,7 +275,13 @@ class JitWrapped:
             result_names=entry.result_names,
             in_shardings=entry.in_shardings,
             out_shardings=entry.out_shardings,
+            arg_names=lambda: self._leaf_names(entry, leaves),
         )
+
+    def _leaf_names(self, entry, leaves) -> list[str]:
+        """A name per flat argument (``a``, ``b['w']``), for error messages."""
+        dyn_args, dyn_kwargs = tree_util.tree_unflatten(entry.in_tree, leaves)
+        return leaf_names(self._fun, dyn_args, dyn_kwargs)
 
     def _call_entry(self, entry, leaves) -> list:
         """The flat outputs: run, or staged into the current trace."""

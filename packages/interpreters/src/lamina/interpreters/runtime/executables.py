@@ -283,12 +283,14 @@ def compiled_call(
             donated_invars=donated,
             keep_unused=keep_unused,
             device=device,
-            arg_names=None if arg_names is None else split.inputs(arg_names),
+            arg_names=None if arg_names is None or callable(arg_names) else split.inputs(arg_names),
             result_names=None,
             in_shardings=None if in_shardings is None else split.inputs(in_shardings),
         )
         return split.outputs(outs)
-    device = call_placement(args, device, in_shardings, out_shardings, name, closed=closed)
+    device = call_placement(
+        args, device, in_shardings, out_shardings, name, arg_names=arg_names, closed=closed
+    )
     donated = tuple(donated_invars) or (False,) * len(args)
     key = (id(closed), donated, keep_unused, device)
     entry = _executables.get(key)
@@ -298,6 +300,8 @@ def compiled_call(
             if entry is None:
                 _log_compile(name, closed.in_avals)
                 names = {}
+                if callable(arg_names):
+                    arg_names = None
                 if arg_names is not None and len(arg_names) == len(closed.in_avals):
                     names["arg_names"] = arg_names
                 if result_names is not None and len(result_names) == len(closed.out_avals):

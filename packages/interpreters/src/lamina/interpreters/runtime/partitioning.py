@@ -10,7 +10,7 @@ devices the program is partitioned over, in the order XLA numbers them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from jaxlib import xla_client
@@ -47,11 +47,10 @@ def _committed_sharding(x):
     return None
 
 
-def _describe(names, i, x) -> str:
+def _describe(names, i, x, fun_name) -> str:
     aval = getattr(x, "aval", None)
     shape = aval.str_short() if aval is not None else type(x).__name__
-    name = names[i] if names and i < len(names) else f"argument {i}"
-    return f"{name} with shape {shape}"
+    return f"{_name(names, i)} of {fun_name} with shape {shape}"
 
 
 def _ids(sharding) -> list[int]:
@@ -64,7 +63,7 @@ def partitioning(
     out_shardings: Sequence[Any] | None,
     *,
     fun_name: str = "jit",
-    arg_names: Sequence[str] | None = None,
+    arg_names: Sequence[str] | Callable[[], Sequence[str]] | None = None,
     inner: Any = None,
 ) -> Partitioning | None:
     """The :class:`Partitioning` of a call on ``args`` (flat) with the shardings ``jit``
@@ -97,11 +96,12 @@ def partitioning(
             first = (i, s)
         elif s._internal_device_list != first[1]._internal_device_list:
             j, t = first
+            names = arg_names() if callable(arg_names) else arg_names
             raise ValueError(
                 "Received incompatible devices for jitted computation. Got argument "
-                f"{_describe(arg_names, j, args[j])} of {fun_name} and with device ids "
+                f"{_describe(names, j, args[j], fun_name)} and with device ids "
                 f"{_ids(t)} on platform {_platform(t)} and argument "
-                f"{_describe(arg_names, i, args[i])} of {fun_name} and with device ids "
+                f"{_describe(names, i, args[i], fun_name)} and with device ids "
                 f"{_ids(s)} on platform {_platform(s)}"
             )
     for o in outs:
@@ -121,13 +121,17 @@ def partitioning(
     everywhere = replicated(devices)
     ins = [everywhere if s is None else s for s in ins]
     for i, (x, s) in enumerate(zip(args, ins, strict=True)):
-        aval = getattr(x, "aval", None)
-        if aval is not None and hasattr(aval, "shape"):
-            check_fits(s, aval.shape, f"pjit arguments with pytree key path {_name(arg_names, i)}")
+        shape = getattr(x, "shape", None)
+        if shape is None and isinstance(x, (int, float, complex, bool)):
+            shape = ()
+        if shape is not None:
+            check_fits(s, shape, f"pjit arguments with pytree key path {_name(arg_names, i)}")
     return Partitioning(devices, tuple(ins), outs or None, inner)
 
 
 def _name(names, i) -> str:
+    if callable(names):
+        names = names()
     return names[i] if names and i < len(names) else f"args[{i}]"
 
 
@@ -137,11 +141,19 @@ def check_fits(sharding, shape: tuple, what: str) -> None:
     try:
         hlo = sharding._to_xla_hlo_sharding(len(shape))
     except ValueError as e:
+        rank = next((n for n in range(len(shape) + 1, 33) if _fits_rank(sharding, n)), None)
+        why = (
+            str(e)
+            if rank is None
+            else f"Sharding {sharding} is only valid for values of rank at least {rank}, "
+            f"but was applied to a value of rank {len(shape)}."
+        )
         raise ValueError(
-            f"One of {what} is incompatible with its sharding annotation {sharding}: {e}"
+            f"One of {what} is incompatible with its sharding annotation {sharding}: {why}"
         ) from None
     if not hlo.is_tiled() or hlo.is_replicated():
         return
+    sharding.shard_shape(tuple(shape))  # a sharding's own check (IndivisibleError)
     tiles = hlo.tile_assignment_dimensions()[: len(shape)]
     if len(hlo.tile_assignment_dimensions()) < len(shape):
         return
@@ -152,6 +164,14 @@ def check_fits(sharding, shape: tuple, what: str) -> None:
                 f"times, but the dimension size is {n} (full shape: {tuple(shape)}, "
                 f"per-dimension tiling factors: {list(tiles)} should evenly divide the shape)"
             )
+
+
+def _fits_rank(sharding, ndim: int) -> bool:
+    try:
+        sharding._to_xla_hlo_sharding(ndim)
+    except ValueError:
+        return False
+    return True
 
 
 def _platform(sharding) -> str:
