@@ -81,6 +81,13 @@ step = jax.jit(jax.grad(mlp_loss), in_shardings=(r, NamedSharding(mesh, P("x")))
 out["dp_grad"] = np.asarray(step(w, x / 32)).tolist()
 out["dp_grad_unsharded"] = np.asarray(jax.grad(mlp_loss)(w, x / 32)).tolist()
 
+inner = jax.jit(lambda a: a * 2, in_shardings=s, out_shardings=r)
+outer = jax.jit(lambda a: inner(a) + 1)
+o = outer(x)
+out["nested"] = [spec(o), np.asarray(o).tolist()]
+c = jax.jit(lambda a, b: (a + b, a.sum()), in_shardings=(s, r)).lower(x, x).compile()
+out["compiled_shardings"] = [repr(c.input_shardings), repr(c.output_shardings)]
+
 
 def err(name, fn):
     try:

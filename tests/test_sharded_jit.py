@@ -85,6 +85,16 @@ def test_donation_and_vmap(seen):
     assert seen["vmap"] == [192.0, [3, 8, 4]]
 
 
+def test_nested_jit_and_compiled_shardings(seen):
+    # recorded from JAX 0.10.2
+    assert seen["nested"][0] == "P()"
+    np.testing.assert_array_equal(seen["nested"][1], 2 * X + 1)
+    assert seen["compiled_shardings"] == [
+        f"(({XY}, {_named('P()')}), {{}})",
+        f"({XY}, {_named('P()')})",
+    ]
+
+
 def _named(spec):
     return f"NamedSharding(mesh={MESH}, spec={spec}, memory_kind=device)"
 

@@ -296,12 +296,30 @@ class LoweringRuleContext:
         return list(call.results)
 
 
-def call_lowering(ctx, *args, jaxpr, name="", inline=False, **_params):
+def call_lowering(ctx, *args, jaxpr, name="", inline=False, in_shardings=(),
+                  out_shardings=(), **_params):  # fmt: skip
     """The lowering rule of jit-like call primitives (params ``jaxpr``, ``name``,
-    ``inline``): a ``func.call @name`` or, with ``inline=True``, the body in place."""
+    ``inline``): a ``func.call @name`` or, with ``inline=True``, the body in place.
+    Shardings over several devices (``in_shardings``/``out_shardings``) constrain the
+    layouts of the operands and results."""
     if isinstance(jaxpr, Jaxpr):
         jaxpr = ClosedJaxpr(jaxpr, [])
-    return ctx.call(jaxpr, args, name=name, inline=inline)
+    args = _constrained(args, ctx.avals_in, in_shardings)
+    outs = ctx.call(jaxpr, args, name=name, inline=inline)
+    return _constrained(outs, ctx.avals_out, out_shardings)
+
+
+def _constrained(values, avals, shardings) -> list:
+    """``values`` with a layout constraint where ``shardings`` has one over several
+    devices (a ``Sharding``; anything else leaves the value as it is)."""
+    if not shardings:
+        return list(values)
+    return [
+        mb.sharding_op(v, a, s._to_xla_hlo_sharding(a.ndim))
+        if getattr(s, "num_devices", 1) > 1 and hasattr(s, "_to_xla_hlo_sharding")
+        else v
+        for v, a, s in zip(values, avals, shardings, strict=True)
+    ]
 
 
 def lower_fun(fun: Callable, multiple_results: bool = False) -> Callable:

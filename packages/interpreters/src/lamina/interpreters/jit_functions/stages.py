@@ -20,6 +20,7 @@ from lamina.interpreters.runtime.executables import (
     lower,
     make_executable,
 )
+from lamina.interpreters.runtime.partitioning import Partitioning
 from lamina.ir import AbstractToken, tree_util
 
 __all__ = ["ArgInfo", "Compiled", "Lowered", "Traced"]
@@ -145,6 +146,10 @@ class Lowered(_Stage):
             return Compiled(
                 self._traced, make_executable(self._lowered, len(closed.in_avals), device, name)
             )
+        if isinstance(device, Partitioning):
+            raise NotImplementedError(
+                "ordered effects in a program partitioned over several devices are not supported"
+            )
         # Tokens order effects at trace time; the executable runs without them.
         lowered = lower(split.closed, name, None, self._traced._jitted._keep_unused)
         exe = make_executable(lowered, len(split.closed.in_avals), device, name)
@@ -185,6 +190,29 @@ class Compiled(_Stage):
 
     def runtime_executable(self):
         return self._xla
+
+    @property
+    def input_shardings(self):
+        """The sharding of each argument, as the pytree ``(args, kwargs)``."""
+        compiled = self._executable.compiled
+        n = len(self._traced.jaxpr.in_avals)
+        placement = getattr(compiled, "placement", None)
+        if placement is not None:
+            kept = getattr(self._executable, "kept", None) or range(n)
+            flat = [None] * n  # unused arguments have none
+            for i, s in zip(kept, placement.in_shardings, strict=True):
+                flat[i] = s
+        else:
+            flat = [compiled.sharding] * n
+        return tree_util.tree_unflatten(self.in_tree, flat)
+
+    @property
+    def output_shardings(self):
+        """The sharding of each result, as the result's pytree."""
+        compiled = self._executable.compiled
+        n = len(self._traced.jaxpr.out_avals)
+        flat = getattr(compiled, "out_shardings", None) or [compiled.sharding] * n
+        return tree_util.tree_unflatten(self.out_tree, list(flat))
 
     def __call__(self, *args, **kwargs):
         jitted = self._traced._jitted

@@ -245,7 +245,7 @@ def call_placement(args, device, in_shardings, out_shardings, name="jit", arg_na
         args, in_shardings, out_shardings, fun_name=name, arg_names=arg_names, inner=inner
     )
     if found is not None:
-        return found
+        return found if len(found.devices) > 1 else found.devices[0]
     return _device_of(args, device)
 
 
