@@ -88,6 +88,11 @@ out["nested"] = [spec(o), np.asarray(o).tolist()]
 c = jax.jit(lambda a, b: (a + b, a.sum()), in_shardings=(s, r)).lower(x, x).compile()
 out["compiled_shardings"] = [repr(c.input_shardings), repr(c.output_shardings)]
 
+ks = jax.random.split(jax.random.key(0), 8)
+draw = lambda keys: jax.vmap(jax.random.uniform)(keys)  # noqa: E731
+u = jax.jit(draw, in_shardings=NamedSharding(mesh, P("x")))(ks)
+out["keys"] = [spec(u), bool(np.array_equal(np.asarray(u), np.asarray(jax.jit(draw)(ks))))]
+
 
 def err(name, fn):
     try:

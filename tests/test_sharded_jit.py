@@ -95,6 +95,11 @@ def test_nested_jit_and_compiled_shardings(seen):
     ]
 
 
+def test_prng_keys(seen):
+    # recorded from JAX 0.10.2: the draws of keys split over devices, laid out as them
+    assert seen["keys"] == ["P('x',)", True]
+
+
 def _named(spec):
     return f"NamedSharding(mesh={MESH}, spec={spec}, memory_kind=device)"
 

@@ -28,7 +28,11 @@ from lamina.interpreters.runtime.execute import compile_lowered
 from lamina.interpreters.runtime.extended import PhysicalCall
 from lamina.interpreters.runtime.float_checks import check_jaxpr_call, checks_on
 from lamina.interpreters.runtime.partitioned_module import PartitionedModule
-from lamina.interpreters.runtime.partitioning import Partitioning, partitioning
+from lamina.interpreters.runtime.partitioning import (
+    Partitioning,
+    partitioning,
+    physical_sharding,
+)
 from lamina.interpreters.runtime.refs import Ref
 from lamina.interpreters.runtime.sharding import Sharding
 from lamina.ir import AbstractRef, ClosedJaxpr, Jaxpr, is_extended_aval, physical_aval
@@ -87,17 +91,18 @@ def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, placement=
 
 
 def _hlo_shardings(closed: ClosedJaxpr, placement: Partitioning) -> dict:
-    """The ``arg_shardings`` / ``result_shardings`` of ``lower_jaxpr`` for a call."""
-    ins = [
-        s._to_xla_hlo_sharding(a.ndim)
-        for s, a in zip(placement.in_shardings, closed.in_avals, strict=True)
-    ]
+    """The ``arg_shardings`` / ``result_shardings`` of ``lower_jaxpr`` for a call (of
+    the physical data, for arrays of extended dtypes)."""
+
+    def hlo(s, a):
+        return physical_sharding(s, a)._to_xla_hlo_sharding(physical_aval(a).ndim)
+
+    ins = [hlo(s, a) for s, a in zip(placement.in_shardings, closed.in_avals, strict=True)]
     outs = placement.out_shardings or (None,) * len(closed.out_avals)
     return {
         "arg_shardings": ins,
         "result_shardings": [
-            None if s is None else s._to_xla_hlo_sharding(a.ndim)
-            for s, a in zip(outs, closed.out_avals, strict=True)
+            None if s is None else hlo(s, a) for s, a in zip(outs, closed.out_avals, strict=True)
         ],
     }
 
@@ -135,10 +140,16 @@ class Executable:
                     f"jit({name}): host callbacks and ordered effects in a program "
                     "partitioned over several devices are not supported"
                 )
+            ins = device.in_shardings
             if self.kept is not None:
-                device = device._replace(
-                    in_shardings=tuple(device.in_shardings[i] for i in self.kept)
-                )
+                ins = tuple(ins[i] for i in self.kept)
+            outs = device.out_shardings
+            device = device._replace(
+                in_shardings=tuple(map(physical_sharding, ins, lowered.in_avals)),
+                out_shardings=outs and tuple(map(physical_sharding, outs, lowered.out_avals)),
+                # a logical sharding to name the outputs XLA lays out after
+                inner=device.inner or next((s for s in ins if s is not None), None),
+            )
             self.compiled = PartitionedModule(
                 lowered.as_bytecode(), device, name=f"jit({name})", out_avals=out_avals
             )

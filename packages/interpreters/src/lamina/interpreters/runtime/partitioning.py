@@ -15,9 +15,10 @@ from typing import Any, NamedTuple
 
 from jaxlib import xla_client
 
-from lamina.interpreters.runtime.sharding import Sharding
+from lamina.interpreters.runtime.sharding import Sharding, sharding_with_new_dim
+from lamina.ir import is_extended_aval, physical_aval
 
-__all__ = ["Partitioning", "check_fits", "partitioning", "replicated"]
+__all__ = ["Partitioning", "check_fits", "partitioning", "physical_sharding", "replicated"]
 
 ArrayImpl = xla_client.ArrayImpl
 _REPLICATED = xla_client.HloSharding.replicate()
@@ -31,6 +32,17 @@ class Partitioning(NamedTuple):
     out_shardings: tuple | None  # one Sharding or None (XLA's choice) per output;
     # None: XLA chooses for every output
     inner: Any = None  # a sharding the program itself names (a layout constraint)
+
+
+def physical_sharding(sharding, aval):
+    """The layout of the physical data of an array of type ``aval`` laid out by
+    ``sharding``: for extended dtypes (PRNG keys), the data's trailing dimensions
+    unpartitioned."""
+    if sharding is None or not is_extended_aval(aval):
+        return sharding
+    for dim in range(aval.ndim, physical_aval(aval).ndim):
+        sharding = sharding_with_new_dim(sharding, dim, dim)
+    return sharding
 
 
 def replicated(devices: Sequence[Any]) -> Sharding:
