@@ -16,7 +16,7 @@ from jaxlib import xla_client
 from lamina.interpreters.core.config import no_execution
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.partitioning import Partitioning
-from lamina.interpreters.runtime.transfer import copy_array, put_on_device
+from lamina.interpreters.runtime.transfer import place
 
 __all__ = ["PartitionedModule", "compile_options_for"]
 
@@ -131,8 +131,6 @@ class PartitionedModule:
 
     @staticmethod
     def _place(x, sharding):
-        if type(x) is not ArrayImpl:
-            x = put_on_device(x)
-        if x._sharding is sharding or x._sharding == sharding:
-            return x
-        return copy_array(x, sharding, committed=x._committed)
+        if type(x) is ArrayImpl:
+            return place(x, sharding, committed=x._committed)
+        return place(x, sharding)

@@ -34,6 +34,7 @@ __all__ = [
     "device_get",
     "device_put",
     "live_arrays",
+    "place",
     "put_on_device",
 ]
 
@@ -96,6 +97,17 @@ def _put_host_value(value: np.ndarray, aval: ShapedArray, sharding, committed: b
         aval, sharding, pieces, devices, committed, False,
         enable_x64=x64 or dtypes.x64_enabled(),
     )  # fmt: skip
+
+
+def place(x: Any, sharding, committed: bool = False):
+    """``x`` (an array or a host value, not of an extended dtype) laid out by
+    ``sharding``, moved straight there (not through the default device)."""
+    if type(x) is ArrayImpl:
+        if x._sharding is sharding or x._sharding == sharding:
+            return x
+        return copy_array(x, sharding, committed=committed)
+    value, aval = host_value(x)
+    return _put_host_value(value, aval, sharding, committed)
 
 
 def copy_array(x, sharding, committed: bool = True):
