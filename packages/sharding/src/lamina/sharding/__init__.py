@@ -1,31 +1,22 @@
-"""lamina.sharding: not built yet (issue 17).
+"""lamina.sharding: meshes, shardings and sharded arrays (``jax.sharding``)."""
 
-It is to hold meshes, shardings, `shard_map`, `pmap` and multi-process support. Until
-then the package imports, so that it installs with its declared dependencies, and any
-attribute or submodule of it raises an error that says the layer is not built yet.
-"""
+from lamina.interpreters import Sharding, SingleDeviceSharding
+from lamina.sharding.axis_types import AxisType, ManualAxisType
+from lamina.sharding.mesh import AbstractDevice, AbstractMesh, Mesh, make_mesh
+from lamina.sharding.named_sharding import DuplicateSpecError, IndivisibleError, NamedSharding
+from lamina.sharding.partition_spec import P, PartitionSpec
 
-import sys as _sys
-from importlib.abc import MetaPathFinder as _MetaPathFinder
+__all__ = [
+    "AbstractDevice",
+    "AbstractMesh",
+    "AxisType",
+    "ManualAxisType",
+    "Mesh",
+    "NamedSharding",
+    "PartitionSpec",
+    "Sharding",
+    "SingleDeviceSharding",
+]
 
-__all__: list[str] = []
-
-_NOT_BUILT = "lamina.sharding is not built yet (issue 17)"
-
-
-def __getattr__(name: str):
-    raise AttributeError(f"{_NOT_BUILT}, so it has no attribute {name!r}")
-
-
-class _NotBuiltFinder(_MetaPathFinder):
-    """Answers an import of a submodule (which the path finders did not find) with the
-    error, naming the layer as the missing module so that ``from ... import`` reports
-    it too."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname.startswith(__name__ + "."):
-            raise ModuleNotFoundError(f"{_NOT_BUILT}: no module {fullname!r}", name=__name__)
-        return None
-
-
-_sys.meta_path.append(_NotBuiltFinder())
+# Outside __all__ (jax.sharding's surface): names the root package and other modules use.
+_extras = (DuplicateSpecError, IndivisibleError, P, make_mesh)
