@@ -65,7 +65,7 @@ class State:
         bind_address = coordinator_bind_address or os.environ.get(
             "JAX_COORDINATOR_BIND_ADDRESS", f"[::]:{port}"
         )
-        if config.jax_check_proxy_envs:
+        if config.read("jax_check_proxy_envs"):
             proxies = [key for key in os.environ if "_proxy" in key.lower()]
             if proxies:
                 logger.warning(
