@@ -1,7 +1,7 @@
 """`lamina.experimental.multihost_utils`: exchanging host data between the processes of a
 multi-process run (`jax.experimental.multihost_utils`)."""
 
-from lamina.sharding.multihost import (
+from lamina.sharding.multihost_utils import (
     ProcessFailureError,
     assert_equal,
     broadcast_one_to_all,

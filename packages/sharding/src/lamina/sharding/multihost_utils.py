@@ -105,7 +105,7 @@ def broadcast_one_to_all(in_tree: Any, is_source: bool | None = None) -> Any:
     def broadcast(x):
         value = _host_value(x)
         stack = _gather_processes(value if is_source else np.zeros_like(value))
-        return stack.sum(axis=0, dtype=value.dtype)
+        return np.asarray(stack.sum(axis=0, dtype=value.dtype))
 
     return tree_map(broadcast, in_tree)
 
