@@ -16,7 +16,7 @@ from jaxlib import xla_client
 from lamina.interpreters import devices as backend_devices
 from lamina.interpreters import process_index
 from lamina.sharding.axis_types import AxisType, normalize_axis_types
-from lamina.sharding.mesh_state import state
+from lamina.sharding.mesh_state import entered_meshes
 
 __all__ = ["AbstractDevice", "AbstractMesh", "BaseMesh", "Mesh", "make_mesh"]
 
@@ -123,11 +123,11 @@ class Mesh(BaseMesh):
             DeprecationWarning,
             stacklevel=2,
         )
-        state.entered.append(self)
+        entered_meshes.set_local((*entered_meshes.value, self))
         return self
 
     def __exit__(self, exc_type, exc_value, traceback) -> bool:
-        state.entered.pop()
+        entered_meshes.set_local(entered_meshes.value[:-1])
         return False
 
     def __call__(self, fn):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["P", "PartitionSpec", "UNCONSTRAINED"]
+__all__ = ["UNCONSTRAINED", "P", "PartitionSpec"]
 
 
 class _Unconstrained:
