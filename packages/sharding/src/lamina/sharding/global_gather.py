@@ -12,10 +12,9 @@ import functools
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from jaxlib import xla_client
 
 from lamina.interpreters import backend, device_put, execute
-from lamina.ir import ShapedArray
+from lamina.sharding.array_creation import make_array_from_single_device_arrays
 from lamina.sharding.mesh import Mesh
 from lamina.sharding.named_sharding import NamedSharding
 from lamina.sharding.partition_spec import PartitionSpec
@@ -60,8 +59,7 @@ def gather_blocks(
     mesh = Mesh(np.array(devices), (_AXIS,))
     local = [d for d in devices if d in blocks]
     pieces = [device_put(np.asarray(blocks[d], dtype)[None], d) for d in local]
-    stacked = ShapedArray((len(devices), *block_shape), dtype)
     sharding = NamedSharding(mesh, PartitionSpec(_AXIS))
-    argument = xla_client.ArrayImpl(stacked, sharding, pieces, committed=True)
+    argument = make_array_from_single_device_arrays((len(devices), *block_shape), sharding, pieces)
     results = _compiled(devices, block_shape, dtype).execute_sharded([argument])
     return np.asarray(results.disassemble_into_single_device_arrays()[0][0])

@@ -11,11 +11,11 @@ import zlib
 from typing import Any
 
 import numpy as np
-from jaxlib import xla_client
 
 from lamina.interpreters import ArrayImpl, backend, device_put
-from lamina.ir import ShapedArray, dtypes
+from lamina.ir import dtypes
 from lamina.ir.tree_util import tree_flatten, tree_map, tree_unflatten
+from lamina.sharding.array_creation import make_array_from_single_device_arrays
 from lamina.sharding.distributed import global_state
 from lamina.sharding.global_gather import gather_blocks
 from lamina.sharding.mesh import Mesh
@@ -196,8 +196,8 @@ def _local_to_global(x, mesh: Mesh, pspec):
     value = _host_value(x)
     local = NamedSharding(mesh.local_mesh, pspec)
     pieces = [device_put(value[i], d) for d, i in local.devices_indices_map(value.shape).items()]
-    aval = ShapedArray(_rescaled(value.shape, mesh, pspec, True), value.dtype)
-    return xla_client.ArrayImpl(aval, NamedSharding(mesh, pspec), pieces, committed=True)
+    shape = _rescaled(value.shape, mesh, pspec, True)
+    return make_array_from_single_device_arrays(shape, NamedSharding(mesh, pspec), pieces)
 
 
 def _global_to_local(x, mesh: Mesh, pspec):
@@ -205,16 +205,15 @@ def _global_to_local(x, mesh: Mesh, pspec):
     if isinstance(x, ArrayImpl) and x.is_fully_addressable:
         return x
     local = NamedSharding(mesh.local_mesh, pspec)
-    aval = ShapedArray(_rescaled(x.shape, mesh, pspec, False), x.dtype)
-    if not isinstance(x, ArrayImpl):
+    shape = _rescaled(x.shape, mesh, pspec, False)
+    if isinstance(x, ArrayImpl):
+        by_device = {s.device: s.data for s in x.addressable_shards}
+        pieces = [by_device[d] for d in local._device_assignment]
+    else:  # a host value holding the whole array
         value = _host_value(x)
-        index = local.devices_indices_map(aval.shape).items()
-        return xla_client.ArrayImpl(
-            aval, local, [device_put(value[i], d) for d, i in index], committed=True
-        )
-    by_device = {s.device: s.data for s in x.addressable_shards}
-    pieces = [by_device[d] for d in local._device_assignment]
-    return xla_client.ArrayImpl(aval, local, pieces, committed=True)
+        index = local.devices_indices_map(x.shape).items()
+        pieces = [device_put(value[i], d) for d, i in index]
+    return make_array_from_single_device_arrays(shape, local, pieces)
 
 
 def host_local_array_to_global_array(local_inputs: Any, global_mesh: Mesh, pspecs: Any):
