@@ -111,8 +111,10 @@ print(dist.is_initialized())
 with socket.socket() as s:
     s.bind(("localhost", 0))
     address = f"localhost:{s.getsockname()[1]}"
-dist.initialize(address, 1, 0)
+dist.initialize(address, 1, 0, local_device_ids=0)
 print(dist.is_initialized())
+from lamina.interpreters import config
+print(config.read("jax_cuda_visible_devices"), config.read("jax_rocm_visible_devices"))
 print(message(address, 1, 0))
 import lamina
 print(lamina.devices(), lamina.process_count())
@@ -146,6 +148,7 @@ def test_initialize_errors():
         "num_processes. Got process_id=-1, num_processes=2.",
         "False",
         "True",
+        "0 0",
         "RuntimeError: distributed.initialize should only be called once.",
         "[CpuDevice(id=0)] 1",
         "RuntimeError: " + BACKEND_STARTED,

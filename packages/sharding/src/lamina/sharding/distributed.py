@@ -59,7 +59,10 @@ class State:
         if local_device_ids is None and (ids := os.environ.get("JAX_LOCAL_DEVICE_IDS")):
             local_device_ids = [int(i) for i in ids.split(",")]
         if local_device_ids:
-            logger.info("lamina.distributed: visible devices %s", local_device_ids)
+            visible = ",".join(str(i) for i in local_device_ids)
+            logger.info("lamina.distributed: visible devices %s", visible)
+            config.update("jax_cuda_visible_devices", visible)
+            config.update("jax_rocm_visible_devices", visible)
 
         port = coordinator_address.rsplit(":", 1)[1]
         bind_address = coordinator_bind_address or os.environ.get(
