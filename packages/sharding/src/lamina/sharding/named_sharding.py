@@ -90,11 +90,11 @@ def _canonical_memory_kind(kind, mesh) -> str | None:
 class NamedSharding(Sharding):
     """An array laid out over ``mesh`` as ``spec`` says.
 
-    ``NamedSharding(mesh, spec, *, memory_kind=None)``; ``mesh`` is a ``Mesh`` or an
+    ``NamedSharding(mesh, spec, memory_kind=None)``; ``mesh`` is a ``Mesh`` or an
     ``AbstractMesh`` (the latter describes a layout without devices, as in types).
     """
 
-    def __init__(self, mesh, spec, *, memory_kind=None, _logical_device_ids=None):
+    def __init__(self, mesh, spec, memory_kind=None, _logical_device_ids=None):
         super().__init__()
         if not isinstance(mesh, (Mesh, AbstractMesh)):
             raise TypeError(
