@@ -2,6 +2,7 @@
 loopback. Values and messages recorded from JAX 0.10.2 running the same steps."""
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -18,6 +19,14 @@ from lamina.sharding import distributed
 
 WORKER = Path(__file__).with_name("distributed_worker.py")
 TIMEOUT = 180  # seconds: a hung collective must fail the test, not stall the suite
+
+
+def clean_env(**extra: str) -> dict:
+    """This environment without a scheduler's or JAX's run variables, which
+    ``initialize`` would read, plus ``extra``."""
+    prefixes = ("SLURM_", "OMPI_", "JAX_COORDINATOR", "JAX_LOCAL_DEVICE_IDS")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
+    return {**env, **extra}
 
 
 def free_address() -> str:
@@ -41,6 +50,7 @@ def results():
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
+            env=clean_env(),
         )
         for pid in (0, 1)
     ]
@@ -135,6 +145,7 @@ def test_initialize_errors():
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
+        env=clean_env(),
     )
     assert run.returncode == 0, run.stderr[-3000:]
     # recorded from JAX 0.10.2
@@ -165,6 +176,38 @@ BACKEND_STARTED = (
     "the XLA backend. This includes any computation, but also calls to jax.devices, "
     "jax.device_put, and others."
 )
+
+
+FROM_SLURM = """
+import lamina, lamina.distributed
+from lamina.interpreters import config
+lamina.distributed.initialize()
+state = lamina.sharding.distributed.global_state
+print(lamina.distributed.is_initialized(), state.coordinator_address.split(":")[0],
+      lamina.process_count(), config.read("jax_cuda_visible_devices"))
+lamina.distributed.shutdown()
+"""
+
+
+def test_initialize_from_a_slurm_environment():
+    port = free_address().rsplit(":", 1)[1]
+    slurm = {
+        "SLURM_JOB_ID": "7",
+        "SLURM_STEP_NODELIST": "localhost",
+        "SLURM_NTASKS": "1",
+        "SLURM_PROCID": "0",
+        "SLURM_LOCALID": "0",
+        "JAX_COORDINATOR_PORT": port,
+    }
+    run = subprocess.run(
+        [sys.executable, "-c", FROM_SLURM],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=clean_env(**slurm),
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.splitlines() == ["True localhost 1 0"]  # recorded from JAX 0.10.2
 
 
 def test_initialize_after_the_backend_started():

@@ -16,6 +16,7 @@ from typing import Any
 from jaxlib import _jax
 
 from lamina.interpreters import backend, config
+from lamina.sharding.cluster_detection import detect
 
 __all__ = ["initialize", "is_initialized", "shutdown"]
 
@@ -47,17 +48,15 @@ class State:
         partition_index: int | None = None,
     ) -> None:
         coordinator_address = coordinator_address or os.environ.get("JAX_COORDINATOR_ADDRESS")
-        if cluster_detection_method not in (None, "deactivate"):
-            # No cluster environment (Slurm, Open MPI, TPU, ...) is detected here.
-            logger.error(
-                "Automatic Distributed initialization can not proceed: %s is not supported.",
-                cluster_detection_method,
-            )
-        _check_arguments(coordinator_address, num_processes, process_id)
         if isinstance(local_device_ids, int):
             local_device_ids = [local_device_ids]
         if local_device_ids is None and (ids := os.environ.get("JAX_LOCAL_DEVICE_IDS")):
             local_device_ids = [int(i) for i in ids.split(",")]
+        given = (coordinator_address, num_processes, process_id, local_device_ids)
+        if cluster_detection_method != "deactivate" and None in given:
+            given = detect(*given, cluster_detection_method)
+        coordinator_address, num_processes, process_id, local_device_ids = given
+        _check_arguments(coordinator_address, num_processes, process_id)
         if local_device_ids:
             visible = ",".join(str(i) for i in local_device_ids)
             logger.info("lamina.distributed: visible devices %s", visible)
