@@ -15,8 +15,11 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters import ad, axis_env, batching, is_undefined_primal, lower_fun, not_mapped
+from lamina.interpreters import mlir_builders as mb
+from lamina.interpreters.mlir import hlo
 from lamina.ir import Primitive, ShapedArray, tree_util
 from lamina.lax.base.operands import aval_of
+from lamina.lax.parallel.device_axes import all_reduce, device_axis_size, is_device_axis
 from lamina.lax.base.primitives import (
     add,
     broadcast_in_dim,
@@ -54,7 +57,7 @@ def axis_names(axis_name) -> tuple:
 def check_axes_bound(names, primitive: str, staged: bool) -> None:
     bound = {frame.name for frame in axis_env()}
     for name in names:
-        if isinstance(name, int) or name in bound:
+        if isinstance(name, int) or name in bound or is_device_axis(name):
             continue
         if staged:
             raise NameError(
@@ -67,8 +70,14 @@ def check_axes_bound(names, primitive: str, staged: bool) -> None:
 def _size_of(names) -> int:
     size = 1
     for name in names:
-        size *= batching.axis_frame(name).size
+        on_devices = device_axis_size(name)
+        size *= on_devices if on_devices is not None else batching.axis_frame(name).size
     return size
+
+
+def axis_size_of(name) -> int:
+    """The size of one bound axis name (vmapped or mapped over devices)."""
+    return _size_of((name,))
 
 
 def check_no_groups(axis_index_groups) -> None:
@@ -77,6 +86,11 @@ def check_no_groups(axis_index_groups) -> None:
             "axis_index_groups is not supported under vmap; group the data yourself "
             "or use shard_map"
         )
+
+
+def check_no_device_groups(axis_index_groups) -> None:
+    if axis_index_groups is not None:
+        raise NotImplementedError("axis_index_groups is not supported by lamina's pmap yet")
 
 
 def _positional(axes) -> tuple[int, ...]:
@@ -90,7 +104,7 @@ def _named(axes) -> tuple:
 # ---------------------------------------------------------------- reductions
 
 
-def _reduction(name: str, reduce_positional, unbatched_scale: bool):
+def _reduction(name: str, reduce_positional, unbatched_scale: bool, kind: str):
     """A collective reduction primitive (psum, pmax, pmin) of one operand; as in JAX,
     reducing a pytree binds it once per leaf."""
     prim = Primitive(name)
@@ -119,7 +133,18 @@ def _reduction(name: str, reduce_positional, unbatched_scale: bool):
 
     prim.def_impl(impl)
     prim.def_abstract_eval(abstract_eval)
-    prim.def_lowering(lower_fun(impl, multiple_results=False))
+    positional_lowering = lower_fun(impl, multiple_results=False)
+
+    def lowering(ctx, x, *, axes, axis_index_groups):
+        named = _named(axes)
+        if not named or not all(is_device_axis(n) for n in named):
+            return positional_lowering(ctx, x, axes=axes, axis_index_groups=axis_index_groups)
+        check_no_device_groups(axis_index_groups)
+        if _positional(axes):
+            (x,) = positional_lowering(ctx, x, axes=_positional(axes), axis_index_groups=None)
+        return [all_reduce(ctx, x, ctx.avals_out[0], named, kind)]
+
+    prim.def_lowering(lowering)
     prim.def_collective(lambda params: _named(params["axes"]), collective)
     prim.def_batching(_positional_batching(prim))
     return prim
@@ -145,9 +170,9 @@ def _reduce_min(x, axes):
     return reduce_min(x, axes)
 
 
-psum_p = _reduction("psum", lambda x, axes: reduce_sum(x, axes) if axes else x, True)
-pmax_p = _reduction("pmax", lambda x, axes: reduce_max(x, axes) if axes else x, False)
-pmin_p = _reduction("pmin", lambda x, axes: _reduce_min(x, axes) if axes else x, False)
+psum_p = _reduction("psum", lambda x, axes: reduce_sum(x, axes) if axes else x, True, "add")
+pmax_p = _reduction("pmax", lambda x, axes: reduce_max(x, axes) if axes else x, False, "max")
+pmin_p = _reduction("pmin", lambda x, axes: _reduce_min(x, axes) if axes else x, False, "min")
 ad.deflinear(psum_p)
 
 
@@ -233,7 +258,17 @@ def _axis_index_collective(axis_data, vals, dims, *, axis_name):
     return index, 0
 
 
+def _axis_index_lowering(ctx, *, axis_name):
+    names = axis_names(axis_name)
+    if not all(is_device_axis(n) for n in names):
+        _axis_index_impl(axis_name=axis_name)
+    (out_aval,) = ctx.avals_out
+    replica = hlo.ReplicaIdOp().result  # the position among all replicas, a ui32
+    return [hlo.convert(mb.ir_type(out_aval), replica)]
+
+
 axis_index_p.def_impl(_axis_index_impl)
+axis_index_p.def_lowering(_axis_index_lowering)
 axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
 ad.zero_jvp(axis_index_p)
 axis_index_p.def_collective(lambda p: axis_names(p["axis_name"]), _axis_index_collective)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters import ad, batching, moveaxis, not_mapped
+from lamina.interpreters import mlir_builders as mb
+from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import Primitive, ShapedArray, tree_util
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import (
@@ -20,10 +22,13 @@ from lamina.lax.base.primitives import (
 from lamina.lax.parallel.collectives import (
     axis_names,
     axis_size,
+    axis_size_of,
     check_axes_bound,
+    check_no_device_groups,
     check_no_groups,
     dtype_of,
 )
+from lamina.lax.parallel.device_axes import is_device_axis, replica_groups
 
 __all__ = [
     "all_gather",
@@ -198,7 +203,7 @@ psum_scatter_p.def_transpose(_psum_scatter_transpose)
 def _all_to_all_abstract(aval, *, split_axis, concat_axis, axis_name, axis_index_groups,
                          tiled):  # fmt: skip
     shape = list(aval.shape)
-    size = batching.axis_frame(axis_name).size
+    size = axis_size_of(axis_name)
     if shape[split_axis] % size:
         raise ValueError(
             f"all_to_all: dimension {split_axis} of size {shape[split_axis]} must be "
@@ -343,3 +348,74 @@ def pshuffle(x, axis_name, perm):
 def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
     """Swaps the named axis with positional ``axis`` (an all_to_all along ``axis``)."""
     return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
+# ---------------------------------------------------------------- lowering over devices
+# Inside ``pmap`` these lower to XLA's cross-replica operations; elsewhere an unbound
+# name raises ``NameError`` as the eager path does.
+
+
+def _device_lowering(prim: Primitive, build):
+    def rule(ctx, x, **params):
+        name = params["axis_name"]
+        check_axes_bound(axis_names(name), prim.name, staged=False)
+        if not is_device_axis(name):
+            raise NameError(f"unbound axis name: {name}")
+        check_no_device_groups(params.get("axis_index_groups"))
+        return [build(ctx, x, ctx.avals_in[0], ctx.avals_out[0], **params)]
+
+    prim.def_lowering(rule)
+
+
+def _reshape(value, aval):
+    return hlo.reshape(mb.ir_type(aval), value)
+
+
+def _all_gather_lowering(ctx, x, aval, out_aval, *, all_gather_dimension, axis_name,
+                         axis_index_groups, axis_size, tiled):  # fmt: skip
+    dim = all_gather_dimension
+    if not tiled:
+        shape = list(aval.shape)
+        shape.insert(dim, 1)
+        x = _reshape(x, aval.update(shape=tuple(shape)))
+    op = hlo.AllGatherOp([mb.ir_type(out_aval)], [x], dim, replica_groups((axis_name,)))
+    return op.results[0]
+
+
+def _psum_scatter_lowering(ctx, x, aval, out_aval, *, scatter_dimension, axis_name,
+                           axis_index_groups, axis_size, tiled):  # fmt: skip
+    shape = list(aval.shape)
+    shape[scatter_dimension] //= axis_size
+    piece = aval.update(shape=tuple(shape))
+    op = hlo.ReduceScatterOp(mb.ir_type(piece), x, scatter_dimension,
+                             replica_groups((axis_name,)))  # fmt: skip
+    scalar = mb.ir_type(aval.update(shape=()))
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.return_([hlo.add(*block.arguments)])
+    return op.result if tiled else _reshape(op.result, out_aval)
+
+
+def _all_to_all_lowering(ctx, x, aval, out_aval, *, split_axis, concat_axis, axis_name,
+                         axis_index_groups, tiled):  # fmt: skip
+    n = axis_size_of(axis_name)
+    groups = replica_groups((axis_name,))
+    if tiled:
+        return hlo.AllToAllOp([x], split_axis, concat_axis, n, groups).results[0]
+    # Exchange the blocks in place along the split axis (block j now comes from
+    # participant j), then move that axis to where the result stacks the sources.
+    swapped = hlo.AllToAllOp([x], split_axis, split_axis, n, groups).results[0]
+    order = [i for i in range(len(aval.shape)) if i != split_axis]
+    order.insert(concat_axis, split_axis)
+    return hlo.transpose(swapped, ir.DenseI64ArrayAttr.get(order))
+
+
+def _ppermute_lowering(ctx, x, aval, out_aval, *, axis_name, perm):
+    pairs = np.asarray(perm, dtype=np.int64).reshape(-1, 2)
+    return hlo.CollectivePermuteOp(x, ir.DenseIntElementsAttr.get(pairs)).result
+
+
+_device_lowering(all_gather_p, _all_gather_lowering)
+_device_lowering(psum_scatter_p, _psum_scatter_lowering)
+_device_lowering(all_to_all_p, _all_to_all_lowering)
+_device_lowering(ppermute_p, _ppermute_lowering)
