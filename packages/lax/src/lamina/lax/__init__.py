@@ -84,16 +84,16 @@ from lamina.lax.ffi_call import (  # noqa: F401, E402  (foreign function calls, 
     ffi_call_p,
     ffi_lowering,
 )
-from lamina.lax.parallel.device_axes import (  # noqa: F401, E402  (pmap's named axes)
-    bind_device_axis,
-    device_axis_size,
-)
 from lamina.lax.operators import (  # noqa: F401, E402
     equal,
     power,
     promote_args,
     promote_args_no_broadcast,
     true_divide,
+)
+from lamina.lax.parallel.device_axes import (  # noqa: F401, E402  (pmap's named axes)
+    bind_device_axis,
+    device_axis_size,
 )
 from lamina.lax.prng import (  # noqa: F401, E402  (PRNG keys, for lamina.random and numpy)
     PRNG_IMPLS,

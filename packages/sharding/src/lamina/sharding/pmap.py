@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import operator
+import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -58,28 +59,40 @@ def _flat_axes(in_axes, dyn_args: tuple, kwargs: dict) -> list:
         return tree_util.broadcast_prefix((in_axes, 0), (dyn_args, kwargs), is_leaf=is_leaf)
     except ValueError:
         leafy = tree_util.tree_map(lambda _: _Leaf(), dyn_args)
-        prefix = in_axes if isinstance(in_axes, tuple) else in_axes
-        makers = prefix_errors(prefix, leafy, is_leaf=is_leaf)
-        raise ValueError(makers[0]("pmap in_axes")) from None
+        makers = prefix_errors((in_axes,), (leafy,), is_leaf=is_leaf)
+        raise ValueError(
+            f"{makers[0]('pmap in_axes')}\n\n"
+            "The 'full pytree' here is the tuple of arguments passed positionally to the "
+            "pmapped function, and the value of `in_axes` must be a tree prefix of that "
+            "tuple. But it was not a prefix.\n\n"
+            "Check that the value of the `in_axes` argument to `pmap` is a tree prefix of "
+            "the tuple of arguments passed positionally to the pmapped function."
+        ) from None
 
 
 def _shape(x) -> tuple[int, ...]:
     return tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape)
 
 
-def _mapped_size(leaves, axes, axis_size) -> int:
-    sizes = []
+def _normalized(leaves, axes) -> list:
+    """Each mapped axis as a non-negative index; IndexError past the leaf's rank."""
+    out = []
     for x, ax in zip(leaves, axes, strict=True):
-        if ax is None:
-            continue
-        shape = _shape(x)
-        if not -len(shape) <= ax < len(shape):
-            raise ValueError(
-                f"pmap was requested to map its argument along axis {ax}, which implies "
-                f"that its rank should be at least {ax + 1 if ax >= 0 else -ax}, but is "
-                f"only {len(shape)} (its shape is {shape})"
-            )
-        sizes.append(shape[ax % len(shape)])
+        if ax is not None:
+            shape = _shape(x)
+            if not -len(shape) <= ax < len(shape):
+                raise IndexError(
+                    f"pmap was requested to map its argument along axis {ax}, which "
+                    f"implies that its rank should be at least {ax + 1 if ax >= 0 else -ax}"
+                    f", but is only {len(shape)} (its shape is {shape})"
+                )
+            ax %= len(shape)
+        out.append(ax)
+    return out
+
+
+def _mapped_size(leaves, axes, axis_size) -> int:
+    sizes = [_shape(x)[ax] for x, ax in zip(leaves, axes, strict=True) if ax is not None]
     if not sizes:
         raise ValueError("pmap requires at least one argument with a mapped axis.")
     if len(set(sizes)) > 1:
@@ -156,15 +169,19 @@ class _Program:
 
         with bind_device_axis(axis, n):
             closed, _ = trace_to_jaxpr(per_device, local_avals, f"pmap({name})", what="pmap")
-            lowered = lower_jaxpr(
-                closed, module_name=f"pmap_{name}", num_replicas=n, keep_unused=True
+            self.lowered = lowered = lower_jaxpr(
+                closed,
+                module_name="pmap_" + re.sub(r"[^\w.-]", "_", name.replace(">", "")),
+                num_replicas=n,
+                keep_unused=True,
             )
         self.out_avals = lowered.out_avals
         self.executable = backend.compile(
             lowered.as_bytecode(), devices, _compile_options(devices), name=f"pmap({name})"
         )
         self.in_layouts = [
-            PmapLayout(devices, len(a.shape), ax) for a, ax in zip(local_avals, in_axes, strict=True)
+            PmapLayout(devices, len(a.shape), ax)
+            for a, ax in zip(local_avals, in_axes, strict=True)
         ]
         self.out_globals = []
         for aval, ax in zip(self.out_avals, self.out_axes, strict=True):
@@ -232,7 +249,7 @@ def pmap(
     program on all those devices; ``axis_name`` names the axis for collectives
     (``psum``, ``all_gather``, ``ppermute``, ...)."""
     if not callable(fun):
-        raise TypeError(f"pmap requires a callable argument, got {fun!r}")
+        raise TypeError(f"Expected a callable value, got {fun!r}")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
     static = _argnums(static_broadcasted_argnums)
@@ -242,24 +259,10 @@ def pmap(
     backend_name = backend
     programs: dict[tuple, _Program] = {}
 
-    @functools.wraps(fun)
-    def pmapped(*args, **kwargs):
-        for i in static:
-            if i >= len(args):
-                raise ValueError(
-                    f"pmapped function has static_broadcasted_argnums={static} but was "
-                    f"called with only {len(args)} positional argument"
-                    f"{'s' if len(args) > 1 else ''}. All static broadcasted arguments "
-                    "must be passed positionally."
-                )
-            try:
-                hash(args[i])
-            except TypeError:
-                raise ValueError(
-                    "Non-hashable static arguments are not supported, as this can lead to "
-                    f"unexpected cache-misses. Static argument (index {i}) of type "
-                    f"{type(args[i])} for function {name} is non-hashable."
-                ) from None
+    def resolve(args, kwargs):
+        """The flat dynamic leaves, their mapped axes, the axis size and ``fun`` on
+        the flat dynamic leaves."""
+        _check_static(args, static, name)
         dyn_idx = [i for i in range(len(args)) if i not in static]
         dyn_args = tuple(args[i] for i in dyn_idx)
         if isinstance(in_axes, tuple) and static and len(in_axes) == len(args):
@@ -267,9 +270,7 @@ def pmap(
         else:
             dyn_axes = in_axes
         leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
-        axes = _flat_axes(dyn_axes, dyn_args, kwargs)
-        axes = [None if ax is None else ax % max(len(_shape(x)), 1)
-                for x, ax in zip(leaves, axes, strict=True)]  # fmt: skip
+        axes = _normalized(leaves, _flat_axes(dyn_axes, dyn_args, kwargs))
         n = _mapped_size(leaves, axes, axis_size)
 
         def call_fun(*dyn_leaves):
@@ -279,12 +280,9 @@ def pmap(
                 full[i] = v
             return fun(*full, **k)
 
-        if _is_traced(leaves):
-            flat_in = tree_util.tree_unflatten(in_tree, axes)
-            mapped = vmap(lambda a, k: call_fun(*tree_util.tree_leaves((a, k))),
-                          in_axes=flat_in, out_axes=out_axes, axis_name=axis)  # fmt: skip
-            return mapped(*tree_util.tree_unflatten(in_tree, leaves))
+        return leaves, in_tree, axes, n, call_fun
 
+    def program_for(args, leaves, in_tree, axes, n, call_fun) -> _Program:
         avals = [shaped_abstractify(x) for x in leaves]
         avals = [a if ax is None else a.update(shape=_drop(a.shape, ax))
                  for a, ax in zip(avals, axes, strict=True)]  # fmt: skip
@@ -294,8 +292,7 @@ def pmap(
             out_tree = []
 
             def flat_fun(*xs):
-                out = call_fun(*xs)
-                flat, tree = tree_util.tree_flatten(out)
+                flat, tree = tree_util.tree_flatten(call_fun(*xs))
                 out_tree.append(tree)
                 return flat
 
@@ -306,9 +303,46 @@ def pmap(
             program = _Program(flat_fun, avals, axes, out_axes_of, name, n, devs, axis)
             program.out_tree = out_tree[0]
             programs[key] = program
+        return program
+
+    @functools.wraps(fun)
+    def pmapped(*args, **kwargs):
+        leaves, in_tree, axes, n, call_fun = resolve(args, kwargs)
+        if _is_traced(leaves):
+            flat_in = tree_util.tree_unflatten(in_tree, axes)
+            mapped = vmap(lambda a, k: call_fun(*tree_util.tree_leaves((a, k))),
+                          in_axes=flat_in, out_axes=out_axes, axis_name=axis)  # fmt: skip
+            return mapped(*tree_util.tree_unflatten(in_tree, leaves))
+        program = program_for(args, leaves, in_tree, axes, n, call_fun)
         return tree_util.tree_unflatten(program.out_tree, program(leaves))
 
+    def lower(*args, **kwargs):
+        """The per-device program for these arguments, as a lowered StableHLO module
+        (``as_text()``)."""
+        resolved = resolve(args, kwargs)
+        return program_for(args, *resolved).lowered
+
+    pmapped.lower = lower
     return pmapped
+
+
+def _check_static(args, static, name) -> None:
+    for i in static:
+        if i >= len(args):
+            raise ValueError(
+                f"pmapped function has static_broadcasted_argnums={static} but was "
+                f"called with only {len(args)} positional argument"
+                f"{'s' if len(args) > 1 else ''}. All static broadcasted arguments "
+                "must be passed positionally."
+            )
+        try:
+            hash(args[i])
+        except TypeError:
+            raise ValueError(
+                "Non-hashable static arguments are not supported, as this can lead to "
+                f"unexpected cache-misses. Static argument (index {i}) of type "
+                f"{type(args[i])} for function {name} is non-hashable."
+            ) from None
 
 
 def _flat_out_axes(out_axes, tree) -> list:
@@ -318,4 +352,3 @@ def _flat_out_axes(out_axes, tree) -> list:
     except ValueError:
         makers = prefix_errors(out_axes, skeleton, is_leaf=lambda x: x is None)
         raise ValueError(makers[0]("pmap out_axes")) from None
-

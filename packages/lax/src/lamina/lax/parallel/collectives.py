@@ -19,7 +19,6 @@ from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo
 from lamina.ir import Primitive, ShapedArray, tree_util
 from lamina.lax.base.operands import aval_of
-from lamina.lax.parallel.device_axes import all_reduce, device_axis_size, is_device_axis
 from lamina.lax.base.primitives import (
     add,
     broadcast_in_dim,
@@ -33,6 +32,7 @@ from lamina.lax.base.primitives import (
     reduce_sum,
     select_n,
 )
+from lamina.lax.parallel.device_axes import all_reduce, device_axis_size, is_device_axis
 
 __all__ = [
     "axis_index",
@@ -114,7 +114,8 @@ def _reduction(name: str, reduce_positional, unbatched_scale: bool, kind: str):
         return reduce_positional(x, _positional(axes))
 
     def abstract_eval(aval, *, axes, axis_index_groups):
-        check_axes_bound(_named(axes), name, staged=True)
+        # JAX names psum in this message for pmax and pmin too.
+        check_axes_bound(_named(axes), "psum", staged=True)
         pos = {a % max(len(aval.shape), 1) for a in _positional(axes)}
         shape = tuple(d for i, d in enumerate(aval.shape) if i not in pos)
         return ShapedArray(shape, aval.dtype, weak_type=aval.weak_type)
@@ -204,7 +205,15 @@ def _bind_each(prim, x, axis_name, axis_index_groups):
 
 
 def psum(x, axis_name, *, axis_index_groups=None):
-    """The sum of ``x`` (a pytree) over the named (or positional) axes."""
+    """The sum of ``x`` (a pytree) over the named (or positional) axes; booleans are
+    counted (summed as int32), as in JAX."""
+
+    def counted(leaf):
+        if dtype_of(leaf) == np.dtype(bool):
+            return convert_element_type(leaf, np.dtype(np.int32))
+        return leaf
+
+    x = tree_util.tree_map(counted, x)
     return _bind_each(psum_p, x, axis_name, axis_index_groups)
 
 
