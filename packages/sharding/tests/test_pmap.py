@@ -202,3 +202,32 @@ def test_unbound_axis_name():
         pmap(lambda v: lax.psum(v, "j"), "i")(X)
     with pytest.raises(NameError, match="please call psum"):
         pmap(lambda v: lax.pmax(v, "j"), "i")(X)
+
+
+def test_axis_index_groups():
+    # recorded from JAX 0.10.2
+    halves, evens = [[0, 1, 2, 3], [4, 5, 6, 7]], [[0, 2, 4, 6], [1, 3, 5, 7]]
+    out = pmap(lambda v: lax.psum(v, "i", axis_index_groups=halves), "i")(X)
+    np.testing.assert_array_equal(np.asarray(out), [[12, 16]] * 4 + [[44, 48]] * 4)
+    mean = pmap(lambda v: lax.pmean(v, "i", axis_index_groups=evens), "i")(X)
+    np.testing.assert_array_equal(np.asarray(mean), [[6, 7], [8, 9]] * 4)
+    most = pmap(lambda v: lax.pmax(v, "i", axis_index_groups=evens), "i")(X)
+    np.testing.assert_array_equal(np.asarray(most), [[12, 13], [14, 15]] * 4)
+    gathered = pmap(lambda v: lax.all_gather(v, "i", axis_index_groups=evens), "i")(X)
+    np.testing.assert_array_equal(np.asarray(gathered), [X[0::2], X[1::2]] * 4)
+    z = np.arange(32.0, dtype=np.float32).reshape(N, 4)
+    scattered = pmap(lambda v: lax.psum_scatter(v, "i", axis_index_groups=evens), "i")(z)
+    np.testing.assert_array_equal(np.asarray(scattered), [48, 64, 52, 68, 56, 72, 60, 76])
+    exchanged = pmap(lambda v: lax.all_to_all(v, "i", 0, 0, axis_index_groups=evens), "i")(z)
+    expected = [z[k % 2 :: 2, k // 2] for k in range(N)]
+    np.testing.assert_array_equal(np.asarray(exchanged), expected)
+    with pytest.raises(ValueError, match="axis_index_groups must be equal-sized groups"):
+        pmap(lambda v: lax.psum(v, "i", axis_index_groups=[[0, 1], [2, 3]]), "i")(X)
+
+
+def test_nested_pmap_maps_the_inner_axis_like_vmap():
+    # JAX 0.10.2 raises for nested pmap; lamina maps the inner one as vmap does.
+    x = X.reshape(4, 2, 2)
+    f = pmap(pmap(lambda v: lax.psum(v, "j") + lax.psum(v, "i") * 100, "j"), "i")
+    expected = x.sum(1, keepdims=True) + x.sum(0, keepdims=True) * 100
+    np.testing.assert_array_equal(np.asarray(f(x)), expected)

@@ -88,11 +88,6 @@ def check_no_groups(axis_index_groups) -> None:
         )
 
 
-def check_no_device_groups(axis_index_groups) -> None:
-    if axis_index_groups is not None:
-        raise NotImplementedError("axis_index_groups is not supported by lamina's pmap yet")
-
-
 def _positional(axes) -> tuple[int, ...]:
     return tuple(a for a in axes if isinstance(a, int))
 
@@ -140,10 +135,9 @@ def _reduction(name: str, reduce_positional, unbatched_scale: bool, kind: str):
         named = _named(axes)
         if not named or not all(is_device_axis(n) for n in named):
             return positional_lowering(ctx, x, axes=axes, axis_index_groups=axis_index_groups)
-        check_no_device_groups(axis_index_groups)
         if _positional(axes):
             (x,) = positional_lowering(ctx, x, axes=_positional(axes), axis_index_groups=None)
-        return [all_reduce(ctx, x, ctx.avals_out[0], named, kind)]
+        return [all_reduce(ctx, x, ctx.avals_out[0], named, kind, axis_index_groups)]
 
     prim.def_lowering(lowering)
     prim.def_collective(lambda params: _named(params["axes"]), collective)

@@ -22,6 +22,7 @@ __all__ = [
     "all_reduce",
     "bind_device_axis",
     "device_axis_size",
+    "group_size",
     "is_device_axis",
     "replica_groups",
 ]
@@ -53,24 +54,42 @@ def is_device_axis(name) -> bool:
     return device_axis_size(name) is not None
 
 
-def replica_groups(names) -> ir.DenseIntElementsAttr:
-    """One group holding every replica of the device axes ``names``."""
+def replica_groups(names, axis_index_groups=None) -> ir.DenseIntElementsAttr:
+    """The replica groups of a collective over the device axes ``names``: one group of
+    every replica, or the given ``axis_index_groups`` (equal-sized groups that cover
+    every replica once)."""
     size = 1
     for name in names:
         size *= device_axis_size(name)
-    groups = np.arange(size, dtype=np.int64).reshape(1, size)
+    if axis_index_groups is None:
+        groups = np.arange(size, dtype=np.int64).reshape(1, size)
+    else:
+        groups = np.asarray(axis_index_groups, dtype=np.int64)
+        if groups.ndim != 2 or sorted(groups.ravel().tolist()) != list(range(size)):
+            raise ValueError(
+                f"axis_index_groups must be equal-sized groups that together hold each of "
+                f"the {size} indices of the axis once, got {axis_index_groups}"
+            )
     return ir.DenseIntElementsAttr.get(groups)
+
+
+def group_size(name, axis_index_groups) -> int:
+    """How many participants a collective over ``name`` combines."""
+    if axis_index_groups is None:
+        return device_axis_size(name)
+    return len(axis_index_groups[0])
 
 
 _REDUCERS = {"add": hlo.add, "max": hlo.maximum, "min": hlo.minimum}
 
 
-def all_reduce(ctx, x: ir.Value, aval, names, kind: str) -> ir.Value:
+def all_reduce(ctx, x: ir.Value, aval, names, kind: str, axis_index_groups=None) -> ir.Value:
     """``x`` combined by ``kind`` (add, max or min) across the device axes ``names``."""
     combine = _REDUCERS[kind]
     if aval.dtype == np.dtype(bool):
         combine = {"add": hlo.or_, "max": hlo.or_, "min": hlo.and_}[kind]
-    op = hlo.AllReduceOp([mb.ir_type(aval)], [x], replica_groups(names))
+    groups = replica_groups(names, axis_index_groups)
+    op = hlo.AllReduceOp([mb.ir_type(aval)], [x], groups)
     scalar = mb.ir_type(aval.update(shape=()))
     block = op.regions[0].blocks.append(scalar, scalar)
     with ir.InsertionPoint(block):

@@ -24,11 +24,10 @@ from lamina.lax.parallel.collectives import (
     axis_size,
     axis_size_of,
     check_axes_bound,
-    check_no_device_groups,
     check_no_groups,
     dtype_of,
 )
-from lamina.lax.parallel.device_axes import is_device_axis, replica_groups
+from lamina.lax.parallel.device_axes import group_size, is_device_axis, replica_groups
 
 __all__ = [
     "all_gather",
@@ -41,6 +40,13 @@ __all__ = [
     "psum_scatter",
     "pswapaxes",
 ]
+
+
+def _participants(name, axis_index_groups) -> int:
+    """The number of participants in one group of a collective over ``name``."""
+    if axis_index_groups is not None and is_device_axis(name):
+        return group_size(name, axis_index_groups)
+    return axis_size_of(name)
 
 
 def _physical_axis(logical: int, bdim: int) -> int:
@@ -112,7 +118,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
     name = _single_name(axis_name, "all_gather")
 
     def gather(leaf):
-        size = axis_size(name)
+        size = _participants(name, axis_index_groups)
         ndim = len(aval_of(leaf).shape)
         dim = axis % (ndim + (0 if tiled else 1)) if ndim or not tiled else axis
         return all_gather_p.bind(leaf, all_gather_dimension=dim, axis_name=name,
@@ -173,7 +179,7 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
     def scatter(leaf):
         return psum_scatter_p.bind(leaf, scatter_dimension=scatter_dimension, axis_name=name,
                                    axis_index_groups=axis_index_groups,
-                                   axis_size=axis_size(name), tiled=tiled)  # fmt: skip
+                                   axis_size=_participants(name, axis_index_groups), tiled=tiled)  # fmt: skip
 
     return tree_util.tree_map(scatter, x)
 
@@ -203,7 +209,7 @@ psum_scatter_p.def_transpose(_psum_scatter_transpose)
 def _all_to_all_abstract(aval, *, split_axis, concat_axis, axis_name, axis_index_groups,
                          tiled):  # fmt: skip
     shape = list(aval.shape)
-    size = axis_size_of(axis_name)
+    size = _participants(axis_name, axis_index_groups)
     if shape[split_axis] % size:
         raise ValueError(
             f"all_to_all: dimension {split_axis} of size {shape[split_axis]} must be "
@@ -361,7 +367,6 @@ def _device_lowering(prim: Primitive, build):
         check_axes_bound(axis_names(name), prim.name, staged=False)
         if not is_device_axis(name):
             raise NameError(f"unbound axis name: {name}")
-        check_no_device_groups(params.get("axis_index_groups"))
         return [build(ctx, x, ctx.avals_in[0], ctx.avals_out[0], **params)]
 
     prim.def_lowering(rule)
@@ -378,7 +383,8 @@ def _all_gather_lowering(ctx, x, aval, out_aval, *, all_gather_dimension, axis_n
         shape = list(aval.shape)
         shape.insert(dim, 1)
         x = _reshape(x, aval.update(shape=tuple(shape)))
-    op = hlo.AllGatherOp([mb.ir_type(out_aval)], [x], dim, replica_groups((axis_name,)))
+    groups = replica_groups((axis_name,), axis_index_groups)
+    op = hlo.AllGatherOp([mb.ir_type(out_aval)], [x], dim, groups)
     return op.results[0]
 
 
@@ -387,8 +393,8 @@ def _psum_scatter_lowering(ctx, x, aval, out_aval, *, scatter_dimension, axis_na
     shape = list(aval.shape)
     shape[scatter_dimension] //= axis_size
     piece = aval.update(shape=tuple(shape))
-    op = hlo.ReduceScatterOp(mb.ir_type(piece), x, scatter_dimension,
-                             replica_groups((axis_name,)))  # fmt: skip
+    groups = replica_groups((axis_name,), axis_index_groups)
+    op = hlo.ReduceScatterOp(mb.ir_type(piece), x, scatter_dimension, groups)
     scalar = mb.ir_type(aval.update(shape=()))
     block = op.regions[0].blocks.append(scalar, scalar)
     with ir.InsertionPoint(block):
@@ -398,8 +404,8 @@ def _psum_scatter_lowering(ctx, x, aval, out_aval, *, scatter_dimension, axis_na
 
 def _all_to_all_lowering(ctx, x, aval, out_aval, *, split_axis, concat_axis, axis_name,
                          axis_index_groups, tiled):  # fmt: skip
-    n = axis_size_of(axis_name)
-    groups = replica_groups((axis_name,))
+    n = _participants(axis_name, axis_index_groups)
+    groups = replica_groups((axis_name,), axis_index_groups)
     if tiled:
         return hlo.AllToAllOp([x], split_axis, concat_axis, n, groups).results[0]
     # Exchange the blocks in place along the split axis (block j now comes from
