@@ -197,7 +197,7 @@ def test_in_axes_prefix_error():
 def test_unbound_axis_name():
     # recorded from JAX 0.10.2
     with pytest.raises(
-        NameError, match="Found an unbound axis name: j. To fix this, please call psum"
+        NameError, match=r"Found an unbound axis name: j\. To fix this, please call psum"
     ):
         pmap(lambda v: lax.psum(v, "j"), "i")(X)
     with pytest.raises(NameError, match="please call psum"):

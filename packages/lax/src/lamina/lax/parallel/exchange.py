@@ -177,9 +177,10 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
     name = _single_name(axis_name, "psum_scatter")
 
     def scatter(leaf):
+        size = _participants(name, axis_index_groups)
         return psum_scatter_p.bind(leaf, scatter_dimension=scatter_dimension, axis_name=name,
-                                   axis_index_groups=axis_index_groups,
-                                   axis_size=_participants(name, axis_index_groups), tiled=tiled)  # fmt: skip
+                                   axis_index_groups=axis_index_groups, axis_size=size,
+                                   tiled=tiled)  # fmt: skip
 
     return tree_util.tree_map(scatter, x)
 
