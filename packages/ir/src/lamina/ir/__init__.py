@@ -14,6 +14,7 @@ from lamina.ir.core.avals import (
     abstract_token,
     is_extended_aval,
     physical_aval,
+    register_aval_sharding,
 )
 from lamina.ir.core.jaxpr import (
     ClosedJaxpr,
@@ -145,6 +146,7 @@ __all__ = [
     "pp_jaxpr",
     "prefix_errors",
     "prng_key",
+    "register_aval_sharding",
     "register_boundary",
     "register_extended_dtype",
     "register_value_reader",

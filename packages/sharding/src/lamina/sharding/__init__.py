@@ -1,31 +1,68 @@
-"""lamina.sharding: not built yet (issue 17).
+"""lamina.sharding: meshes, shardings and sharded arrays (``jax.sharding``).
 
-It is to hold meshes, shardings, `shard_map`, `pmap` and multi-process support. Until
-then the package imports, so that it installs with its declared dependencies, and any
-attribute or submodule of it raises an error that says the layer is not built yet.
+``__all__`` is ``jax.sharding``'s surface (JAX 0.10.2) as far as it is built; the names
+after it are what the root package (``lamina.make_mesh``, ``lamina.debug``, ...) and the
+other modules of the sharding work use.
 """
 
-import sys as _sys
-from importlib.abc import MetaPathFinder as _MetaPathFinder
+from lamina.interpreters import Sharding, SingleDeviceSharding
+from lamina.sharding import aval_sharding as _aval_sharding  # registers typeof(x).sharding
+from lamina.sharding.array_creation import (
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+)
+from lamina.sharding.axis_types import AxisType, ManualAxisType
+from lamina.sharding.mesh import AbstractDevice, AbstractMesh, Mesh, make_mesh
+from lamina.sharding.mesh_context import (
+    current_mesh,
+    get_abstract_mesh,
+    get_mesh,
+    set_mesh,
+    use_abstract_mesh,
+)
+from lamina.sharding.named_sharding import DuplicateSpecError, IndivisibleError, NamedSharding
+from lamina.sharding.partition_spec import UNCONSTRAINED, P, PartitionSpec
+from lamina.sharding.reshard import reshard
+from lamina.sharding.visualize import sharding_table, visualize_array_sharding, visualize_sharding
 
-__all__: list[str] = []
+__all__ = [
+    "AbstractDevice",
+    "AbstractMesh",
+    "AxisType",
+    "ManualAxisType",
+    "Mesh",
+    "NamedSharding",
+    "PartitionSpec",
+    "Sharding",
+    "SingleDeviceSharding",
+    "get_abstract_mesh",
+    "get_mesh",
+    "make_single_device_sharding",
+    "reshard",
+    "set_mesh",
+    "use_abstract_mesh",
+]
 
-_NOT_BUILT = "lamina.sharding is not built yet (issue 17)"
+
+def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceSharding:
+    """A ``SingleDeviceSharding`` of ``device``."""
+    return SingleDeviceSharding(device, memory_kind=memory_kind)
 
 
-def __getattr__(name: str):
-    raise AttributeError(f"{_NOT_BUILT}, so it has no attribute {name!r}")
-
-
-class _NotBuiltFinder(_MetaPathFinder):
-    """Answers an import of a submodule (which the path finders did not find) with the
-    error, naming the layer as the missing module so that ``from ... import`` reports
-    it too."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname.startswith(__name__ + "."):
-            raise ModuleNotFoundError(f"{_NOT_BUILT}: no module {fullname!r}", name=__name__)
-        return None
-
-
-_sys.meta_path.append(_NotBuiltFinder())
+# Outside __all__: used by the root package and the other sharding modules.
+_EXTRAS = (
+    DuplicateSpecError,
+    IndivisibleError,
+    P,
+    UNCONSTRAINED,
+    current_mesh,
+    make_array_from_callback,
+    make_array_from_process_local_data,
+    make_array_from_single_device_arrays,
+    make_mesh,
+    sharding_table,
+    visualize_array_sharding,
+    visualize_sharding,
+)
+del _aval_sharding

@@ -17,6 +17,7 @@ __all__ = [
     "abstract_token",
     "is_extended_aval",
     "physical_aval",
+    "register_aval_sharding",
 ]
 
 
@@ -59,6 +60,14 @@ class ShapedArray(AbstractValue):
     ndim = property(lambda self: len(self.shape))
 
     @property
+    def sharding(self):
+        """The layout the type records (``jax.typeof(x).sharding``), as the sharding
+        layer describes it (see :func:`register_aval_sharding`)."""
+        if _aval_sharding[0] is None:
+            raise AttributeError("ShapedArray.sharding needs lamina.sharding to be loaded")
+        return _aval_sharding[0](self)
+
+    @property
     def size(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
 
@@ -90,6 +99,16 @@ class ShapedArray(AbstractValue):
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"
+
+
+# The function giving an aval's sharding: set by the sharding layer, which owns the
+# sharding types (this layer cannot import them).
+_aval_sharding: list = [None]
+
+
+def register_aval_sharding(rule) -> None:
+    """Make ``rule(aval)`` the answer of ``ShapedArray.sharding``."""
+    _aval_sharding[0] = rule
 
 
 # An aval's dtype is the dtype of a value that exists: promotion keeps it as it is.
