@@ -11,6 +11,7 @@ config.update("jax_num_cpu_devices", 8)
 
 from lamina import lax  # noqa: E402
 from lamina.interpreters import devices, grad, jit, vmap  # noqa: E402
+from lamina.sharding import IndivisibleError, Mesh, NamedSharding, P  # noqa: E402
 from lamina.sharding.pmap import pmap  # noqa: E402
 
 N = 8
@@ -133,6 +134,22 @@ def test_in_axes_out_axes_and_static():
     np.testing.assert_array_equal(np.asarray(pair[1]["m"]), per_device(lambda i, v: X.max(0), X))
 
 
+def test_output_sharding():
+    # recorded from JAX 0.10.2: NamedSharding over a 1-D mesh of the axis name
+    out = pmap(lambda v: v, "i")(X)
+    mesh = Mesh(np.array(devices()), ("i",))
+    assert out.sharding == NamedSharding(mesh, P("i"))
+    assert repr(out.sharding) == (
+        "NamedSharding(mesh=Mesh('i': 8, axis_types=(Auto,)), spec=P('i',), memory_kind=device)"
+    )
+    assert pmap(lambda v: v, "i", out_axes=1)(X).sharding == NamedSharding(mesh, P(None, "i"))
+    total = pmap(lambda v: lax.psum(v, "i"), "i", out_axes=None)(X)
+    assert total.sharding == NamedSharding(mesh, P())
+    anonymous = pmap(lambda v: v)(X[:4]).sharding
+    assert anonymous.mesh.axis_names == ("_internal_pmap_axis_name",)
+    assert anonymous.mesh.shape["_internal_pmap_axis_name"] == 4
+
+
 def test_output_layout():
     out = pmap(lambda v: v + 1)(X)
     assert out.shape == (N, 2)
@@ -170,9 +187,33 @@ def test_errors():
     ):
         pmap(lambda v: v, axis_size=4)(X)
     with pytest.raises(ValueError, match="inconsistent sizes"):
+        pmap(lambda a, b: a + b)(X[:4], X)
+    with pytest.raises(ValueError, match="requires 16 logical devices, but only 8"):
+        pmap(lambda v: v)(np.zeros((16, 2)))
+
+
+def test_indivisible_errors():
+    # recorded from JAX 0.10.2
+    with pytest.raises(IndivisibleError) as info:
         pmap(lambda a, b: a + b)(X, X[:4])
-    with pytest.raises(ValueError, match="requires 9 logical devices, but only 8"):
-        pmap(lambda v: v)(np.zeros((9, 2)))
+    assert str(info.value) == (
+        "Sharding NamedSharding(mesh=Mesh('_internal_pmap_axis_name': 8, axis_types=(Auto,)), "
+        "spec=P('_internal_pmap_axis_name',), memory_kind=device) implies that array axis 0 "
+        "is partitioned 8 times, but the dimension size is 4 (full shape: (4, 2), "
+        "per-dimension tiling factors: [8, 1] should evenly divide the shape)"
+    )
+    with pytest.raises(IndivisibleError) as info:
+        pmap(lambda v: v, "i")(np.zeros((9, 2)))
+    assert str(info.value).startswith(
+        "Sharding NamedSharding(mesh=Mesh('i': 8, axis_types=(Auto,)), spec=P('i',), "
+        "memory_kind=device) implies that array axis 0 is partitioned 8 times, but the "
+        "dimension size is 9 (full shape: (9, 2)"
+    )
+    with pytest.raises(IndivisibleError, match=r"spec=P\(None, 'i'\).*partitioned 4 times"):
+        pmap(lambda a, b: a, "i", in_axes=(0, 1))(np.zeros((4, 2)), np.zeros((8, 3)))
+
+
+def test_errors_of_bad_input():
     with pytest.raises(IndexError):  # JAX 0.10.2: IndexError
         pmap(lambda v: v)(np.float32(1))
     with pytest.raises(IndexError):

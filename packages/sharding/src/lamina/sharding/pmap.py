@@ -34,7 +34,9 @@ from lamina.interpreters import (
 )
 from lamina.ir import prefix_errors, tree_util
 from lamina.lax import bind_device_axis, broadcast_in_dim, reshape
-from lamina.sharding.pmap_sharding import PmapLayout
+from lamina.sharding.mesh import Mesh
+from lamina.sharding.named_sharding import NamedSharding
+from lamina.sharding.partition_spec import PartitionSpec
 
 __all__ = ["pmap"]
 
@@ -91,40 +93,39 @@ def _normalized(leaves, axes) -> list:
     return out
 
 
-def _mapped_size(leaves, axes, axis_size) -> int:
-    sizes = [_shape(x)[ax] for x, ax in zip(leaves, axes, strict=True) if ax is not None]
-    if not sizes:
+def _mapped_size(leaves, axes, axis_size, axis, devices, backend_name) -> tuple[int, tuple]:
+    """The size of the mapped axis and the devices that run it, with JAX's errors for
+    sizes that do not fit."""
+    mapped = [(_shape(x), ax) for x, ax in zip(leaves, axes, strict=True) if ax is not None]
+    if not mapped:
         raise ValueError("pmap requires at least one argument with a mapped axis.")
+    n = mapped[0][0][mapped[0][1]]
+    if axis_size is not None and axis_size != n:
+        raise ValueError(f"Specified axis_size {axis_size} doesn't match received axis_size {n}.")
+    given = devices is not None
+    available = tuple(devices) if given else tuple(backend.local_devices(backend=backend_name))
+    used = available if given else available[: min(n, len(available))]
+    mesh = Mesh(np.array(used), (axis,))
+    for shape, ax in mapped:
+        _layout(mesh, axis, ax).shard_shape(shape)  # IndivisibleError, as JAX
+    sizes = [shape[ax] for shape, ax in mapped]
     if len(set(sizes)) > 1:
-        listed = ", ".join(str(s) for s in sizes)
         raise ValueError(
-            f"pmap got inconsistent sizes for array axes to be mapped: the mapped axes "
-            f"have sizes {listed}"
+            "pmap got inconsistent sizes for array axes to be mapped: the mapped axes "
+            f"have sizes {', '.join(str(size) for size in sizes)}"
         )
-    if axis_size is not None and axis_size != sizes[0]:
+    if given and n != len(available):
         raise ValueError(
-            f"Specified axis_size {axis_size} doesn't match received axis_size {sizes[0]}."
+            "Leading axis size of input to pmapped function must equal the number of "
+            f"local devices passed to pmap. Got axis_size={n}, num_local_devices="
+            f"{len(available)}."
         )
-    return sizes[0]
-
-
-def _devices_for(n: int, devices, backend_name) -> tuple:
-    if devices is not None:
-        available = tuple(devices)
-        if n != len(available):
-            raise ValueError(
-                f"Leading axis size of input to pmapped function must equal the number of "
-                f"local devices passed to pmap. Got axis_size={n}, num_local_devices="
-                f"{len(available)}."
-            )
-        return available
-    available = tuple(backend.local_devices(backend=backend_name))
     if n > len(available):
         raise ValueError(
             f"compiling computation that requires {n} logical devices, but only "
             f"{len(available)} XLA devices are available (num_replicas={n})"
         )
-    return available[:n]
+    return n, used
 
 
 def _compile_options(devices: Sequence) -> xla_client.CompileOptions:
@@ -179,32 +180,32 @@ class _Program:
         self.executable = backend.compile(
             lowered.as_bytecode(), devices, _compile_options(devices), name=f"pmap({name})"
         )
-        self.in_layouts = [
-            PmapLayout(devices, len(a.shape), ax)
-            for a, ax in zip(local_avals, in_axes, strict=True)
-        ]
+        mesh = Mesh(np.array(devices), (axis,))
+        self.in_layouts = [_layout(mesh, axis, ax) for ax in in_axes]
         self.out_globals = []
         for aval, ax in zip(self.out_avals, self.out_axes, strict=True):
             shape = aval.shape if ax is None else _widen(aval.shape, ax, n)
-            layout = PmapLayout(devices, len(shape), ax)
+            layout = _layout(mesh, axis, ax)
             handler = xla_client.array_result_handler(
                 aval.update(shape=shape), layout, committed=True, _skip_checks=True
             )
             self.out_globals.append(handler)
 
     def __call__(self, leaves) -> list:
-        args = [self._place(x, layout) for x, layout in zip(leaves, self.in_layouts, strict=True)]
+        args = [
+            self._place(x, layout, ax)
+            for x, layout, ax in zip(leaves, self.in_layouts, self.in_axes, strict=True)
+        ]
         results = self.executable.execute_sharded(args)
         return results.consume_with_handlers(self.out_globals)
 
-    def _place(self, x, layout: PmapLayout):
+    def _place(self, x, layout: NamedSharding, dim: int | None):
         """``x`` as one array with a piece on each device: slice ``i`` of the mapped
         axis on device ``i``, or a full copy when unmapped."""
         if type(x) is xla_client.ArrayImpl and x.sharding == layout:
             return x
         aval = shaped_abstractify(x)
         value = np.asarray(x, dtype=aval.dtype)
-        dim = layout._split
         if dim is None:
             pieces = [device_put(value, d) for d in self.devices]
         else:
@@ -212,6 +213,13 @@ class _Program:
                 device_put(np.take(value, [i], axis=dim), d) for i, d in enumerate(self.devices)
             ]
         return xla_client.ArrayImpl(aval, layout, pieces, committed=True)
+
+
+def _layout(mesh: Mesh, axis, dim: int | None) -> NamedSharding:
+    """Dimension ``dim`` split over the devices of ``mesh`` (None: a copy on each)."""
+    if dim is None:
+        return NamedSharding(mesh, PartitionSpec())
+    return NamedSharding(mesh, PartitionSpec(*[None] * dim, axis))
 
 
 def _drop(shape: tuple, axis: int) -> tuple:
@@ -271,7 +279,7 @@ def pmap(
             dyn_axes = in_axes
         leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
         axes = _normalized(leaves, _flat_axes(dyn_axes, dyn_args, kwargs))
-        n = _mapped_size(leaves, axes, axis_size)
+        n, devs = _mapped_size(leaves, axes, axis_size, axis, devices, backend_name)
 
         def call_fun(*dyn_leaves):
             a, k = tree_util.tree_unflatten(in_tree, list(dyn_leaves))
@@ -280,13 +288,13 @@ def pmap(
                 full[i] = v
             return fun(*full, **k)
 
-        return leaves, in_tree, axes, n, call_fun
+        return leaves, in_tree, axes, n, devs, call_fun
 
-    def program_for(args, leaves, in_tree, axes, n, call_fun) -> _Program:
+    def program_for(args, leaves, in_tree, axes, n, devs, call_fun) -> _Program:
         avals = [shaped_abstractify(x) for x in leaves]
         avals = [a if ax is None else a.update(shape=_drop(a.shape, ax))
                  for a, ax in zip(avals, axes, strict=True)]  # fmt: skip
-        key = (in_tree, tuple(avals), tuple(axes), n, tuple(args[i] for i in static))
+        key = (in_tree, tuple(avals), tuple(axes), devs, tuple(args[i] for i in static))
         program = programs.get(key)
         if program is None:
             out_tree = []
@@ -299,7 +307,6 @@ def pmap(
             def out_axes_of():
                 return _flat_out_axes(out_axes, out_tree[0])
 
-            devs = _devices_for(n, devices, backend_name)
             program = _Program(flat_fun, avals, axes, out_axes_of, name, n, devs, axis)
             program.out_tree = out_tree[0]
             programs[key] = program
@@ -307,13 +314,13 @@ def pmap(
 
     @functools.wraps(fun)
     def pmapped(*args, **kwargs):
-        leaves, in_tree, axes, n, call_fun = resolve(args, kwargs)
+        leaves, in_tree, axes, n, devs, call_fun = resolve(args, kwargs)
         if _is_traced(leaves):
             flat_in = tree_util.tree_unflatten(in_tree, axes)
             mapped = vmap(lambda a, k: call_fun(*tree_util.tree_leaves((a, k))),
                           in_axes=flat_in, out_axes=out_axes, axis_name=axis)  # fmt: skip
             return mapped(*tree_util.tree_unflatten(in_tree, leaves))
-        program = program_for(args, leaves, in_tree, axes, n, call_fun)
+        program = program_for(args, leaves, in_tree, axes, n, devs, call_fun)
         return tree_util.tree_unflatten(program.out_tree, program(leaves))
 
     def lower(*args, **kwargs):
