@@ -28,11 +28,12 @@ from lamina.interpreters import (
     device_put,
     find_current_trace,
     lower_jaxpr,
+    physical_value,
     shaped_abstractify,
     trace_to_jaxpr,
     vmap,
 )
-from lamina.ir import prefix_errors, tree_util
+from lamina.ir import is_extended_aval, physical_aval, prefix_errors, tree_util
 from lamina.lax import bind_device_axis, broadcast_in_dim, reshape
 from lamina.sharding.mesh import Mesh
 from lamina.sharding.named_sharding import NamedSharding
@@ -185,19 +186,23 @@ class _Program:
         self.out_globals = []
         for aval, ax in zip(self.out_avals, self.out_axes, strict=True):
             shape = aval.shape if ax is None else _widen(aval.shape, ax, n)
-            layout = _layout(mesh, axis, ax)
+            data = physical_aval(aval.update(shape=shape))  # PRNG keys: their key data
             handler = xla_client.array_result_handler(
-                aval.update(shape=shape), layout, committed=True, _skip_checks=True
+                data, _layout(mesh, axis, ax), committed=True, _skip_checks=True
             )
             self.out_globals.append(handler)
 
     def __call__(self, leaves) -> list:
         args = [
-            self._place(x, layout, ax)
+            self._place(physical_value(x), layout, ax)
             for x, layout, ax in zip(leaves, self.in_layouts, self.in_axes, strict=True)
         ]
         results = self.executable.execute_sharded(args)
-        return results.consume_with_handlers(self.out_globals)
+        outs = results.consume_with_handlers(self.out_globals)
+        return [
+            aval.dtype.wrap_physical(o) if is_extended_aval(aval) else o
+            for o, aval in zip(outs, self.out_avals, strict=True)
+        ]
 
     def _place(self, x, layout: NamedSharding, dim: int | None):
         """``x`` as one array with a piece on each device: slice ``i`` of the mapped
