@@ -128,6 +128,9 @@ def test_in_axes_out_axes_and_static():
     np.testing.assert_array_equal(np.asarray(total), X.sum(0))
     scaled = pmap(lambda v, k: v * k, static_broadcasted_argnums=1)(X, 3.0)
     np.testing.assert_array_equal(np.asarray(scaled), X * 3)
+    const = pmap(lambda v: 1)(X)  # recorded from JAX 0.10.2: int32, weakly typed
+    assert const.dtype == np.int32 and const.weak_type
+    np.testing.assert_array_equal(np.asarray(const), [1] * N)
     kw = pmap(lambda a, b: a + b)(X, b=X)
     np.testing.assert_array_equal(np.asarray(kw), X * 2)
     pair = pmap(lambda v: (v, {"m": lax.pmax(v, "i")}), "i")(X)

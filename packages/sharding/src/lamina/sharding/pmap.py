@@ -26,6 +26,7 @@ from lamina.interpreters import (
     Tracer,
     backend,
     device_put,
+    eval_trace,
     find_current_trace,
     lower_jaxpr,
     physical_value,
@@ -161,11 +162,11 @@ class _Program:
             ]
             outs = flat_fun(*sliced)
             self.out_axes = [
-                None if ax is None else ax % (len(o.shape) + 1)
+                None if ax is None else ax % (len(_shape(o)) + 1)
                 for o, ax in zip(outs, out_axes_of(), strict=True)
             ]
             return [
-                o if ax is None else broadcast_in_dim(o, _insert(o.shape, ax, 1), _kept(o, ax))
+                o if ax is None else broadcast_in_dim(o, _insert(_shape(o), ax, 1), _kept(o, ax))
                 for o, ax in zip(outs, self.out_axes, strict=True)
             ]
 
@@ -236,14 +237,12 @@ def _widen(shape: tuple, axis: int, n: int) -> tuple:
 
 
 def _kept(x, axis: int) -> tuple[int, ...]:
-    return tuple(i if i < axis else i + 1 for i in range(len(x.shape)))
+    return tuple(i if i < axis else i + 1 for i in range(len(_shape(x))))
 
 
 def _is_traced(leaves) -> bool:
-    if any(isinstance(x, Tracer) for x in leaves):
-        return True
-    trace = find_current_trace()
-    return type(trace).__name__ != "EvalTrace"
+    """Whether pmap is called inside another transformation."""
+    return find_current_trace() is not eval_trace or any(isinstance(x, Tracer) for x in leaves)
 
 
 def pmap(
