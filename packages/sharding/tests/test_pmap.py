@@ -275,3 +275,34 @@ def test_nested_pmap_maps_the_inner_axis_like_vmap():
     f = pmap(pmap(lambda v: lax.psum(v, "j") + lax.psum(v, "i") * 100, "j"), "i")
     expected = x.sum(1, keepdims=True) + x.sum(0, keepdims=True) * 100
     np.testing.assert_array_equal(np.asarray(f(x)), expected)
+
+
+def test_collectives_in_control_flow_and_other_dtypes():
+    # recorded from JAX 0.10.2
+    def body(v):
+        first = lax.index_in_dim(v, 0, keepdims=False)
+        return lax.scan(lambda c, e: (lax.psum(c + e, "i"), c), first, v)[0]
+
+    np.testing.assert_array_equal(np.asarray(pmap(body, "i")(X)), [960.0] * N)
+
+    def branch(v):
+        return lax.cond(
+            lax.axis_index("i") > 3,
+            lambda a: lax.psum(a, "i"),
+            lambda a: lax.psum(a * 0, "i"),
+            v,
+        )
+
+    np.testing.assert_array_equal(np.asarray(pmap(branch, "i")(X)), [[44.0, 48.0]] * N)
+    half = pmap(lambda v: lax.psum(v, "i"), "i")(X.astype(np.float16))
+    assert half.dtype == np.float16
+    np.testing.assert_array_equal(np.asarray(half), [X.sum(0)] * N)
+    z = (X + 1j * X).astype(np.complex64)
+    np.testing.assert_array_equal(
+        np.asarray(pmap(lambda v: lax.psum(v, "i"), "i")(z)), [z.sum(0)] * N
+    )
+    small = pmap(lambda v: lax.pmin(v, "i"), "i")(np.arange(N, dtype=np.int8))
+    assert small.dtype == np.int8
+    np.testing.assert_array_equal(np.asarray(small), [0] * N)
+    sized = pmap(lambda v: v * lax.axis_size("i") + lax.psum(1, "i"), "i")(X)
+    np.testing.assert_array_equal(np.asarray(sized), X * N + N)

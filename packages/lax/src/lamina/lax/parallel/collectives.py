@@ -5,9 +5,10 @@ them: ``psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``all_to_all``,
 Under the vmap whose ``axis_name`` a collective names, its batching rule (registered in
 ``collective_rules``) rewrites it into array operations over the batch axis:
 ``psum`` over a named axis becomes ``psum`` over the positional batch dimension, as in
-JAX. Positional axes (integers in ``axis_name``) reduce array dimensions directly. A
-name no enclosing vmap binds raises ``NameError`` (``shard_map`` arrives with the
-sharding layer).
+JAX. Positional axes (integers in ``axis_name``) reduce array dimensions directly.
+Inside ``pmap`` the axis name is bound over devices (:mod:`.device_axes`) and the
+collectives lower to XLA's cross-replica operations. A name nothing binds raises
+``NameError``.
 """
 
 from __future__ import annotations
