@@ -1,6 +1,8 @@
 """pmap over 8 CPU devices: the collectives against NumPy's per-device computation, and
 JAX 0.10.2's behaviour and errors (recorded from JAX 0.10.2 with 8 CPU devices)."""
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -306,3 +308,33 @@ def test_collectives_in_control_flow_and_other_dtypes():
     np.testing.assert_array_equal(np.asarray(small), [0] * N)
     sized = pmap(lambda v: v * lax.axis_size("i") + lax.psum(1, "i"), "i")(X)
     np.testing.assert_array_equal(np.asarray(sized), X * N + N)
+
+
+def test_signature():
+    # recorded from JAX 0.10.2 (it has no global_arg_shapes)
+    params = inspect.signature(pmap).parameters
+    assert list(params) == [
+        "fun",
+        "axis_name",
+        "in_axes",
+        "out_axes",
+        "static_broadcasted_argnums",
+        "devices",
+        "backend",
+        "axis_size",
+        "donate_argnums",
+    ]
+    defaults = {k: p.default for k, p in params.items() if p.default is not p.empty}
+    assert defaults == {
+        "axis_name": None,
+        "in_axes": 0,
+        "out_axes": 0,
+        "static_broadcasted_argnums": (),
+        "devices": None,
+        "backend": None,
+        "axis_size": None,
+        "donate_argnums": (),
+    }
+    assert params["in_axes"].kind is inspect.Parameter.KEYWORD_ONLY
+    f = pmap(lambda v: v)
+    assert f.__name__ == "<lambda>"
