@@ -9,7 +9,6 @@ import pytest
 import lamina
 
 LAYERS = {
-    "sharding": (17, "Mesh"),
     "export": (18, "export"),
     "pallas": (19, "pallas_call"),
 }

@@ -81,12 +81,7 @@ WITHOUT = {
             name: _REFS
             for name in ("addupdate", "empty_ref", "free_ref", "freeze", "get", "new_ref", "swap")
         },
-        "all_gather": _NAMED_AXIS,
-        "all_to_all": _NAMED_AXIS,
-        "axis_index": _NAMED_AXIS,
-        "ppermute": _NAMED_AXIS,
         "ragged_all_to_all": _NAMED_AXIS,
-        "reduce_scatter": _NAMED_AXIS,
     },
 }
 

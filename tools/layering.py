@@ -104,6 +104,9 @@ PUBLIC_MODULES: dict[str, tuple[str, ...]] = {
     "lax": ("lamina.lax.linalg",),
     "numpy": ("lamina.numpy.fft", "lamina.numpy.linalg"),
     "nn": ("lamina.nn.initializers",),
+    "sharding": tuple(
+        f"lamina.sharding.{m}" for m in ("distributed", "mesh_utils", "multihost_utils")
+    ),
 }
 
 # Calls whose literal first argument names a module to import.

@@ -21,6 +21,7 @@ _SUBMODULES = (
     "custom_batching",
     "custom_derivatives",
     "debug",
+    "distributed",
     "dlpack",
     "dtypes",
     "errors",
@@ -40,6 +41,7 @@ _SUBMODULES = (
     "profiler",
     "random",
     "scipy",
+    "sharding",
     "stages",
     "ref",
     "test_util",
@@ -59,6 +61,20 @@ _NAMES = {
     "pure_callback": "lamina.lax",
     **{name: "lamina.ref" for name in ("Ref", "empty_ref", "free_ref", "freeze", "new_ref")},
     "ds": "lamina.lax",
+    **{
+        name: "lamina.sharding"
+        for name in (
+            "NamedSharding",
+            "P",
+            "make_array_from_callback",
+            "make_array_from_process_local_data",
+            "make_array_from_single_device_arrays",
+            "make_mesh",
+            "pmap",
+            "reshard",
+            "set_mesh",
+        )
+    },
     **{
         name: _RUNTIME
         for name in (
@@ -148,26 +164,10 @@ _NAMES = {
 }
 
 # Layers that are not built yet, with their issues: lamina.<name> raises saying so.
-_NOT_BUILT = {"sharding": 17, "export": 18, "pallas": 19}
-# Top-level names of JAX's that those layers will provide: listed by dir(lamina), and
-# raising an error that names the layer and its issue until it is built.
-_NOT_BUILT_NAMES = {
-    name: "sharding"
-    for name in (
-        "NamedSharding",
-        "P",
-        "distributed",
-        "make_array_from_callback",
-        "make_array_from_process_local_data",
-        "make_array_from_single_device_arrays",
-        "make_mesh",
-        "pmap",
-        "reshard",
-        "set_mesh",
-        "shard_map",
-        "smap",
-    )
-}
+_NOT_BUILT = {"export": 18, "pallas": 19}
+# Top-level names of JAX's still to be built, with their issues: listed by dir(lamina),
+# and raising an error that says so.
+_NOT_BUILT_NAMES = {name: 17 for name in ("shard_map", "smap")}
 
 __all__ = sorted([*_SUBMODULES, *_NAMES])
 
@@ -176,11 +176,7 @@ def __getattr__(name: str):
     if name in _NOT_BUILT:
         raise AttributeError(f"lamina.{name} is not built yet (issue {_NOT_BUILT[name]})")
     if name in _NOT_BUILT_NAMES:
-        layer = _NOT_BUILT_NAMES[name]
-        raise AttributeError(
-            f"lamina.{name} belongs to lamina.{layer}, which is not built yet "
-            f"(issue {_NOT_BUILT[layer]})"
-        )
+        raise AttributeError(f"lamina.{name} is not built yet (issue {_NOT_BUILT_NAMES[name]})")
     if name not in _SUBMODULES and name not in _NAMES:
         raise AttributeError(f"module 'lamina' has no attribute {name!r}")
     try:
@@ -198,6 +194,7 @@ def _load(name: str):
         return importlib.import_module(f"lamina.{name}")
     if _NAMES[name].startswith(_RUNTIME):
         importlib.import_module("lamina.numpy")
+        importlib.import_module("lamina.sharding")  # abstract values' `.sharding`
     return getattr(importlib.import_module(_NAMES[name]), name)
 
 

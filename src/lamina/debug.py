@@ -11,6 +11,7 @@ from lamina.lax import debug_log as log
 from lamina.lax import debug_print as print
 from lamina.lax import pure_callback as _pure_callback
 from lamina.lax import stop_gradient as _stop_gradient
+from lamina.sharding import visualize_array_sharding, visualize_sharding
 
 __all__ = [
     "DebugEffect",
@@ -64,15 +65,3 @@ def inspect_array_sharding(value, *, callback):
             "inspect_array_sharding inside a traced function is not built yet (issue 17)"
         )
     callback(value.sharding)
-
-
-def visualize_array_sharding(arr, **kwargs):
-    """Not built yet: it belongs to the sharding layer."""
-    raise NotImplementedError("visualize_array_sharding is not built yet (issue 17)")
-
-
-def visualize_sharding(
-    shape, sharding, *, use_color=True, scale=1.0, min_width=9, max_width=80, color_map=None
-):
-    """Not built yet: it belongs to the sharding layer."""
-    raise NotImplementedError("visualize_sharding is not built yet (issue 17)")

@@ -91,6 +91,10 @@ from lamina.lax.operators import (  # noqa: F401, E402
     promote_args_no_broadcast,
     true_divide,
 )
+from lamina.lax.parallel.device_axes import (  # noqa: F401, E402  (pmap's named axes)
+    bind_device_axis,
+    device_axis_size,
+)
 from lamina.lax.prng import (  # noqa: F401, E402  (PRNG keys, for lamina.random and numpy)
     PRNG_IMPLS,
     RBG,

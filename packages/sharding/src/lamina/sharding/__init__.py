@@ -23,6 +23,7 @@ from lamina.sharding.mesh_context import (
 )
 from lamina.sharding.named_sharding import DuplicateSpecError, IndivisibleError, NamedSharding
 from lamina.sharding.partition_spec import UNCONSTRAINED, P, PartitionSpec
+from lamina.sharding.pmap import pmap
 from lamina.sharding.reshard import reshard
 from lamina.sharding.visualize import sharding_table, visualize_array_sharding, visualize_sharding
 
@@ -61,6 +62,7 @@ _EXTRAS = (
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
     make_mesh,
+    pmap,
     sharding_table,
     visualize_array_sharding,
     visualize_sharding,

@@ -45,11 +45,14 @@ def _check_pieces(shape: tuple, sharding: Sharding, aval: ShapedArray, pieces: l
             "When making an array from single-device arrays, the input arrays must be from "
             f"distinct devices, but got device IDs {ids}"
         )
-    missing = [d for d in expected if d not in by_device]
-    if missing:
+    missing = {d.id for d in expected if d not in by_device}
+    extra = {d.id for d in by_device if d not in set(expected)}
+    if missing or extra:
         raise ValueError(
-            f"The per-device arrays lie on {sorted(d.id for d in by_device)}, but the "
-            f"sharding {sharding} needs one on each of {sorted(d.id for d in expected)}"
+            "Addressable devices and per-device arrays devices do not match. Sharding "
+            f"contains devices {missing} that are not present in per-device arrays. "
+            f"Per-device arrays contain devices {extra} that are not present in the "
+            "sharding."
         )
     return [by_device[d] for d in expected]
 
@@ -72,12 +75,15 @@ def make_array_from_callback(
     indices = sharding.addressable_devices_indices_map(shape)
     pieces = []
     for device in sharding._addressable_device_assignment:
-        block = data_callback(indices[device])
-        if dtype is not None and not isinstance(block, Array):
-            block = np.asarray(block, dtypes.canonicalize_dtype(dtype))
-        pieces.append(device_put(block, device))
+        pieces.append(device_put(data_callback(indices[device]), device))
     if dtype is None:
-        dtype = pieces[0].dtype if pieces else dtypes.canonicalize_dtype(np.float32)
+        dtype = pieces[0].dtype if pieces else np.dtype(np.float32)
+    elif pieces and pieces[0].dtype != dtypes.canonicalize_dtype(dtype):
+        raise ValueError(
+            "If `dtype` is provided to `jax.make_array_from_callback`, it must match the "
+            f"dtype of the addressable shards. Got dtype={np.dtype(dtype)} and shard "
+            f"dtype={pieces[0].dtype}`."
+        )
     return _assemble(shape, sharding, dtypes.canonicalize_dtype(dtype), pieces)
 
 

@@ -18,6 +18,7 @@ from lamina.interpreters import Sharding
 from lamina.sharding.axis_types import AxisType
 from lamina.sharding.mesh import AbstractMesh, Mesh
 from lamina.sharding.partition_spec import UNCONSTRAINED, PartitionSpec
+from lamina.sharding.sdy_sharding import SdyArray, SdyDim
 
 __all__ = ["DuplicateSpecError", "IndivisibleError", "NamedSharding"]
 
@@ -90,11 +91,11 @@ def _canonical_memory_kind(kind, mesh) -> str | None:
 class NamedSharding(Sharding):
     """An array laid out over ``mesh`` as ``spec`` says.
 
-    ``NamedSharding(mesh, spec, *, memory_kind=None)``; ``mesh`` is a ``Mesh`` or an
+    ``NamedSharding(mesh, spec, memory_kind=None)``; ``mesh`` is a ``Mesh`` or an
     ``AbstractMesh`` (the latter describes a layout without devices, as in types).
     """
 
-    def __init__(self, mesh, spec, *, memory_kind=None, _logical_device_ids=None):
+    def __init__(self, mesh, spec, memory_kind=None, _logical_device_ids=None):
         super().__init__()
         if not isinstance(mesh, (Mesh, AbstractMesh)):
             raise TypeError(
@@ -255,6 +256,37 @@ class NamedSharding(Sharding):
             list(self._mesh.axis_sizes),
             order,
             groups,
+        )
+
+    @property
+    def replicated_axes(self) -> frozenset:
+        """The mesh axes the spec does not use (not for a dimension, nor as unreduced
+        or reduced)."""
+        used = {n for entry in self._spec.partitions for n in _names(entry)}
+        used |= self._spec.unreduced | self._spec.reduced
+        return frozenset(self._mesh.axis_names) - used
+
+    def _to_sdy_sharding(self, num_dimensions: int, modify_wrt_axis_types: bool = False):
+        """The layout in Shardy's terms. With ``modify_wrt_axis_types`` on a mesh with
+        ``Auto`` axes, every dimension is open and the unused ``Explicit`` axes are
+        marked replicated (the partitioner may not use them)."""
+        dims = [SdyDim((), False)] * num_dimensions
+        for i, entry in enumerate(self._spec.partitions):
+            if entry is UNCONSTRAINED:
+                dims[i] = SdyDim((), True)
+            elif entry is not None:
+                dims[i] = SdyDim(_names(entry), False)
+        replicated = frozenset()
+        if modify_wrt_axis_types and AxisType.Auto in self._mesh.axis_types:
+            dims = [SdyDim(d.axes, True) for d in dims]
+            types = self._mesh._name_to_type
+            replicated = frozenset(a for a in self.replicated_axes if types[a] == AxisType.Explicit)
+        return SdyArray(
+            mesh_shape=self._mesh.shape_tuple,
+            dim_shardings=tuple(dims),
+            logical_device_ids=self._logical_device_ids,
+            replicated_axes=replicated,
+            unreduced_axes=self._spec.unreduced,
         )
 
 

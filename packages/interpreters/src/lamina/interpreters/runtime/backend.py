@@ -29,9 +29,11 @@ from lamina.interpreters.runtime.compilation_cache import compile_or_load
 
 __all__ = [
     "backends",
+    "backends_are_initialized",
     "clear_backends",
     "compile",
     "compile_options",
+    "cpu_client_options",
     "default_backend",
     "default_device",
     "device_count",
@@ -61,13 +63,24 @@ _clients: dict[str, Client] = {}
 _default: Client | None = None
 _errors: dict[str, str] = {}
 
+# Extra keyword arguments for jaxlib's ``make_cpu_client``, set before the backends
+# start: the multi-process runtime (``lamina.distributed``) puts its
+# ``distributed_client``, ``node_id``, ``num_nodes`` and ``collectives`` here.
+cpu_client_options: dict[str, Any] = {}
+
 
 # --------------------------------------------------------------------- client factories
 
 
 def _make_cpu_client() -> Client:
     n = config.jax_num_cpu_devices
-    return xla_client.make_cpu_client(asynchronous=True, num_devices=None if n < 0 else n)
+    return xla_client.make_cpu_client(
+        asynchronous=True,
+        num_devices=None if n < 0 else n,
+        get_local_topology_timeout_minutes=config.jax_cpu_get_local_topology_timeout_minutes,
+        get_global_topology_timeout_minutes=config.jax_cpu_get_global_topology_timeout_minutes,
+        **cpu_client_options,
+    )
 
 
 def _cuda_plugin_library() -> str | None:
@@ -187,6 +200,11 @@ def backends() -> dict[str, Client]:
             else:
                 _start([(p, prio, p in _REQUIRED) for p, (prio, _) in _FACTORIES.items()])
         return _clients
+
+
+def backends_are_initialized() -> bool:
+    """Whether the clients have been created (by any use of a device)."""
+    return bool(_clients)
 
 
 def _refuse_after_start(name: str):

@@ -5,9 +5,10 @@ them: ``psum``, ``pmean``, ``pmax``, ``pmin``, ``all_gather``, ``all_to_all``,
 Under the vmap whose ``axis_name`` a collective names, its batching rule (registered in
 ``collective_rules``) rewrites it into array operations over the batch axis:
 ``psum`` over a named axis becomes ``psum`` over the positional batch dimension, as in
-JAX. Positional axes (integers in ``axis_name``) reduce array dimensions directly. A
-name no enclosing vmap binds raises ``NameError`` (``shard_map`` arrives with the
-sharding layer).
+JAX. Positional axes (integers in ``axis_name``) reduce array dimensions directly.
+Inside ``pmap`` the axis name is bound over devices (:mod:`.device_axes`) and the
+collectives lower to XLA's cross-replica operations. A name nothing binds raises
+``NameError``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters import ad, axis_env, batching, is_undefined_primal, lower_fun, not_mapped
+from lamina.interpreters import mlir_builders as mb
+from lamina.interpreters.mlir import hlo
 from lamina.ir import Primitive, ShapedArray, tree_util
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import (
@@ -30,6 +33,7 @@ from lamina.lax.base.primitives import (
     reduce_sum,
     select_n,
 )
+from lamina.lax.parallel.device_axes import all_reduce, device_axis_size, is_device_axis
 
 __all__ = [
     "axis_index",
@@ -54,7 +58,7 @@ def axis_names(axis_name) -> tuple:
 def check_axes_bound(names, primitive: str, staged: bool) -> None:
     bound = {frame.name for frame in axis_env()}
     for name in names:
-        if isinstance(name, int) or name in bound:
+        if isinstance(name, int) or name in bound or is_device_axis(name):
             continue
         if staged:
             raise NameError(
@@ -67,8 +71,14 @@ def check_axes_bound(names, primitive: str, staged: bool) -> None:
 def _size_of(names) -> int:
     size = 1
     for name in names:
-        size *= batching.axis_frame(name).size
+        on_devices = device_axis_size(name)
+        size *= on_devices if on_devices is not None else batching.axis_frame(name).size
     return size
+
+
+def axis_size_of(name) -> int:
+    """The size of one bound axis name (vmapped or mapped over devices)."""
+    return _size_of((name,))
 
 
 def check_no_groups(axis_index_groups) -> None:
@@ -90,7 +100,7 @@ def _named(axes) -> tuple:
 # ---------------------------------------------------------------- reductions
 
 
-def _reduction(name: str, reduce_positional, unbatched_scale: bool):
+def _reduction(name: str, reduce_positional, unbatched_scale: bool, kind: str):
     """A collective reduction primitive (psum, pmax, pmin) of one operand; as in JAX,
     reducing a pytree binds it once per leaf."""
     prim = Primitive(name)
@@ -100,7 +110,8 @@ def _reduction(name: str, reduce_positional, unbatched_scale: bool):
         return reduce_positional(x, _positional(axes))
 
     def abstract_eval(aval, *, axes, axis_index_groups):
-        check_axes_bound(_named(axes), name, staged=True)
+        # JAX names psum in this message for pmax and pmin too.
+        check_axes_bound(_named(axes), "psum", staged=True)
         pos = {a % max(len(aval.shape), 1) for a in _positional(axes)}
         shape = tuple(d for i, d in enumerate(aval.shape) if i not in pos)
         return ShapedArray(shape, aval.dtype, weak_type=aval.weak_type)
@@ -119,7 +130,17 @@ def _reduction(name: str, reduce_positional, unbatched_scale: bool):
 
     prim.def_impl(impl)
     prim.def_abstract_eval(abstract_eval)
-    prim.def_lowering(lower_fun(impl, multiple_results=False))
+    positional_lowering = lower_fun(impl, multiple_results=False)
+
+    def lowering(ctx, x, *, axes, axis_index_groups):
+        named = _named(axes)
+        if not named or not all(is_device_axis(n) for n in named):
+            return positional_lowering(ctx, x, axes=axes, axis_index_groups=axis_index_groups)
+        if _positional(axes):
+            (x,) = positional_lowering(ctx, x, axes=_positional(axes), axis_index_groups=None)
+        return [all_reduce(ctx, x, ctx.avals_out[0], named, kind, axis_index_groups)]
+
+    prim.def_lowering(lowering)
     prim.def_collective(lambda params: _named(params["axes"]), collective)
     prim.def_batching(_positional_batching(prim))
     return prim
@@ -145,9 +166,9 @@ def _reduce_min(x, axes):
     return reduce_min(x, axes)
 
 
-psum_p = _reduction("psum", lambda x, axes: reduce_sum(x, axes) if axes else x, True)
-pmax_p = _reduction("pmax", lambda x, axes: reduce_max(x, axes) if axes else x, False)
-pmin_p = _reduction("pmin", lambda x, axes: _reduce_min(x, axes) if axes else x, False)
+psum_p = _reduction("psum", lambda x, axes: reduce_sum(x, axes) if axes else x, True, "add")
+pmax_p = _reduction("pmax", lambda x, axes: reduce_max(x, axes) if axes else x, False, "max")
+pmin_p = _reduction("pmin", lambda x, axes: _reduce_min(x, axes) if axes else x, False, "min")
 ad.deflinear(psum_p)
 
 
@@ -179,7 +200,15 @@ def _bind_each(prim, x, axis_name, axis_index_groups):
 
 
 def psum(x, axis_name, *, axis_index_groups=None):
-    """The sum of ``x`` (a pytree) over the named (or positional) axes."""
+    """The sum of ``x`` (a pytree) over the named (or positional) axes; booleans are
+    counted (summed as int32), as in JAX."""
+
+    def counted(leaf):
+        if dtype_of(leaf) == np.dtype(bool):
+            return convert_element_type(leaf, np.dtype(np.int32))
+        return leaf
+
+    x = tree_util.tree_map(counted, x)
     return _bind_each(psum_p, x, axis_name, axis_index_groups)
 
 
@@ -233,7 +262,17 @@ def _axis_index_collective(axis_data, vals, dims, *, axis_name):
     return index, 0
 
 
+def _axis_index_lowering(ctx, *, axis_name):
+    names = axis_names(axis_name)
+    if not all(is_device_axis(n) for n in names):
+        _axis_index_impl(axis_name=axis_name)
+    (out_aval,) = ctx.avals_out
+    replica = hlo.ReplicaIdOp().result  # the position among all replicas, a ui32
+    return [hlo.convert(mb.ir_type(out_aval), replica)]
+
+
 axis_index_p.def_impl(_axis_index_impl)
+axis_index_p.def_lowering(_axis_index_lowering)
 axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
 ad.zero_jvp(axis_index_p)
 axis_index_p.def_collective(lambda p: axis_names(p["axis_name"]), _axis_index_collective)

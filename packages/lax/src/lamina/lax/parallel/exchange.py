@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters import ad, batching, moveaxis, not_mapped
+from lamina.interpreters import mlir_builders as mb
+from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import Primitive, ShapedArray, tree_util
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import (
@@ -20,10 +22,12 @@ from lamina.lax.base.primitives import (
 from lamina.lax.parallel.collectives import (
     axis_names,
     axis_size,
+    axis_size_of,
     check_axes_bound,
     check_no_groups,
     dtype_of,
 )
+from lamina.lax.parallel.device_axes import group_size, is_device_axis, replica_groups
 
 __all__ = [
     "all_gather",
@@ -36,6 +40,13 @@ __all__ = [
     "psum_scatter",
     "pswapaxes",
 ]
+
+
+def _participants(name, axis_index_groups) -> int:
+    """The number of participants in one group of a collective over ``name``."""
+    if axis_index_groups is not None and is_device_axis(name):
+        return group_size(name, axis_index_groups)
+    return axis_size_of(name)
 
 
 def _physical_axis(logical: int, bdim: int) -> int:
@@ -107,7 +118,7 @@ def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to=
     name = _single_name(axis_name, "all_gather")
 
     def gather(leaf):
-        size = axis_size(name)
+        size = _participants(name, axis_index_groups)
         ndim = len(aval_of(leaf).shape)
         dim = axis % (ndim + (0 if tiled else 1)) if ndim or not tiled else axis
         return all_gather_p.bind(leaf, all_gather_dimension=dim, axis_name=name,
@@ -166,9 +177,10 @@ def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, t
     name = _single_name(axis_name, "psum_scatter")
 
     def scatter(leaf):
+        size = _participants(name, axis_index_groups)
         return psum_scatter_p.bind(leaf, scatter_dimension=scatter_dimension, axis_name=name,
-                                   axis_index_groups=axis_index_groups,
-                                   axis_size=axis_size(name), tiled=tiled)  # fmt: skip
+                                   axis_index_groups=axis_index_groups, axis_size=size,
+                                   tiled=tiled)  # fmt: skip
 
     return tree_util.tree_map(scatter, x)
 
@@ -198,7 +210,7 @@ psum_scatter_p.def_transpose(_psum_scatter_transpose)
 def _all_to_all_abstract(aval, *, split_axis, concat_axis, axis_name, axis_index_groups,
                          tiled):  # fmt: skip
     shape = list(aval.shape)
-    size = batching.axis_frame(axis_name).size
+    size = _participants(axis_name, axis_index_groups)
     if shape[split_axis] % size:
         raise ValueError(
             f"all_to_all: dimension {split_axis} of size {shape[split_axis]} must be "
@@ -343,3 +355,74 @@ def pshuffle(x, axis_name, perm):
 def pswapaxes(x, axis_name, axis, *, axis_index_groups=None):
     """Swaps the named axis with positional ``axis`` (an all_to_all along ``axis``)."""
     return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
+
+
+# ---------------------------------------------------------------- lowering over devices
+# Inside ``pmap`` these lower to XLA's cross-replica operations; elsewhere an unbound
+# name raises ``NameError`` as the eager path does.
+
+
+def _device_lowering(prim: Primitive, build):
+    def rule(ctx, x, **params):
+        name = params["axis_name"]
+        check_axes_bound(axis_names(name), prim.name, staged=False)
+        if not is_device_axis(name):
+            raise NameError(f"unbound axis name: {name}")
+        return [build(ctx, x, ctx.avals_in[0], ctx.avals_out[0], **params)]
+
+    prim.def_lowering(rule)
+
+
+def _reshape(value, aval):
+    return hlo.reshape(mb.ir_type(aval), value)
+
+
+def _all_gather_lowering(ctx, x, aval, out_aval, *, all_gather_dimension, axis_name,
+                         axis_index_groups, axis_size, tiled):  # fmt: skip
+    dim = all_gather_dimension
+    if not tiled:
+        shape = list(aval.shape)
+        shape.insert(dim, 1)
+        x = _reshape(x, aval.update(shape=tuple(shape)))
+    groups = replica_groups((axis_name,), axis_index_groups)
+    op = hlo.AllGatherOp([mb.ir_type(out_aval)], [x], dim, groups)
+    return op.results[0]
+
+
+def _psum_scatter_lowering(ctx, x, aval, out_aval, *, scatter_dimension, axis_name,
+                           axis_index_groups, axis_size, tiled):  # fmt: skip
+    shape = list(aval.shape)
+    shape[scatter_dimension] //= axis_size
+    piece = aval.update(shape=tuple(shape))
+    groups = replica_groups((axis_name,), axis_index_groups)
+    op = hlo.ReduceScatterOp(mb.ir_type(piece), x, scatter_dimension, groups)
+    scalar = mb.ir_type(aval.update(shape=()))
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        hlo.return_([hlo.add(*block.arguments)])
+    return op.result if tiled else _reshape(op.result, out_aval)
+
+
+def _all_to_all_lowering(ctx, x, aval, out_aval, *, split_axis, concat_axis, axis_name,
+                         axis_index_groups, tiled):  # fmt: skip
+    n = _participants(axis_name, axis_index_groups)
+    groups = replica_groups((axis_name,), axis_index_groups)
+    if tiled:
+        return hlo.AllToAllOp([x], split_axis, concat_axis, n, groups).results[0]
+    # Exchange the blocks in place along the split axis (block j now comes from
+    # participant j), then move that axis to where the result stacks the sources.
+    swapped = hlo.AllToAllOp([x], split_axis, split_axis, n, groups).results[0]
+    order = [i for i in range(len(aval.shape)) if i != split_axis]
+    order.insert(concat_axis, split_axis)
+    return hlo.transpose(swapped, ir.DenseI64ArrayAttr.get(order))
+
+
+def _ppermute_lowering(ctx, x, aval, out_aval, *, axis_name, perm):
+    pairs = np.asarray(perm, dtype=np.int64).reshape(-1, 2)
+    return hlo.CollectivePermuteOp(x, ir.DenseIntElementsAttr.get(pairs)).result
+
+
+_device_lowering(all_gather_p, _all_gather_lowering)
+_device_lowering(psum_scatter_p, _psum_scatter_lowering)
+_device_lowering(all_to_all_p, _all_to_all_lowering)
+_device_lowering(ppermute_p, _ppermute_lowering)

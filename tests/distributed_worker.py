@@ -1,0 +1,69 @@
+"""One process of the two that tests/test_distributed.py launches:
+``python distributed_worker.py PROCESS_ID COORDINATOR_ADDRESS``. Joins the run with 4 CPU
+devices, exercises the global device set and multihost_utils, and prints its findings as
+one line ``RESULT <json>``."""
+
+import json
+import sys
+
+import numpy as np
+
+import lamina
+import lamina.distributed
+from lamina.experimental import mesh_utils, multihost_utils
+from lamina.sharding import Mesh, PartitionSpec
+
+pid, address = int(sys.argv[1]), sys.argv[2]
+lamina.config.update("jax_num_cpu_devices", 4)
+lamina.distributed.initialize(address, 2, pid, initialization_timeout=60)
+r = {"initialized": lamina.distributed.is_initialized()}
+
+r["devices"] = [[d.id, d.process_index] for d in lamina.devices()]
+r["local"] = [d.id for d in lamina.local_devices()]
+r["other"] = [d.id for d in lamina.local_devices(process_index=1 - pid)]
+r["counts"] = [
+    lamina.process_index(),
+    lamina.process_count(),
+    lamina.process_indices(),
+    lamina.device_count(),
+    lamina.local_device_count(),
+]
+r["mesh"] = [[d.id for d in row] for row in mesh_utils.create_device_mesh((2, 4))]
+hybrid = mesh_utils.create_hybrid_device_mesh((2, 2), (2, 1), process_is_granule=True)
+r["hybrid"] = [[d.id for d in row] for row in hybrid]
+
+# A local computation still runs on this process's devices.
+r["jit"] = float(lamina.jit(lambda x: x * 2 + 1)(np.float32(pid)))
+
+# Data between the processes, through a compiled all-gather over all 8 devices.
+gathered = multihost_utils.process_allgather(np.arange(3) + pid)
+r["allgather"] = [gathered.tolist(), str(gathered.dtype)]
+r["allgather_tiled"] = multihost_utils.process_allgather(np.float32(pid), tiled=True).tolist()
+out = multihost_utils.broadcast_one_to_all({"a": np.arange(3.0) + pid})
+r["broadcast"] = [out["a"].tolist(), str(out["a"].dtype)]
+out = multihost_utils.broadcast_one_to_all(np.int32(pid + 5), is_source=pid == 1)
+r["broadcast_from_1"] = [out.tolist(), type(out).__name__, str(out.dtype)]
+try:
+    multihost_utils.assert_equal(np.arange(2) + pid, "bad")
+except AssertionError as e:
+    r["assert_equal"] = str(e)
+multihost_utils.sync_global_devices("done with the host values")
+
+# A global array: 4 elements from each process, one per device.
+mesh = Mesh(np.array(lamina.devices()), ("x",))
+spec = PartitionSpec("x")
+g = multihost_utils.host_local_array_to_global_array(np.arange(4.0) + 10 * pid, mesh, spec)
+r["global"] = [list(g.shape), g.is_fully_addressable]
+r["shards"] = [[s.device.id, s.index[0].start, float(s.data[0])] for s in g.addressable_shards]
+local = multihost_utils.global_array_to_host_local_array(g, mesh, spec)
+r["back"] = [list(local.shape), np.asarray(local).tolist()]
+r["whole"] = multihost_utils.process_allgather(g, tiled=True).tolist()
+try:
+    multihost_utils.process_allgather(g)
+except ValueError as e:
+    r["untiled"] = str(e)
+r["preemption"] = multihost_utils.reached_preemption_sync_point(1)
+
+lamina.distributed.shutdown()
+r["after_shutdown"] = lamina.distributed.is_initialized()
+print("RESULT " + json.dumps(r), flush=True)
