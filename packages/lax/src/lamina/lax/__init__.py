@@ -91,8 +91,9 @@ from lamina.lax.operators import (  # noqa: F401, E402
     promote_args_no_broadcast,
     true_divide,
 )
-from lamina.lax.parallel.device_axes import (  # noqa: F401, E402  (pmap's named axes)
+from lamina.lax.parallel.device_axes import (  # noqa: F401, E402  (pmap's, shard_map's axes)
     bind_device_axis,
+    bind_mesh_axes,
     device_axis_size,
 )
 from lamina.lax.prng import (  # noqa: F401, E402  (PRNG keys, for lamina.random and numpy)

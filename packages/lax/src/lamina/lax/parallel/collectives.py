@@ -33,7 +33,13 @@ from lamina.lax.base.primitives import (
     reduce_sum,
     select_n,
 )
-from lamina.lax.parallel.device_axes import all_reduce, device_axis_size, is_device_axis
+from lamina.lax.parallel.device_axes import (
+    all_reduce,
+    device_axis_size,
+    is_device_axis,
+    mesh_axes,
+    mesh_axis_index,
+)
 
 __all__ = [
     "axis_index",
@@ -267,6 +273,8 @@ def _axis_index_lowering(ctx, *, axis_name):
     if not all(is_device_axis(n) for n in names):
         _axis_index_impl(axis_name=axis_name)
     (out_aval,) = ctx.avals_out
+    if mesh_axes() is not None:
+        return [mesh_axis_index(names)]
     replica = hlo.ReplicaIdOp().result  # the position among all replicas, a ui32
     return [hlo.convert(mb.ir_type(out_aval), replica)]
 

@@ -6,12 +6,19 @@ lowers that program it binds its axis name here (:func:`bind_device_axis`), so t
 collectives over the name type-check and lower to ``stablehlo.all_reduce``,
 ``all_gather``, ``all_to_all``, ``reduce_scatter`` and ``collective_permute`` over the
 replica group of all participating devices.
+
+``shard_map`` instead binds the axes of a whole device mesh (:func:`bind_mesh_axes`):
+its program is one SPMD program over the mesh's devices (XLA partitions, numbered in
+the mesh's device order), so a collective over some of the mesh's axes runs within the
+groups of devices that agree on the other axes, addressed by global device ids with a
+channel handle, and ``axis_index`` derives from the partition id.
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import itertools
 
 import numpy as np
 
@@ -21,6 +28,11 @@ from lamina.interpreters.mlir import hlo, ir
 __all__ = [
     "all_reduce",
     "bind_device_axis",
+    "bind_mesh_axes",
+    "mesh_axis_index",
+    "mesh_axes",
+    "permute_pairs",
+    "spmd_collective",
     "device_axis_size",
     "group_size",
     "is_device_axis",
@@ -42,6 +54,84 @@ def bind_device_axis(name, size: int):
         _device_axes.reset(token)
 
 
+_mesh_axes: contextvars.ContextVar[tuple[tuple, tuple] | None] = contextvars.ContextVar(
+    "lamina_mesh_axes", default=None
+)
+_channels = itertools.count(1)
+
+
+@contextlib.contextmanager
+def bind_mesh_axes(names, sizes):
+    """Within the block, the axes ``names`` (of ``sizes``) of a device mesh are manual:
+    collectives over them lower to cross-partition operations over the mesh."""
+    names, sizes = tuple(names), tuple(int(s) for s in sizes)
+    token = _mesh_axes.set((names, sizes))
+    try:
+        with contextlib.ExitStack() as stack:
+            for name, size in zip(names, sizes, strict=True):
+                stack.enter_context(bind_device_axis(name, size))
+            yield
+    finally:
+        _mesh_axes.reset(token)
+
+
+def mesh_axes() -> tuple[tuple, tuple] | None:
+    """The (names, sizes) of the mesh bound by :func:`bind_mesh_axes`, else None."""
+    return _mesh_axes.get()
+
+
+def _mesh_groups(names) -> np.ndarray | None:
+    """The partition ids of the mesh grouped by the axes ``names``: one row per group,
+    in the order of ``names`` (the last varying fastest); None outside a mesh."""
+    mesh = _mesh_axes.get()
+    if mesh is None or not all(n in mesh[0] for n in names):
+        return None
+    all_names, sizes = mesh
+    ids = np.arange(int(np.prod(sizes)), dtype=np.int64).reshape(sizes)
+    picked = [all_names.index(n) for n in names]
+    rest = [i for i in range(len(sizes)) if i not in picked]
+    size = int(np.prod([sizes[i] for i in picked]))
+    return ids.transpose(rest + picked).reshape(-1, size)
+
+
+def spmd_collective(op) -> None:
+    """Make ``op`` address partitions by global device id (inside a mesh)."""
+    if _mesh_axes.get() is None:
+        return
+    op.attributes["channel_handle"] = hlo.ChannelHandle.get(next(_channels), 1)
+    if "replica_groups" in op.attributes:
+        op.attributes["use_global_device_ids"] = ir.UnitAttr.get()
+
+
+def permute_pairs(names, perm) -> ir.DenseIntElementsAttr:
+    """``perm``'s (source, destination) pairs of positions along ``names``, as device
+    pairs: within each group of the mesh, or the positions themselves under pmap."""
+    pairs = np.asarray(perm, dtype=np.int64).reshape(-1, 2)
+    groups = _mesh_groups(names)
+    if groups is not None:
+        pairs = np.concatenate([row[pairs] for row in groups]).reshape(-1, 2)
+    return ir.DenseIntElementsAttr.get(pairs)
+
+
+def mesh_axis_index(names) -> ir.Value:
+    """The position of this partition along the mesh axes ``names`` (an i32 scalar)."""
+    all_names, sizes = _mesh_axes.get()
+    i32 = ir.IntegerType.get_signless(32)
+    scalar = ir.RankedTensorType.get((), i32)
+    pid = hlo.convert(scalar, hlo.PartitionIdOp().result)
+
+    def const(v):
+        return hlo.constant(ir.DenseElementsAttr.get(np.asarray(v, np.int32), type=i32))
+
+    index = None
+    for name in names:
+        axis = all_names.index(name)
+        stride = int(np.prod(sizes[axis + 1 :]))
+        own = hlo.remainder(hlo.divide(pid, const(stride)), const(sizes[axis]))
+        index = own if index is None else hlo.add(hlo.multiply(index, const(sizes[axis])), own)
+    return index
+
+
 def device_axis_size(name) -> int | None:
     """The number of devices the axis ``name`` maps over; None if it is not bound."""
     for bound, size in reversed(_device_axes.get()):
@@ -61,6 +151,11 @@ def replica_groups(names, axis_index_groups=None) -> ir.DenseIntElementsAttr:
     size = 1
     for name in names:
         size *= device_axis_size(name)
+    mesh_groups = _mesh_groups(names)
+    if mesh_groups is not None:
+        if axis_index_groups is not None:
+            raise NotImplementedError("axis_index_groups inside shard_map is not supported")
+        return ir.DenseIntElementsAttr.get(mesh_groups)
     if axis_index_groups is None:
         groups = np.arange(size, dtype=np.int64).reshape(1, size)
     else:
@@ -90,6 +185,7 @@ def all_reduce(ctx, x: ir.Value, aval, names, kind: str, axis_index_groups=None)
         combine = {"add": hlo.or_, "max": hlo.or_, "min": hlo.and_}[kind]
     groups = replica_groups(names, axis_index_groups)
     op = hlo.AllReduceOp([mb.ir_type(aval)], [x], groups)
+    spmd_collective(op)
     scalar = mb.ir_type(aval.update(shape=()))
     block = op.regions[0].blocks.append(scalar, scalar)
     with ir.InsertionPoint(block):

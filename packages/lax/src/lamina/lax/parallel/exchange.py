@@ -27,7 +27,13 @@ from lamina.lax.parallel.collectives import (
     check_no_groups,
     dtype_of,
 )
-from lamina.lax.parallel.device_axes import group_size, is_device_axis, replica_groups
+from lamina.lax.parallel.device_axes import (
+    group_size,
+    is_device_axis,
+    permute_pairs,
+    replica_groups,
+    spmd_collective,
+)
 
 __all__ = [
     "all_gather",
@@ -386,6 +392,7 @@ def _all_gather_lowering(ctx, x, aval, out_aval, *, all_gather_dimension, axis_n
         x = _reshape(x, aval.update(shape=tuple(shape)))
     groups = replica_groups((axis_name,), axis_index_groups)
     op = hlo.AllGatherOp([mb.ir_type(out_aval)], [x], dim, groups)
+    spmd_collective(op)
     return op.results[0]
 
 
@@ -396,6 +403,7 @@ def _psum_scatter_lowering(ctx, x, aval, out_aval, *, scatter_dimension, axis_na
     piece = aval.update(shape=tuple(shape))
     groups = replica_groups((axis_name,), axis_index_groups)
     op = hlo.ReduceScatterOp(mb.ir_type(piece), x, scatter_dimension, groups)
+    spmd_collective(op)
     scalar = mb.ir_type(aval.update(shape=()))
     block = op.regions[0].blocks.append(scalar, scalar)
     with ir.InsertionPoint(block):
@@ -408,18 +416,23 @@ def _all_to_all_lowering(ctx, x, aval, out_aval, *, split_axis, concat_axis, axi
     n = _participants(axis_name, axis_index_groups)
     groups = replica_groups((axis_name,), axis_index_groups)
     if tiled:
-        return hlo.AllToAllOp([x], split_axis, concat_axis, n, groups).results[0]
+        op = hlo.AllToAllOp([x], split_axis, concat_axis, n, groups)
+        spmd_collective(op)
+        return op.results[0]
     # Exchange the blocks in place along the split axis (block j now comes from
     # participant j), then move that axis to where the result stacks the sources.
-    swapped = hlo.AllToAllOp([x], split_axis, split_axis, n, groups).results[0]
+    op = hlo.AllToAllOp([x], split_axis, split_axis, n, groups)
+    spmd_collective(op)
+    swapped = op.results[0]
     order = [i for i in range(len(aval.shape)) if i != split_axis]
     order.insert(concat_axis, split_axis)
     return hlo.transpose(swapped, ir.DenseI64ArrayAttr.get(order))
 
 
 def _ppermute_lowering(ctx, x, aval, out_aval, *, axis_name, perm):
-    pairs = np.asarray(perm, dtype=np.int64).reshape(-1, 2)
-    return hlo.CollectivePermuteOp(x, ir.DenseIntElementsAttr.get(pairs)).result
+    op = hlo.CollectivePermuteOp(x, permute_pairs((axis_name,), perm))
+    spmd_collective(op)
+    return op.result
 
 
 _device_lowering(all_gather_p, _all_gather_lowering)

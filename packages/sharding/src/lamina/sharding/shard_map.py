@@ -1,0 +1,477 @@
+"""``shard_map``: a function written for one device's block of its inputs, run on every
+device of a mesh at once (the ``shard_map`` primitive and its rules).
+
+``shard_map(f, mesh=mesh, in_specs=..., out_specs=...)(x)`` splits each input over the
+mesh by its ``PartitionSpec`` (a dimension named after mesh axes is cut into that many
+blocks; every other dimension is whole on each device) and traces ``f`` once on one
+block, with the mesh's axes bound for collectives (``psum``, ``all_gather``,
+``ppermute``, ``axis_index``, ...). Each result block becomes part of one global array
+laid out by its out spec; a mesh axis an out spec does not name means the result is the
+same on all devices along it, which ``check_vma`` verifies.
+
+Lowered, the body is an XLA SPMD program in manual mode: each input is constrained to
+its global sharding (``@Sharding``) and cut into the device's block
+(``@SPMDFullToShardShape``, sharding ``{manual}``); each result block goes back to a
+global array (``@SPMDShardToFullShape``). Called outside ``jit`` it runs as a ``jit``
+over the mesh's devices.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+
+import numpy as np
+from jaxlib import xla_client
+
+from lamina.interpreters import (
+    ad,
+    backward_pass,
+    batching,
+    eval_jaxpr,
+    is_undefined_primal,
+    jit,
+    jvp,
+    shaped_abstractify,
+    trace_to_jaxpr,
+    vmap,
+)
+from lamina.interpreters import mlir_builders as mb
+from lamina.interpreters.mlir import hlo, ir
+from lamina.ir import ClosedJaxpr, Primitive, tree_util
+from lamina.lax import bind_mesh_axes, broadcast_in_dim, div, psum, reshape
+from lamina.sharding.mesh_context import current_mesh
+from lamina.sharding.named_sharding import NamedSharding
+from lamina.sharding.partition_spec import PartitionSpec
+
+__all__ = ["Infer", "shard_map", "shard_map_p"]
+
+
+class _InferFromArgs:
+    """``in_specs`` left to be taken from the arguments' shardings."""
+
+    def __repr__(self):
+        return "jax.sharding.Infer"
+
+
+Infer = _InferFromArgs()
+
+shard_map_p = Primitive("shard_map")
+shard_map_p.multiple_results = True
+
+
+def _axes_of(entry) -> tuple:
+    if entry is None:
+        return ()
+    return tuple(entry) if isinstance(entry, tuple) else (entry,)
+
+
+def _spec_axes(spec) -> set:
+    return {a for entry in spec for a in _axes_of(entry) if a is not PartitionSpec.UNCONSTRAINED}
+
+
+def _factor(mesh, entry) -> int:
+    return int(np.prod([mesh.shape[a] for a in _axes_of(entry)], dtype=np.int64))
+
+
+def _local_shape(mesh, spec, shape) -> tuple:
+    return tuple(d // _factor(mesh, e) if i < len(spec) else d
+                 for i, (d, e) in enumerate(zip(shape, (*spec, *[None] * len(shape)))))  # fmt: skip
+
+
+def _global_shape(mesh, spec, shape) -> tuple:
+    entries = (*spec, *[None] * len(shape))
+    return tuple(d * _factor(mesh, e) for d, e in zip(shape, entries))
+
+
+# ---------------------------------------------------------------- the primitive
+
+
+def _abstract_eval(*avals, mesh, in_specs, out_specs, jaxpr, **_):
+    return [a.update(shape=_global_shape(mesh, s, a.shape))
+            for a, s in zip(jaxpr.out_avals, out_specs, strict=True)]  # fmt: skip
+
+
+def _impl(*args, **params):
+    outs = tuple(NamedSharding(params["mesh"], s) for s in params["out_specs"])
+    run = jit(lambda *xs: tuple(shard_map_p.bind(*xs, **params)), out_shardings=outs)
+    return list(run(*args))
+
+
+def _custom_call(target: str, x, aval, sharding: str):
+    op = hlo.CustomCallOp.build_generic(
+        results=[mb.ir_type(aval)],
+        operands=[x],
+        attributes={
+            "call_target_name": ir.StringAttr.get(target),
+            "backend_config": ir.StringAttr.get(""),
+            "mhlo.sharding": ir.StringAttr.get(sharding),
+        },
+    )
+    return op.result
+
+
+def _lowering(ctx, *args, mesh, in_specs, out_specs, jaxpr, **_):
+    manual = str(xla_client.HloSharding.manual())
+    blocks = []
+    for x, aval, local, spec in zip(args, ctx.avals_in, jaxpr.in_avals, in_specs, strict=True):
+        full = str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(aval.ndim))
+        x = _custom_call("Sharding", x, aval, full)
+        blocks.append(_custom_call("SPMDFullToShardShape", x, local, manual))
+    with bind_mesh_axes(mesh.axis_names, mesh.axis_sizes):
+        outs = ctx.call(jaxpr, blocks, name="shmap_body")
+    results = []
+    for y, local, aval, spec in zip(outs, jaxpr.out_avals, ctx.avals_out, out_specs, strict=True):
+        full = str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(aval.ndim))
+        y = _custom_call("Sharding", y, local, manual)
+        results.append(_custom_call("SPMDShardToFullShape", y, aval, full))
+    return results
+
+
+def _bind(closed, params, in_specs, out_specs) -> dict:
+    """The params of a ``shard_map`` of ``closed`` with these specs."""
+    new = dict(params, jaxpr=closed, in_specs=in_specs, out_specs=out_specs)
+    new["shardings"] = tuple(NamedSharding(params["mesh"], s) for s in in_specs + out_specs)
+    return new
+
+
+def _jvp(primals, tangents, *, jaxpr, in_specs, out_specs, **params):
+    tangents = [ad.instantiate_zeros(t) for t in tangents]
+    n = len(primals)
+
+    def body(*xs):
+        outs, touts = jvp(lambda *p: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *p), xs[:n], xs[n:])
+        return [*outs, *touts]
+
+    with bind_mesh_axes(params["mesh"].axis_names, params["mesh"].axis_sizes):
+        closed, _ = trace_to_jaxpr(body, [*jaxpr.in_avals] * 2, "shard_map jvp", what="shard_map")
+    new = _bind(closed, dict(params), in_specs * 2, out_specs * 2)
+    outs = shard_map_p.bind(*primals, *tangents, **new)
+    m = len(out_specs)
+    return outs[:m], outs[m:]
+
+
+def _unmentioned(mesh, spec) -> tuple:
+    used = _spec_axes(spec)
+    return tuple(a for a in mesh.axis_names if a not in used)
+
+
+def _transpose(cts, *args, mesh, jaxpr, in_specs, out_specs, **params):
+    """Cotangents of the linear inputs: the body transposed, as a ``shard_map``. A
+    result the same on all devices of an axis gets its cotangent split evenly over them,
+    and an input the same on all devices of an axis sums its cotangents over them."""
+    linear = [is_undefined_primal(x) for x in args]
+    known = [x for x, lin in zip(args, linear, strict=True) if not lin]
+    known_specs = tuple(s for s, lin in zip(in_specs, linear, strict=True) if not lin)
+    lin_specs = tuple(s for s, lin in zip(in_specs, linear, strict=True) if lin)
+    cts = [ad.instantiate_zeros(c) for c in cts]
+    local_lin = [a for a, lin in zip(jaxpr.in_avals, linear, strict=True) if lin]
+    local_known = [a for a, lin in zip(jaxpr.in_avals, linear, strict=True) if not lin]
+    n_known = len(known)
+
+    def body(*xs):
+        ks, cs = iter(xs[:n_known]), xs[n_known:]
+        cs = [c if not _unmentioned(mesh, s) else
+              div(c, np.asarray(_size(mesh, _unmentioned(mesh, s)), c.dtype))
+              for c, s in zip(cs, out_specs, strict=True)]  # fmt: skip
+        primals = [ad.UndefinedPrimal(a) if lin else next(ks)
+                   for a, lin in zip(jaxpr.in_avals, linear, strict=True)]  # fmt: skip
+        outs = backward_pass(jaxpr.jaxpr, jaxpr.consts, primals, cs)
+        outs = [o for o, lin in zip(outs, linear, strict=True) if lin]
+        result = []
+        for o, a, s in zip(outs, local_lin, lin_specs, strict=True):
+            o = ad.instantiate_zeros(o) if type(o) is ad.Zero else o
+            rest = _unmentioned(mesh, s)
+            result.append(psum(o, rest) if rest else o)
+        return result
+
+    params = dict(params, mesh=mesh)
+    with bind_mesh_axes(mesh.axis_names, mesh.axis_sizes):
+        closed, _ = trace_to_jaxpr(
+            body, [*local_known, *jaxpr.out_avals], "shard_map transpose", what="shard_map"
+        )
+    new = _bind(closed, params, known_specs + tuple(out_specs), lin_specs)
+    outs = iter(shard_map_p.bind(*known, *cts, **new))
+    return [next(outs) if lin else None for lin in linear]
+
+
+def _size(mesh, axes) -> int:
+    return int(np.prod([mesh.shape[a] for a in axes], dtype=np.int64))
+
+
+def _batching(axis_data, vals, dims, *, jaxpr, in_specs, out_specs, **params):
+    """A mapped axis is one more dimension, whole on every device."""
+    size = axis_data.size
+    vals = [batching.moveaxis(v, d, 0) if d is not batching.not_mapped else v
+            for v, d in zip(vals, dims, strict=True)]  # fmt: skip
+    mapped = [d is not batching.not_mapped for d in dims]
+    in_avals = [a.update(shape=(size, *a.shape)) if m else a
+                for a, m in zip(jaxpr.in_avals, mapped, strict=True)]  # fmt: skip
+    new_in = tuple(PartitionSpec(None, *s) if m else s
+                   for s, m in zip(in_specs, mapped, strict=True))  # fmt: skip
+    new_out = tuple(PartitionSpec(None, *s) for s in out_specs)
+
+    def body(*xs):
+        f = lambda *p: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *p)  # noqa: E731
+        axes = [0 if m else None for m in mapped]
+        return vmap(f, in_axes=axes, out_axes=0, axis_size=size,
+                    spmd_axis_name=None, axis_name=axis_data.name)(*xs)  # fmt: skip
+
+    mesh = params["mesh"]
+    with bind_mesh_axes(mesh.axis_names, mesh.axis_sizes):
+        closed, _ = trace_to_jaxpr(body, in_avals, "shard_map batched", what="shard_map")
+    new = _bind(closed, params, new_in, new_out)
+    return shard_map_p.bind(*vals, **new), [0] * len(out_specs)
+
+
+shard_map_p.def_impl(_impl)
+shard_map_p.def_abstract_eval(_abstract_eval)
+shard_map_p.def_lowering(_lowering)
+ad.primitive_jvps[shard_map_p] = _jvp
+shard_map_p.def_transpose(_transpose)
+shard_map_p.def_batching(_batching)
+
+
+# ---------------------------------------------------------------- checks
+
+
+def _fname(fun) -> str:
+    return getattr(fun, "__name__", repr(fun))
+
+
+def _arg_names(fun, args) -> list[str]:
+    """How JAX's messages name each flat argument leaf."""
+    try:
+        params = list(inspect.signature(fun).parameters)
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for i, a in enumerate(args):
+        bound = f", where args[{i}] is bound to {_fname(fun)}'s parameter '{params[i]}'"
+        name = f"args[{i}]" + (bound if i < len(params) else "")
+        paths = tree_util.tree_flatten_with_path(a)[0]
+        for path, _ in paths:
+            if path:
+                key = tree_util.keystr(path)
+                bound = bound if i < len(params) else ""
+                names.append(f"args[{i}]{key}" + bound)
+            else:
+                names.append(name)
+    return names
+
+
+def _check_specs(specs, what: str, manual) -> None:
+    for s in specs:
+        if not isinstance(s, PartitionSpec):
+            raise TypeError(
+                f"shard_map {what} argument must be a pytree of `jax.sharding.PartitionSpec` "
+                f"instances, but it was {s!r}"
+            )
+        for axis in _spec_axes(s):
+            if axis not in manual:
+                raise ValueError(
+                    f"shard_map {what} argument must refer to an axis marked as manual "
+                    f"({frozenset(manual)}), but:\n\n  {what} refers to {axis!r}\n\n"
+                    f"Check the {what} values passed to shard_map."
+                )
+
+
+def _check_in(fun, mesh, specs, avals, names) -> None:
+    for s, a, name in zip(specs, avals, names, strict=True):
+        if len(s) > a.ndim:
+            raise ValueError(
+                f"shard_map applied to the function '{_fname(fun)}' was given an in_specs "
+                "entry which is too long to be compatible with the corresponding input "
+                f"value from the function:\n\nin_specs is {s} which has length {len(s)}, "
+                f"but the passed {name}, has shape {a.str_short()}, which has rank "
+                f"{a.ndim} (and {a.ndim} < {len(s)})\n\nEntries in in_specs must be of "
+                "length no greater than the number of axes in the corresponding input "
+                f"value.\n\nEither revise the spec to be shorter, or modify '{_fname(fun)}' "
+                "so that its inputs have sufficient rank."
+            )
+    bad = []
+    for s, a, name in zip(specs, avals, names, strict=True):
+        for d, entry in enumerate(s):
+            for axis in _axes_of(entry):
+                n = mesh.shape[axis]
+                if a.shape[d] % n:
+                    bad.append(
+                        f"* the passed {name} of shape {a.str_short()}, corresponds to "
+                        f"in_specs of value {s}, which maps array axis {d} (of size "
+                        f"{a.shape[d]}) to mesh axis {axis!r} (of size {n}), but {n} does "
+                        f"not evenly divide {a.shape[d]}"
+                    )
+            if _factor(mesh, entry) and a.shape[d] % _factor(mesh, entry) and not bad:
+                bad.append(f"* the passed {name} of shape {a.str_short()} does not divide")
+    if bad:
+        raise ValueError(
+            f"shard_map applied to the function '{_fname(fun)}' was given argument arrays "
+            "with axis sizes that are not evenly divisible by the corresponding mesh axis "
+            f"sizes:\n\nThe mesh given has shape {tuple(mesh.axis_sizes)} with "
+            f"corresponding axis names {tuple(mesh.axis_names)}.\n\n"
+            + "\n\n".join(bad)
+            + "\n\nArray arguments' axis sizes must be evenly divisible by the mesh axis or "
+            "axes indicated by the corresponding elements of the argument's in_specs entry. "
+            "Consider checking that in_specs are correct, and if so consider changing the "
+            f"mesh axis sizes or else padding the input and adapting '{_fname(fun)}' "
+            "appropriately."
+        )
+
+
+def _check_out_rank(fun, specs, avals) -> None:
+    for s, a in zip(specs, avals, strict=True):
+        if len(s) > a.ndim:
+            raise ValueError(
+                f"shard_map applied to the function '{_fname(fun)}' was given an out_specs "
+                "entry which is too long to be compatible with the corresponding output "
+                f"value from the function:\n\nout_specs is {s} which has length {len(s)}, "
+                f"but {_fname(fun)}(*args) has shape {a.str_short()}, which has rank "
+                f"{a.ndim} (and {a.ndim} < {len(s)})\n\nEntries in out_specs must be of "
+                "length no greater than the number of axes in the corresponding output "
+                f"value.\n\nEither revise the spec to be shorter, or modify '{_fname(fun)}' "
+                "so that its outputs have sufficient rank."
+            )
+
+
+# How each collective changes the mesh axes a value varies over.
+_REDUCING = {"psum", "pmax", "pmin"}
+
+
+def _varying(closed: ClosedJaxpr, in_axes: list[frozenset]) -> list[frozenset]:
+    """The mesh axes each output of the body may differ over, from those of its inputs:
+    reductions over an axis make a value the same along it; ``axis_index`` differs
+    along its axes; everything else varies where any of its operands does."""
+    env = dict(zip(closed.jaxpr.invars, in_axes, strict=True))
+
+    def read(v):
+        return env.get(v, frozenset()) if not hasattr(v, "val") else frozenset()
+
+    for eqn in closed.jaxpr.eqns:
+        ins = frozenset().union(*[read(v) for v in eqn.invars])
+        name = eqn.primitive.name
+        if name in _REDUCING:
+            out = ins - {a for a in eqn.params["axes"] if not isinstance(a, int)}
+        elif name == "axis_index":
+            out = frozenset(_axes_of(eqn.params["axis_name"]))
+        elif "axis_name" in eqn.params:
+            out = ins | frozenset(_axes_of(eqn.params["axis_name"]))
+        else:
+            out = ins
+        for v in eqn.outvars:
+            env[v] = out
+    return [read(v) for v in closed.jaxpr.outvars]
+
+
+def _check_replication(fun, mesh, closed, in_specs, out_specs) -> None:
+    out_vary = _varying(closed, [frozenset(_spec_axes(s)) for s in in_specs])
+    for s, vary in zip(out_specs, out_vary, strict=True):
+        claimed = [a for a in _unmentioned(mesh, s) if a in vary]
+        if claimed:
+            sure = [a for a in _unmentioned(mesh, s) if a not in vary]
+            inferred = (
+                "could not infer replication over any axes"
+                if not sure
+                else f"could only infer replication over {', '.join(repr(a) for a in sure)}"
+            )
+            axes = ", ".join(repr(a) for a in claimed)
+            raise ValueError(
+                f"shard_map applied to the function '{_fname(fun)}' was given out_specs "
+                "which require replication which can't be statically inferred given the "
+                f"mesh:\n\nThe mesh given has shape {tuple(mesh.axis_sizes)} with "
+                f"corresponding axis names {tuple(mesh.axis_names)}.\n\nout_specs is {s} "
+                "which implies that the corresponding output value is replicated across "
+                f"mesh axis {axes}, but {inferred}\n\nCheck if these output values are "
+                "meant to be replicated over those mesh axes. If not, consider revising "
+                "the corresponding out_specs entries. If so, consider disabling the check "
+                "by passing the check_vma=False argument to `jax.shard_map`."
+            )
+
+
+# ---------------------------------------------------------------- the function
+
+
+def _is_spec_leaf(x) -> bool:
+    return x is None or isinstance(x, PartitionSpec)
+
+
+def _flat_specs(specs, tree_of, what: str) -> list:
+    try:
+        flat = tree_util.broadcast_prefix(specs, tree_of, is_leaf=_is_spec_leaf)
+    except ValueError:
+        raise ValueError(
+            f"shard_map {what} must be a tree prefix of the corresponding "
+            f"{'arguments' if what == 'in_specs' else 'outputs'}, got {specs!r}"
+        ) from None
+    return [PartitionSpec() if s is None else s for s in flat]
+
+
+def shard_map(
+    f: Callable | None = None,
+    /,
+    *,
+    out_specs,
+    in_specs=Infer,
+    mesh=None,
+    axis_names=frozenset(),
+    check_vma: bool = True,
+):
+    """``f`` (written for one device's block of each input) run on every device of
+    ``mesh`` (default: the one of ``set_mesh``), inputs split by ``in_specs`` and
+    results assembled by ``out_specs`` (pytree prefixes of ``PartitionSpec`` s)."""
+    if f is None:
+        return lambda g: shard_map(g, out_specs=out_specs, in_specs=in_specs, mesh=mesh,
+                                   axis_names=axis_names, check_vma=check_vma)  # fmt: skip
+    if not callable(f):
+        raise TypeError(f"shard_map requires a callable for its first argument, got {f!r}")
+
+    @functools.wraps(f)
+    def mapped(*args):
+        m = current_mesh() if mesh is None else mesh
+        if m is None or m.empty:
+            raise ValueError(
+                "The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter "
+                "into a mesh context"
+            )
+        manual = frozenset(axis_names) or frozenset(m.axis_names)
+        if in_specs is Infer or in_specs is None:
+            kinds = ", ".join(str(m._name_to_type[a]) for a in m.axis_names)
+            raise TypeError(
+                "shard_map in_specs argument must be a pytree of "
+                "`jax.sharding.PartitionSpec` instances, but it was `None` when "
+                f"axis_names={manual} are of type {kinds}"
+            )
+        leaves, in_tree = tree_util.tree_flatten(args)
+        specs = tuple(in_specs) if isinstance(in_specs, list) else in_specs
+        flat_in = _flat_specs(specs, args, "in_specs")
+        _check_specs(flat_in, "in_specs", manual)
+        avals = [shaped_abstractify(x) for x in leaves]
+        _check_in(f, m, flat_in, avals, _arg_names(f, args))
+        local = [a.update(shape=_local_shape(m, s, a.shape))
+                 for a, s in zip(avals, flat_in, strict=True)]  # fmt: skip
+        box = {}
+
+        def body(*xs):
+            out = f(*tree_util.tree_unflatten(in_tree, list(xs)))
+            flat, box["tree"] = tree_util.tree_flatten(out)
+            return flat
+
+        with bind_mesh_axes(m.axis_names, m.axis_sizes):
+            closed, _ = trace_to_jaxpr(body, local, f"shard_map({_fname(f)})", what="shard_map")
+        out_tree = box["tree"]
+        skeleton = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+        flat_out = _flat_specs(out_specs, skeleton, "out_specs")
+        _check_specs(flat_out, "out_specs", manual)
+        _check_out_rank(f, flat_out, closed.out_avals)
+        if check_vma:
+            _check_replication(f, m, closed, flat_in, flat_out)
+        params = _bind(
+            closed,
+            {"mesh": m, "check_vma": check_vma, "manual_axes": manual},
+            tuple(flat_in),
+            tuple(flat_out),
+        )
+        outs = shard_map_p.bind(*leaves, **params)
+        return tree_util.tree_unflatten(out_tree, outs)
+
+    return mapped
