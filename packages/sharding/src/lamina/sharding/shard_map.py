@@ -33,6 +33,8 @@ from lamina.interpreters import (
     is_undefined_primal,
     jit,
     jvp,
+    partial_eval_jaxpr,
+    set_current_trace,
     shaped_abstractify,
     trace_to_jaxpr,
     vmap,
@@ -225,7 +227,61 @@ def _batching(axis_data, vals, dims, *, jaxpr, in_specs, out_specs, **params):
     return shard_map_p.bind(*vals, **new), [0] * len(out_specs)
 
 
+def _partial_eval(trace, args, *, jaxpr, in_specs, out_specs, **params):
+    """The known part runs as one ``shard_map``; its residuals (each device's own
+    values) leave it stacked along a new leading axis split over the whole mesh, and
+    enter the ``shard_map`` of the unknown part the same way."""
+    mesh = params["mesh"]
+    unknown = [trace.is_unknown(x) for x in args]
+    with bind_mesh_axes(mesh.axis_names, mesh.axis_sizes):
+        known_c, unknown_c, out_unknown, forwarded = partial_eval_jaxpr(jaxpr, unknown, "shard_map")
+    known_args = [x for x, u in zip(args, unknown, strict=True) if not u]
+    known_specs = tuple(s for s, u in zip(in_specs, unknown, strict=True) if not u)
+    n_out = len(out_unknown) - sum(out_unknown)
+    computed = known_c.out_avals[n_out:]
+    stacked = PartitionSpec(tuple(mesh.axis_names))
+
+    def known_body(*xs):
+        outs = eval_jaxpr(known_c.jaxpr, known_c.consts, *xs)
+        return [*outs[:n_out], *[reshape(r, (1, *r.shape)) for r in outs[n_out:]]]
+
+    with bind_mesh_axes(mesh.axis_names, mesh.axis_sizes):
+        k_closed, _ = trace_to_jaxpr(known_body, known_c.in_avals, "shard_map known",
+                                     what="shard_map")  # fmt: skip
+    known_out_specs = tuple(s for s, u in zip(out_specs, out_unknown, strict=True) if not u)
+    k_params = _bind(k_closed, params, known_specs, known_out_specs + (stacked,) * len(computed))
+    with set_current_trace(trace.parent):
+        known_res = shard_map_p.bind(*known_args, **k_params)
+    known_outs, res_it = known_res[:n_out], iter(known_res[n_out:])
+    residuals = [next(res_it) if i is None else known_args[i] for i in forwarded]
+    res_specs = tuple(stacked if i is None else known_specs[i] for i in forwarded)
+    res_local = [a.update(shape=(1, *a.shape)) if i is None else a
+                 for a, i in zip(unknown_c.in_avals, forwarded)]  # fmt: skip
+    n_res = len(forwarded)
+
+    def unknown_body(*xs):
+        res = [reshape(r, r.shape[1:]) if i is None else r
+               for r, i in zip(xs[:n_res], forwarded, strict=True)]  # fmt: skip
+        return eval_jaxpr(unknown_c.jaxpr, unknown_c.consts, *res, *xs[n_res:])
+
+    with bind_mesh_axes(mesh.axis_names, mesh.axis_sizes):
+        u_closed, _ = trace_to_jaxpr(
+            unknown_body, [*res_local, *unknown_c.in_avals[n_res:]], "shard_map unknown",
+            what="shard_map",
+        )  # fmt: skip
+    unknown_args = [x for x, u in zip(args, unknown, strict=True) if u]
+    unknown_specs = tuple(s for s, u in zip(in_specs, unknown, strict=True) if u)
+    u_out_specs = tuple(s for s, u in zip(out_specs, out_unknown, strict=True) if u)
+    u_params = _bind(u_closed, params, res_specs + unknown_specs, u_out_specs)
+    unknown_outs = trace.staging.process_primitive(
+        shard_map_p, [*residuals, *unknown_args], u_params
+    )
+    k_it, u_it = iter(known_outs), iter(unknown_outs)
+    return [next(u_it) if u else next(k_it) for u in out_unknown]
+
+
 shard_map_p.def_impl(_impl)
+shard_map_p.def_partial_eval(_partial_eval)
 shard_map_p.def_abstract_eval(_abstract_eval)
 shard_map_p.def_lowering(_lowering)
 ad.primitive_jvps[shard_map_p] = _jvp

@@ -109,7 +109,7 @@ def permute_pairs(names, perm) -> ir.DenseIntElementsAttr:
     pairs = np.asarray(perm, dtype=np.int64).reshape(-1, 2)
     groups = _mesh_groups(names)
     if groups is not None:
-        pairs = np.concatenate([row[pairs] for row in groups]).reshape(-1, 2)
+        pairs = np.ascontiguousarray(np.concatenate([row[pairs] for row in groups]))
     return ir.DenseIntElementsAttr.get(pairs)
 
 
@@ -155,7 +155,7 @@ def replica_groups(names, axis_index_groups=None) -> ir.DenseIntElementsAttr:
     if mesh_groups is not None:
         if axis_index_groups is not None:
             raise NotImplementedError("axis_index_groups inside shard_map is not supported")
-        return ir.DenseIntElementsAttr.get(mesh_groups)
+        return ir.DenseIntElementsAttr.get(np.ascontiguousarray(mesh_groups))
     if axis_index_groups is None:
         groups = np.arange(size, dtype=np.int64).reshape(1, size)
     else:
