@@ -73,6 +73,8 @@ _NAMES = {
             "pmap",
             "reshard",
             "set_mesh",
+            "shard_map",
+            "smap",
         )
     },
     **{
@@ -167,7 +169,7 @@ _NAMES = {
 _NOT_BUILT = {"export": 18, "pallas": 19}
 # Top-level names of JAX's still to be built, with their issues: listed by dir(lamina),
 # and raising an error that says so.
-_NOT_BUILT_NAMES = {name: 17 for name in ("shard_map", "smap")}
+_NOT_BUILT_NAMES: dict[str, int] = {}
 
 __all__ = sorted([*_SUBMODULES, *_NAMES])
 

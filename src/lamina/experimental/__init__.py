@@ -20,6 +20,7 @@ _LAZY = {
     "cur_qdd": ("lamina.experimental.quasi_dynamic_data", "cur_qdd"),
     "io_callback": ("lamina.lax", "io_callback"),
     "primal_tangent_dtype": ("lamina.ir.dtypes", "primal_tangent_dtype"),
+    "shard_map": ("lamina.experimental.shard_map", None),
 }
 # Names from the array layers load lamina.numpy as well, which installs the array
 # operators (callbacks hand arrays to user code), as the top level does.
@@ -35,8 +36,6 @@ def __getattr__(name: str):
         value = value if attr is None else getattr(value, attr)
         globals()[name] = value
         return value
-    if name == "shard_map":
-        raise AttributeError("lamina.experimental.shard_map is not built yet (issue 17)")
     raise AttributeError(f"module 'lamina.experimental' has no attribute {name!r}")
 
 

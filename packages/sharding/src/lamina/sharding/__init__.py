@@ -25,6 +25,8 @@ from lamina.sharding.named_sharding import DuplicateSpecError, IndivisibleError,
 from lamina.sharding.partition_spec import UNCONSTRAINED, P, PartitionSpec
 from lamina.sharding.pmap import pmap
 from lamina.sharding.reshard import reshard
+from lamina.sharding.shard_map import Infer, shard_map
+from lamina.sharding.smap import smap
 from lamina.sharding.visualize import sharding_table, visualize_array_sharding, visualize_sharding
 
 __all__ = [
@@ -55,6 +57,7 @@ def make_single_device_sharding(device, *, memory_kind=None) -> SingleDeviceShar
 _EXTRAS = (
     DuplicateSpecError,
     IndivisibleError,
+    Infer,
     P,
     UNCONSTRAINED,
     current_mesh,
@@ -63,7 +66,9 @@ _EXTRAS = (
     make_array_from_single_device_arrays,
     make_mesh,
     pmap,
+    shard_map,
     sharding_table,
+    smap,
     visualize_array_sharding,
     visualize_sharding,
 )

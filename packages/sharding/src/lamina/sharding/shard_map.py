@@ -375,6 +375,14 @@ def _check_in(fun, mesh, specs, avals, names) -> None:
         )
 
 
+_SCALAR_HINT = (
+    "\n\nFor scalar values (rank 0), consider using an out_specs entry of `P()`, where "
+    "`P = jax.sharding.PartitionSpec`. In particular, for rank 0 outputs which are not "
+    "constant over the mesh, add at least one (singleton) axis to them so that they can "
+    "be concatenated using out_specs."
+)
+
+
 def _check_out_rank(fun, specs, avals) -> None:
     for s, a in zip(specs, avals, strict=True):
         if len(s) > a.ndim:
@@ -387,6 +395,7 @@ def _check_out_rank(fun, specs, avals) -> None:
                 "length no greater than the number of axes in the corresponding output "
                 f"value.\n\nEither revise the spec to be shorter, or modify '{_fname(fun)}' "
                 "so that its outputs have sufficient rank."
+                + (_SCALAR_HINT if a.ndim == 0 else "")
             )
 
 
