@@ -4,7 +4,6 @@ lowered program, grad and vmap, and JAX's errors (recorded from JAX 0.10.2)."""
 import numpy as np
 import pytest
 
-
 from lamina import lax
 from lamina.interpreters import devices, grad, jit, vmap
 from lamina.sharding import Mesh, NamedSharding, P, set_mesh, shard_map, smap
@@ -67,7 +66,8 @@ def test_ppermute_rotates_blocks():
 def test_axis_index():
     out = smap_xy(lambda a: a * 0 + lax.axis_index("y"), P("x", "y"), P("x", "y"))(X)
     np.testing.assert_array_equal(out, np.repeat(np.arange(4.0), 2)[None].repeat(4, 0))
-    ix = smap_xy(lambda a: lax.reshape(lax.axis_index("x"), (1,)), P("x"), P("x"), check_vma=False)(X)
+    index_x = lambda a: lax.reshape(lax.axis_index("x"), (1,))  # noqa: E731
+    ix = smap_xy(index_x, P("x"), P("x"), check_vma=False)(X)
     np.testing.assert_array_equal(ix, [0, 1])
 
 

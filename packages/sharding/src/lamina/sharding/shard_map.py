@@ -42,7 +42,7 @@ from lamina.interpreters import (
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ClosedJaxpr, Primitive, tree_util
-from lamina.lax import bind_mesh_axes, broadcast_in_dim, div, psum, reshape
+from lamina.lax import bind_mesh_axes, div, psum, reshape
 from lamina.sharding.mesh_context import current_mesh
 from lamina.sharding.named_sharding import NamedSharding
 from lamina.sharding.partition_spec import PartitionSpec
@@ -77,14 +77,19 @@ def _factor(mesh, entry) -> int:
     return int(np.prod([mesh.shape[a] for a in _axes_of(entry)], dtype=np.int64))
 
 
+def _entries(spec, ndim: int) -> tuple:
+    """The spec's entry for each of ``ndim`` dimensions (None past its end)."""
+    return (*spec, *[None] * (ndim - len(spec)))
+
+
 def _local_shape(mesh, spec, shape) -> tuple:
-    return tuple(d // _factor(mesh, e) if i < len(spec) else d
-                 for i, (d, e) in enumerate(zip(shape, (*spec, *[None] * len(shape)))))  # fmt: skip
+    entries = _entries(spec, len(shape))
+    return tuple(d // _factor(mesh, e) for d, e in zip(shape, entries, strict=True))
 
 
 def _global_shape(mesh, spec, shape) -> tuple:
-    entries = (*spec, *[None] * len(shape))
-    return tuple(d * _factor(mesh, e) for d, e in zip(shape, entries))
+    entries = _entries(spec, len(shape))
+    return tuple(d * _factor(mesh, e) for d, e in zip(shape, entries, strict=True))
 
 
 # ---------------------------------------------------------------- the primitive
@@ -168,7 +173,6 @@ def _transpose(cts, *args, mesh, jaxpr, in_specs, out_specs, **params):
     known_specs = tuple(s for s, lin in zip(in_specs, linear, strict=True) if not lin)
     lin_specs = tuple(s for s, lin in zip(in_specs, linear, strict=True) if lin)
     cts = [ad.instantiate_zeros(c) for c in cts]
-    local_lin = [a for a, lin in zip(jaxpr.in_avals, linear, strict=True) if lin]
     local_known = [a for a, lin in zip(jaxpr.in_avals, linear, strict=True) if not lin]
     n_known = len(known)
 
@@ -182,7 +186,7 @@ def _transpose(cts, *args, mesh, jaxpr, in_specs, out_specs, **params):
         outs = backward_pass(jaxpr.jaxpr, jaxpr.consts, primals, cs)
         outs = [o for o, lin in zip(outs, linear, strict=True) if lin]
         result = []
-        for o, a, s in zip(outs, local_lin, lin_specs, strict=True):
+        for o, s in zip(outs, lin_specs, strict=True):
             o = ad.instantiate_zeros(o) if type(o) is ad.Zero else o
             rest = _unmentioned(mesh, s)
             result.append(psum(o, rest) if rest else o)
@@ -255,9 +259,10 @@ def _partial_eval(trace, args, *, jaxpr, in_specs, out_specs, **params):
     known_outs, res_it = known_res[:n_out], iter(known_res[n_out:])
     residuals = [next(res_it) if i is None else known_args[i] for i in forwarded]
     res_specs = tuple(stacked if i is None else known_specs[i] for i in forwarded)
-    res_local = [a.update(shape=(1, *a.shape)) if i is None else a
-                 for a, i in zip(unknown_c.in_avals, forwarded)]  # fmt: skip
     n_res = len(forwarded)
+    res_avals = unknown_c.in_avals[:n_res]
+    res_local = [a.update(shape=(1, *a.shape)) if i is None else a
+                 for a, i in zip(res_avals, forwarded, strict=True)]  # fmt: skip
 
     def unknown_body(*xs):
         res = [reshape(r, r.shape[1:]) if i is None else r
@@ -394,8 +399,7 @@ def _check_out_rank(fun, specs, avals) -> None:
                 f"{a.ndim} (and {a.ndim} < {len(s)})\n\nEntries in out_specs must be of "
                 "length no greater than the number of axes in the corresponding output "
                 f"value.\n\nEither revise the spec to be shorter, or modify '{_fname(fun)}' "
-                "so that its outputs have sufficient rank."
-                + (_SCALAR_HINT if a.ndim == 0 else "")
+                "so that its outputs have sufficient rank." + (_SCALAR_HINT if a.ndim == 0 else "")
             )
 
 

@@ -29,14 +29,14 @@ __all__ = [
     "all_reduce",
     "bind_device_axis",
     "bind_mesh_axes",
-    "mesh_axis_index",
-    "mesh_axes",
-    "permute_pairs",
-    "spmd_collective",
     "device_axis_size",
     "group_size",
     "is_device_axis",
+    "mesh_axes",
+    "mesh_axis_index",
+    "permute_pairs",
     "replica_groups",
+    "spmd_collective",
 ]
 
 _device_axes: contextvars.ContextVar[tuple[tuple, ...]] = contextvars.ContextVar(
