@@ -97,7 +97,7 @@ WITH_TRANSPOSE = {
     *("select_and_scatter_add", "psum", "all_gather", "all_to_all", "ppermute"),
     *("ragged_all_to_all", "reduce_scatter", "cond", "while", "scan", "jit", "remat2"),
     *("custom_jvp_call", "custom_vjp_call", "custom_lin", "name", "optimization_barrier"),
-    *("sharding_constraint", "stage", "linear_call"),
+    *("sharding_constraint", "stage", "linear_call", "shard_map"),
     # as JAX, remat_opt's transpose raises that higher-order AD is not supported
     "remat_opt",
     # references: tangent references are transposed into cotangent references
