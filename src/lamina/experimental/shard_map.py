@@ -8,12 +8,13 @@ from lamina.sharding import shard_map as _shard_map
 
 __all__ = ["shard_map"]
 
+warnings.warn(
+    "jax.experimental.shard_map is deprecated in v0.8.0. Used jax.shard_map instead.",
+    DeprecationWarning,
+    stacklevel=2,
+)
+
 
 def shard_map(f, mesh, in_specs, out_specs, check_rep=True):
     """``lamina.shard_map(f, mesh=mesh, in_specs=..., out_specs=..., check_vma=check_rep)``."""
-    warnings.warn(
-        "jax.experimental.shard_map is deprecated in v0.8.0. Used jax.shard_map instead.",
-        DeprecationWarning,
-        stacklevel=2,
-    )
     return _shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=check_rep)

@@ -285,7 +285,19 @@ def _partial_eval(trace, args, *, jaxpr, in_specs, out_specs, **params):
     return [next(u_it) if u else next(k_it) for u in out_unknown]
 
 
+def _printed(params) -> dict:
+    """The params as JAX prints them (the shardings derive from mesh and specs)."""
+    return {k: v for k, v in params.items() if k != "shardings"}
+
+
+def _completed(params, in_avals, out_avals) -> dict:
+    mesh = params["mesh"]
+    specs = (*params["in_specs"], *params["out_specs"])
+    return dict(params, shardings=tuple(NamedSharding(mesh, s) for s in specs))
+
+
 shard_map_p.def_impl(_impl)
+shard_map_p.def_pp_params(_printed, _completed)
 shard_map_p.def_partial_eval(_partial_eval)
 shard_map_p.def_abstract_eval(_abstract_eval)
 shard_map_p.def_lowering(_lowering)
@@ -536,7 +548,7 @@ def shard_map(
             _check_replication(f, m, closed, flat_in, flat_out)
         params = _bind(
             closed,
-            {"mesh": m, "check_vma": check_vma, "manual_axes": manual},
+            {"mesh": m, "check_vma": check_vma, "newly_manual_axes": manual},
             tuple(flat_in),
             tuple(flat_out),
         )
