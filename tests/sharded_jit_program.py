@@ -93,6 +93,11 @@ draw = lambda keys: jax.vmap(jax.random.uniform)(keys)  # noqa: E731
 u = jax.jit(draw, in_shardings=NamedSharding(mesh, P("x")))(ks)
 out["keys"] = [spec(u), bool(np.array_equal(np.asarray(u), np.asarray(jax.jit(draw)(ks))))]
 
+out["vmap_spec"] = spec(v)
+wsc_loss = lambda a: jnp.sum(jnp.sin(jax.lax.with_sharding_constraint(a, s)))  # noqa: E731
+gw = jax.jit(jax.grad(wsc_loss))(x)
+out["wsc_grad"] = [spec(gw), bool(np.allclose(np.asarray(gw), np.cos(x), rtol=1e-6))]
+
 
 def err(name, fn):
     try:

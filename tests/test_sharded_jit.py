@@ -83,6 +83,12 @@ def test_donation_and_vmap(seen):
     assert seen["donated_deleted"] is True
     assert seen["donated_value"] == (X + 1).sum()
     assert seen["vmap"] == [192.0, [3, 8, 4]]
+    assert seen["vmap_spec"] == "P(None, 'x', 'y')"  # recorded from JAX 0.10.2
+
+
+def test_constraint_gradient(seen):
+    # the cotangent of a constrained value is constrained alike; recorded from JAX 0.10.2
+    assert seen["wsc_grad"] == ["P('x', 'y')", True]
 
 
 def test_nested_jit_and_compiled_shardings(seen):

@@ -11,6 +11,7 @@ from jaxlib import xla_client
 from jit_prims import add, mul
 
 from lamina.interpreters import config, device_put, devices, jit
+from lamina.interpreters.runtime.executables import _executables
 
 config.update("jax_num_cpu_devices", 8)
 HloSharding = xla_client.HloSharding
@@ -47,6 +48,11 @@ g = jit(lambda a: mul(a, a))
 out["from_committed"] = hlo(g(xs))
 out["from_committed_value"] = np.asarray(g(xs)).tolist()
 out["eager"] = [hlo(add(xs, xs)), np.asarray(add(xs, xs)).tolist()]
+add(xs, np.float32(1))
+before = len(_executables)
+for _ in range(3):
+    add(xs, np.float32(1))  # an uncommitted operand is replicated: compiled once
+out["eager_compiles"] = len(_executables) - before
 out["by_sharding"] = [hlo(g(device_put(x, rows))), hlo(g(xs))]
 
 d = jit(lambda a: add(a, a), in_shardings=tiled, out_shardings=tiled, donate_argnums=0)

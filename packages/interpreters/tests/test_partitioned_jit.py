@@ -57,6 +57,7 @@ def test_outputs_are_laid_out_as_asked(seen):
 def test_unspecified_shardings_follow_committed_arguments(seen):
     assert seen["from_committed"] == TILED
     assert seen["eager"][0] == TILED  # an eager op on a sharded array stays sharded
+    assert seen["eager_compiles"] == 0
     # the executable cache is keyed on the arguments' shardings
     assert seen["by_sharding"] == [ROWS, TILED]
 

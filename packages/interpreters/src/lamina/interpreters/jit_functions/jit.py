@@ -50,6 +50,7 @@ from lamina.interpreters.jit_functions.stages import Traced
 from lamina.interpreters.runtime import backend, dispatch, execute
 from lamina.interpreters.runtime.executables import (
     _executables,
+    _inner,
     _log_level,
     _miss_lock,
     compiled_call,
@@ -387,6 +388,7 @@ def clear_caches() -> None:
             jitted.clear_cache()
     _all_jitted[:] = [r for r in _all_jitted if r() is not None]
     _executables.clear()
+    _inner.clear()
     clear_jaxpr_caches()
     tokens.clear_cache()
     execute.clear_cache()

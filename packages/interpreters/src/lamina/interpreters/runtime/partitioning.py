@@ -45,9 +45,17 @@ def physical_sharding(sharding, aval):
     return sharding
 
 
+_replicated: dict[tuple, Sharding] = {}
+
+
 def replicated(devices: Sequence[Any]) -> Sharding:
-    """The whole array on each of ``devices``."""
-    return xla_client.GSPMDSharding(tuple(devices), _REPLICATED)
+    """The whole array on each of ``devices`` (one shared object per device tuple, so
+    that calls placed alike find the same executable at once)."""
+    devices = tuple(devices)
+    found = _replicated.get(devices)
+    if found is None:
+        found = _replicated[devices] = xla_client.GSPMDSharding(devices, _REPLICATED)
+    return found
 
 
 def _committed_sharding(x):

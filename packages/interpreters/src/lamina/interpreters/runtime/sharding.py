@@ -208,6 +208,11 @@ def sharding_with_new_dim(sharding: Sharding, ndim: int, dim: int) -> Sharding:
     inserted at ``dim`` and not partitioned (how ``vmap`` carries a layout over)."""
     if sharding.is_fully_replicated:
         return sharding
+    spec = getattr(sharding, "spec", None)
+    if spec is not None and hasattr(sharding, "update"):  # a mesh sharding: a None entry
+        entries = [*spec, *[None] * (ndim - len(spec))]
+        entries.insert(dim, None)
+        return sharding.update(spec=type(spec)(*entries))
     proto = sharding._to_xla_hlo_sharding(ndim).to_proto()
     dims = list(proto.tile_assignment_dimensions)
     dims.insert(dim, 1)
