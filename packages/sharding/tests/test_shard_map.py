@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from lamina import lax
-from lamina.interpreters import devices, grad, jit, vmap
-from lamina.sharding import Mesh, NamedSharding, P, set_mesh, shard_map, smap
+from lamina.interpreters import device_put, devices, grad, jit, vmap
+from lamina.sharding import Mesh, NamedSharding, P, make_mesh, set_mesh, shard_map, smap
 
 MESH = Mesh(np.array(devices()).reshape(2, 4), ("x", "y"))
 X = np.arange(32.0, dtype=np.float32).reshape(4, 8)
@@ -160,6 +160,22 @@ def test_smap():
         out = smap(lambda a: lax.psum(a, "y"), in_axes=1, out_axes=0, axis_name="y")(X)
     # recorded from JAX 0.10.2: shape (16, 2), the x-wise sums stacked once per y
     np.testing.assert_array_equal(out, np.tile(sum(np.hsplit(X, 4)), (4, 1)))
+
+
+def test_explicit_axes_infer_in_specs():
+    mesh = make_mesh((2, 4), ("x", "y"))  # Explicit axes
+    f = shard_map(lambda a: lax.psum(a, "y"), mesh=mesh, out_specs=P("x", None))
+    xs = device_put(X, NamedSharding(mesh, P("x", "y")))
+    np.testing.assert_array_equal(f(xs), np.concatenate([sum(r) for r in blocks(X, 2, 4)]))
+    # recorded from JAX 0.10.2: an unsharded argument is whole on each device
+    np.testing.assert_array_equal(f(X), np.concatenate([4 * X, 4 * X]))
+    given = shard_map(lambda a: a, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    msg = (
+        r"in_specs passed to shard_map: P\('x', 'y'\) does not match the specs of the "
+        r"input: P\(None, None\) for arg: float32\[4,8\]"
+    )
+    with pytest.raises(ValueError, match=msg):
+        given(X)
 
 
 # ---------------------------------------------------------------- errors (JAX 0.10.2)

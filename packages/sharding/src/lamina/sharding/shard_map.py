@@ -26,6 +26,7 @@ import numpy as np
 from jaxlib import xla_client
 
 from lamina.interpreters import (
+    Tracer,
     ad,
     backward_pass,
     batching,
@@ -43,6 +44,7 @@ from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ClosedJaxpr, Primitive, tree_util
 from lamina.lax import bind_mesh_axes, div, psum, reshape
+from lamina.sharding.axis_types import AxisType
 from lamina.sharding.mesh_context import current_mesh
 from lamina.sharding.named_sharding import NamedSharding
 from lamina.sharding.partition_spec import PartitionSpec
@@ -472,6 +474,36 @@ def _check_replication(fun, mesh, closed, in_specs, out_specs) -> None:
 # ---------------------------------------------------------------- the function
 
 
+def _spec_of(x, mesh) -> PartitionSpec:
+    """The spec an argument is laid out by over ``mesh`` (P() when it is not)."""
+    sharding = getattr(x, "sharding", None)
+    if isinstance(sharding, NamedSharding) and sharding.mesh == mesh:
+        entries = list(sharding.spec)
+        while entries and entries[-1] is None:
+            entries.pop()
+        return PartitionSpec(*entries)
+    return PartitionSpec()
+
+
+def _check_explicit(specs, leaves, mesh) -> None:
+    """Over Explicit axes an argument must already be laid out by its spec (traced
+    values carry no layout here and are not checked)."""
+    for s, x in zip(specs, leaves, strict=True):
+        if isinstance(x, Tracer):
+            continue
+        held = _spec_of(x, mesh)
+        if tuple(_entries(held, np.ndim(x))) != tuple(_entries(s, np.ndim(x))):
+            aval = shaped_abstractify(x)
+            have = PartitionSpec(*_entries(held, aval.ndim))
+            raise ValueError(
+                f"in_specs passed to shard_map: {s} does not match the specs of the input: "
+                f"{have} for arg: {aval.str_short()}. `in_specs` is an optional argument so "
+                "you can omit specifying it and shard_map will infer the in_specs from the "
+                "arguments. If you want to reshard your inputs, you can use `jax.reshard` on "
+                "the arguments and then pass those args to shard_map."
+            )
+
+
 def _is_spec_leaf(x) -> bool:
     return x is None or isinstance(x, PartitionSpec)
 
@@ -515,16 +547,22 @@ def shard_map(
                 "into a mesh context"
             )
         manual = frozenset(axis_names) or frozenset(m.axis_names)
-        if in_specs is Infer or in_specs is None:
-            kinds = ", ".join(str(m._name_to_type[a]) for a in m.axis_names)
-            raise TypeError(
-                "shard_map in_specs argument must be a pytree of "
-                "`jax.sharding.PartitionSpec` instances, but it was `None` when "
-                f"axis_names={manual} are of type {kinds}"
-            )
         leaves, in_tree = tree_util.tree_flatten(args)
-        specs = tuple(in_specs) if isinstance(in_specs, list) else in_specs
-        flat_in = _flat_specs(specs, args, "in_specs")
+        explicit = all(m._name_to_type[a] == AxisType.Explicit for a in manual)
+        if in_specs is Infer or in_specs is None:
+            if not explicit:
+                kinds = ", ".join(str(m._name_to_type[a]) for a in m.axis_names)
+                raise TypeError(
+                    "shard_map in_specs argument must be a pytree of "
+                    "`jax.sharding.PartitionSpec` instances, but it was `None` when "
+                    f"axis_names={manual} are of type {kinds}"
+                )
+            flat_in = [_spec_of(x, m) for x in leaves]
+        else:
+            specs = tuple(in_specs) if isinstance(in_specs, list) else in_specs
+            flat_in = _flat_specs(specs, args, "in_specs")
+            if explicit:
+                _check_explicit(flat_in, leaves, m)
         _check_specs(flat_in, "in_specs", manual)
         avals = [shaped_abstractify(x) for x in leaves]
         _check_in(f, m, flat_in, avals, _arg_names(f, args))
