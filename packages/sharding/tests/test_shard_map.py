@@ -21,6 +21,11 @@ def blocks(x, rows, cols):
     return [np.hsplit(r, cols) for r in np.vsplit(x, rows)]
 
 
+def f_sum(x):
+    """NumPy: the sum of the column blocks of x's 4 column blocks."""
+    return sum(np.hsplit(x, 4))
+
+
 def test_psum_over_one_axis():
     out = smap_xy(lambda a: lax.psum(a, "y"), P("x", "y"), P("x", None))(X)
     want = np.concatenate([sum(row) for row in blocks(X, 2, 4)])
@@ -211,6 +216,8 @@ def test_replication_claim_checked():
                        r"corresponding output value is replicated across mesh axis 'y', but "
                        r"could not infer replication over any axes"):  # fmt: skip
         f(X)
+    inner = jit(lambda a: lax.psum(a, "y"))
+    np.testing.assert_array_equal(smap_xy(inner, P("x", "y"), P("x"))(X), f_sum(X))
     ok = smap_xy(lambda a: a, P("x", "y"), P("x"), check_vma=False)(X)
     assert ok.shape == (4, 2)
 

@@ -433,6 +433,12 @@ def _varying(closed: ClosedJaxpr, in_axes: list[frozenset]) -> list[frozenset]:
     for eqn in closed.jaxpr.eqns:
         ins = frozenset().union(*[read(v) for v in eqn.invars])
         name = eqn.primitive.name
+        inner = eqn.params.get("jaxpr")
+        if isinstance(inner, ClosedJaxpr) and len(inner.jaxpr.invars) == len(eqn.invars):
+            outs = _varying(inner, [read(v) for v in eqn.invars])  # a call: look inside
+            for v, o in zip(eqn.outvars, outs, strict=True):
+                env[v] = o
+            continue
         if name in _REDUCING:
             out = ins - {a for a in eqn.params["axes"] if not isinstance(a, int)}
         elif name == "axis_index":
