@@ -31,6 +31,8 @@ from lamina.interpreters import (
     backward_pass,
     batching,
     eval_jaxpr,
+    eval_trace,
+    find_current_trace,
     is_undefined_primal,
     jit,
     jvp,
@@ -102,10 +104,20 @@ def _abstract_eval(*avals, mesh, in_specs, out_specs, jaxpr, **_):
             for a, s in zip(jaxpr.out_avals, out_specs, strict=True)]  # fmt: skip
 
 
+_compiled: dict[tuple, tuple] = {}
+
+
 def _impl(*args, **params):
-    outs = tuple(NamedSharding(params["mesh"], s) for s in params["out_specs"])
-    run = jit(lambda *xs: tuple(shard_map_p.bind(*xs, **params)), out_shardings=outs)
-    return list(run(*args))
+    """Run as a ``jit`` over the mesh's devices (one per body and specs, kept)."""
+    key = (id(params["jaxpr"]), params["mesh"], params["in_specs"], params["out_specs"])
+    found = _compiled.get(key)
+    if found is None or found[0] is not params["jaxpr"]:
+        if len(_compiled) > 256:
+            _compiled.clear()
+        outs = tuple(NamedSharding(params["mesh"], s) for s in params["out_specs"])
+        run = jit(lambda *xs: tuple(shard_map_p.bind(*xs, **params)), out_shardings=outs)
+        found = _compiled[key] = (params["jaxpr"], run)
+    return list(found[1](*args))
 
 
 def _custom_call(target: str, x, aval, sharding: str):
@@ -525,6 +537,38 @@ def _flat_specs(specs, tree_of, what: str) -> list:
     return [PartitionSpec() if s is None else s for s in flat]
 
 
+def _trace(f, m, manual, in_tree, avals, flat_in, out_specs, check_vma) -> tuple:
+    """The params of the ``shard_map`` equation of ``f`` on arguments of ``avals``, and
+    its output tree."""
+    args = tree_util.tree_unflatten(in_tree, avals)
+    _check_in(f, m, flat_in, avals, _arg_names(f, args))
+    local = [a.update(shape=_local_shape(m, s, a.shape))
+             for a, s in zip(avals, flat_in, strict=True)]  # fmt: skip
+    box = {}
+
+    def body(*xs):
+        out = f(*tree_util.tree_unflatten(in_tree, list(xs)))
+        flat, box["tree"] = tree_util.tree_flatten(out)
+        return flat
+
+    with bind_mesh_axes(m.axis_names, m.axis_sizes):
+        closed, _ = trace_to_jaxpr(body, local, f"shard_map({_fname(f)})", what="shard_map")
+    out_tree = box["tree"]
+    skeleton = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+    flat_out = _flat_specs(out_specs, skeleton, "out_specs")
+    _check_specs(flat_out, "out_specs", manual)
+    _check_out_rank(f, flat_out, closed.out_avals)
+    if check_vma:
+        _check_replication(f, m, closed, flat_in, flat_out)
+    params = _bind(
+        closed,
+        {"mesh": m, "check_vma": check_vma, "newly_manual_axes": manual},
+        tuple(flat_in),
+        tuple(flat_out),
+    )
+    return params, out_tree
+
+
 def shard_map(
     f: Callable | None = None,
     /,
@@ -543,6 +587,8 @@ def shard_map(
                                    axis_names=axis_names, check_vma=check_vma)  # fmt: skip
     if not callable(f):
         raise TypeError(f"shard_map requires a callable for its first argument, got {f!r}")
+
+    traced: dict[tuple, tuple] = {}  # the body traced per signature, outside transformations
 
     @functools.wraps(f)
     def mapped(*args):
@@ -571,31 +617,16 @@ def shard_map(
                 _check_explicit(flat_in, leaves, m)
         _check_specs(flat_in, "in_specs", manual)
         avals = [shaped_abstractify(x) for x in leaves]
-        _check_in(f, m, flat_in, avals, _arg_names(f, args))
-        local = [a.update(shape=_local_shape(m, s, a.shape))
-                 for a, s in zip(avals, flat_in, strict=True)]  # fmt: skip
-        box = {}
-
-        def body(*xs):
-            out = f(*tree_util.tree_unflatten(in_tree, list(xs)))
-            flat, box["tree"] = tree_util.tree_flatten(out)
-            return flat
-
-        with bind_mesh_axes(m.axis_names, m.axis_sizes):
-            closed, _ = trace_to_jaxpr(body, local, f"shard_map({_fname(f)})", what="shard_map")
-        out_tree = box["tree"]
-        skeleton = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
-        flat_out = _flat_specs(out_specs, skeleton, "out_specs")
-        _check_specs(flat_out, "out_specs", manual)
-        _check_out_rank(f, flat_out, closed.out_avals)
-        if check_vma:
-            _check_replication(f, m, closed, flat_in, flat_out)
-        params = _bind(
-            closed,
-            {"mesh": m, "check_vma": check_vma, "newly_manual_axes": manual},
-            tuple(flat_in),
-            tuple(flat_out),
+        key = (in_tree, tuple(avals), m, tuple(flat_in))
+        eager = find_current_trace() is eval_trace and not any(
+            isinstance(x, Tracer) for x in leaves
         )
+        found = traced.get(key) if eager else None
+        if found is None:
+            found = _trace(f, m, manual, in_tree, avals, flat_in, out_specs, check_vma)
+            if eager:
+                traced[key] = found
+        params, out_tree = found
         outs = shard_map_p.bind(*leaves, **params)
         return tree_util.tree_unflatten(out_tree, outs)
 
