@@ -229,3 +229,32 @@ def test_unknown_axis_and_missing_mesh():
         shard_map(lambda a: a, in_specs=P("x"), out_specs=P("x"))(X)
     with pytest.raises(TypeError, match=r"in_specs argument must be a pytree of"):
         shard_map(lambda a: a, mesh=MESH, out_specs=P())(X)
+
+
+def _total(f, specs):
+    return lambda a: lax.reduce_sum(smap_xy(f, specs, specs)(a), (0, 1))
+
+
+def test_grad_through_collectives():
+    y = X / 10
+    perm = [(i, (i + 1) % 4) for i in range(4)]
+    shifted = _total(lambda b: lax.ppermute(lax.sin(b), "y", perm) * b, P("x", "y"))
+    want = np.roll(np.sin(y), 2, axis=1) + np.cos(y) * np.roll(y, -2, axis=1)
+    np.testing.assert_allclose(grad(shifted)(y), want, rtol=1e-5)
+    gathered = _total(lambda b: lax.all_gather(b, "x", tiled=True) ** 2, P("x", "y"))
+    np.testing.assert_allclose(grad(gathered)(y), 4 * y, rtol=1e-6)
+    mean = _total(lambda b: lax.pmean(b, "x") * b, P("x", "y"))
+    np.testing.assert_allclose(grad(mean)(y), np.tile(y[:2] + y[2:], (2, 1)), rtol=1e-6)
+
+
+def test_decorator_form_traces_once():
+    traces = []
+
+    @shard_map(mesh=MESH, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    def double(a):
+        traces.append(a.shape)
+        return a * 2
+
+    np.testing.assert_array_equal(double(X), 2 * X)
+    np.testing.assert_array_equal(double(X + 1), 2 * X + 2)
+    assert traces == [(2, 2)]
