@@ -258,3 +258,15 @@ def test_decorator_form_traces_once():
     np.testing.assert_array_equal(double(X), 2 * X)
     np.testing.assert_array_equal(double(X + 1), 2 * X + 2)
     assert traces == [(2, 2)]
+
+
+def test_grad_of_replicated_weights_through_psum():
+    w = np.full((2,), 0.5, np.float32)
+
+    def loss(w):
+        f = smap_xy(lambda b, w: lax.psum(lax.tanh(b * w), "y"), (P("x", "y"), P()), P("x", None))
+        out = f(X / 10, w)
+        return lax.reduce_sum(out * out, (0, 1))
+
+    # recorded from JAX 0.10.2
+    np.testing.assert_allclose(grad(loss)(w), [51.8635, 53.7933], rtol=1e-5)
