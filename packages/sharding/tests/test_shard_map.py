@@ -270,3 +270,17 @@ def test_grad_of_replicated_weights_through_psum():
 
     # recorded from JAX 0.10.2
     np.testing.assert_allclose(grad(loss)(w), [51.8635, 53.7933], rtol=1e-5)
+
+
+def test_axis_names_subset():
+    y = X / 10
+    f = shard_map(lambda b: lax.psum(lax.sin(b), "y"), mesh=MESH, in_specs=P(None, "y"),
+                  out_specs=P(), axis_names={"y"})  # fmt: skip
+    np.testing.assert_allclose(f(y), sum(np.hsplit(np.sin(y), 4)), rtol=1e-6)
+    np.testing.assert_allclose(grad(lambda a: lax.reduce_sum(f(a), (0, 1)))(y), np.cos(y),
+                               rtol=1e-6)  # fmt: skip
+    # recorded from JAX 0.10.2: an axis left automatic is not bound inside
+    g = shard_map(lambda b: lax.psum(b, "x"), mesh=MESH, in_specs=P(None, "y"),
+                  out_specs=P(), axis_names={"y"})  # fmt: skip
+    with pytest.raises(NameError, match="Found an unbound axis name: x"):
+        g(y)

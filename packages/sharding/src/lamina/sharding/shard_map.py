@@ -133,14 +133,14 @@ def _custom_call(target: str, x, aval, sharding: str):
     return op.result
 
 
-def _lowering(ctx, *args, mesh, in_specs, out_specs, jaxpr, **_):
+def _lowering(ctx, *args, mesh, in_specs, out_specs, jaxpr, **params):
     manual = str(xla_client.HloSharding.manual())
     blocks = []
     for x, aval, local, spec in zip(args, ctx.avals_in, jaxpr.in_avals, in_specs, strict=True):
         full = str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(aval.ndim))
         x = _custom_call("Sharding", x, aval, full)
         blocks.append(_custom_call("SPMDFullToShardShape", x, local, manual))
-    with bind_mesh_axes(mesh.axis_names, mesh.axis_sizes):
+    with _binding(mesh, params):
         outs = ctx.call(jaxpr, blocks, name="shmap_body")
     results = []
     for y, local, aval, spec in zip(outs, jaxpr.out_avals, ctx.avals_out, out_specs, strict=True):
@@ -165,7 +165,7 @@ def _jvp(primals, tangents, *, jaxpr, in_specs, out_specs, **params):
         outs, touts = jvp(lambda *p: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *p), xs[:n], xs[n:])
         return [*outs, *touts]
 
-    with bind_mesh_axes(params["mesh"].axis_names, params["mesh"].axis_sizes):
+    with _binding(params["mesh"], params):
         closed, _ = trace_to_jaxpr(body, [*jaxpr.in_avals] * 2, "shard_map jvp", what="shard_map")
     new = _bind(closed, dict(params), in_specs * 2, out_specs * 2)
     outs = shard_map_p.bind(*primals, *tangents, **new)
@@ -173,15 +173,22 @@ def _jvp(primals, tangents, *, jaxpr, in_specs, out_specs, **params):
     return outs[:m], outs[m:]
 
 
-def _unmentioned(mesh, spec) -> tuple:
+def _binding(mesh, params):
+    """The mesh's manual axes bound for the collectives of the body."""
+    return bind_mesh_axes(mesh.axis_names, mesh.axis_sizes, params["newly_manual_axes"])
+
+
+def _unmentioned(mesh, spec, manual) -> tuple:
+    """The manual axes ``spec`` does not split over (the value is the same along them)."""
     used = _spec_axes(spec)
-    return tuple(a for a in mesh.axis_names if a not in used)
+    return tuple(a for a in mesh.axis_names if a not in used and a in manual)
 
 
 def _transpose(cts, *args, mesh, jaxpr, in_specs, out_specs, **params):
     """Cotangents of the linear inputs: the body transposed, as a ``shard_map``. A
     result the same on all devices of an axis gets its cotangent split evenly over them,
     and an input the same on all devices of an axis sums its cotangents over them."""
+    manual = params["newly_manual_axes"]
     linear = [is_undefined_primal(x) for x in args]
     known = [x for x, lin in zip(args, linear, strict=True) if not lin]
     known_specs = tuple(s for s, lin in zip(in_specs, linear, strict=True) if not lin)
@@ -192,8 +199,8 @@ def _transpose(cts, *args, mesh, jaxpr, in_specs, out_specs, **params):
 
     def body(*xs):
         ks, cs = iter(xs[:n_known]), xs[n_known:]
-        cs = [c if not _unmentioned(mesh, s) else
-              div(c, np.asarray(_size(mesh, _unmentioned(mesh, s)), c.dtype))
+        cs = [c if not _unmentioned(mesh, s, manual) else
+              div(c, np.asarray(_size(mesh, _unmentioned(mesh, s, manual)), c.dtype))
               for c, s in zip(cs, out_specs, strict=True)]  # fmt: skip
         primals = [ad.UndefinedPrimal(a) if lin else next(ks)
                    for a, lin in zip(jaxpr.in_avals, linear, strict=True)]  # fmt: skip
@@ -202,12 +209,12 @@ def _transpose(cts, *args, mesh, jaxpr, in_specs, out_specs, **params):
         result = []
         for o, s in zip(outs, lin_specs, strict=True):
             o = ad.instantiate_zeros(o) if type(o) is ad.Zero else o
-            rest = _unmentioned(mesh, s)
+            rest = _unmentioned(mesh, s, manual)
             result.append(psum(o, rest) if rest else o)
         return result
 
     params = dict(params, mesh=mesh)
-    with bind_mesh_axes(mesh.axis_names, mesh.axis_sizes):
+    with _binding(mesh, params):
         closed, _ = trace_to_jaxpr(
             body, [*local_known, *jaxpr.out_avals], "shard_map transpose", what="shard_map"
         )
@@ -239,7 +246,7 @@ def _batching(axis_data, vals, dims, *, jaxpr, in_specs, out_specs, **params):
                     spmd_axis_name=None, axis_name=axis_data.name)(*xs)  # fmt: skip
 
     mesh = params["mesh"]
-    with bind_mesh_axes(mesh.axis_names, mesh.axis_sizes):
+    with _binding(mesh, params):
         closed, _ = trace_to_jaxpr(body, in_avals, "shard_map batched", what="shard_map")
     new = _bind(closed, params, new_in, new_out)
     return shard_map_p.bind(*vals, **new), [0] * len(out_specs)
@@ -251,7 +258,7 @@ def _partial_eval(trace, args, *, jaxpr, in_specs, out_specs, **params):
     enter the ``shard_map`` of the unknown part the same way."""
     mesh = params["mesh"]
     unknown = [trace.is_unknown(x) for x in args]
-    with bind_mesh_axes(mesh.axis_names, mesh.axis_sizes):
+    with _binding(mesh, params):
         known_c, unknown_c, out_unknown, forwarded = partial_eval_jaxpr(jaxpr, unknown, "shard_map")
     known_args = [x for x, u in zip(args, unknown, strict=True) if not u]
     known_specs = tuple(s for s, u in zip(in_specs, unknown, strict=True) if not u)
@@ -263,7 +270,7 @@ def _partial_eval(trace, args, *, jaxpr, in_specs, out_specs, **params):
         outs = eval_jaxpr(known_c.jaxpr, known_c.consts, *xs)
         return [*outs[:n_out], *[reshape(r, (1, *r.shape)) for r in outs[n_out:]]]
 
-    with bind_mesh_axes(mesh.axis_names, mesh.axis_sizes):
+    with _binding(mesh, params):
         k_closed, _ = trace_to_jaxpr(known_body, known_c.in_avals, "shard_map known",
                                      what="shard_map")  # fmt: skip
     known_out_specs = tuple(s for s, u in zip(out_specs, out_unknown, strict=True) if not u)
@@ -283,7 +290,7 @@ def _partial_eval(trace, args, *, jaxpr, in_specs, out_specs, **params):
                for r, i in zip(xs[:n_res], forwarded, strict=True)]  # fmt: skip
         return eval_jaxpr(unknown_c.jaxpr, unknown_c.consts, *res, *xs[n_res:])
 
-    with bind_mesh_axes(mesh.axis_names, mesh.axis_sizes):
+    with _binding(mesh, params):
         u_closed, _ = trace_to_jaxpr(
             unknown_body, [*res_local, *unknown_c.in_avals[n_res:]], "shard_map unknown",
             what="shard_map",
@@ -464,12 +471,12 @@ def _varying(closed: ClosedJaxpr, in_axes: list[frozenset]) -> list[frozenset]:
     return [read(v) for v in closed.jaxpr.outvars]
 
 
-def _check_replication(fun, mesh, closed, in_specs, out_specs) -> None:
+def _check_replication(fun, mesh, manual, closed, in_specs, out_specs) -> None:
     out_vary = _varying(closed, [frozenset(_spec_axes(s)) for s in in_specs])
     for s, vary in zip(out_specs, out_vary, strict=True):
-        claimed = [a for a in _unmentioned(mesh, s) if a in vary]
+        claimed = [a for a in _unmentioned(mesh, s, manual) if a in vary]
         if claimed:
-            sure = [a for a in _unmentioned(mesh, s) if a not in vary]
+            sure = [a for a in _unmentioned(mesh, s, manual) if a not in vary]
             inferred = (
                 "could not infer replication over any axes"
                 if not sure
@@ -551,7 +558,7 @@ def _trace(f, m, manual, in_tree, avals, flat_in, out_specs, check_vma) -> tuple
         flat, box["tree"] = tree_util.tree_flatten(out)
         return flat
 
-    with bind_mesh_axes(m.axis_names, m.axis_sizes):
+    with bind_mesh_axes(m.axis_names, m.axis_sizes, manual):
         closed, _ = trace_to_jaxpr(body, local, f"shard_map({_fname(f)})", what="shard_map")
     out_tree = box["tree"]
     skeleton = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
@@ -559,7 +566,7 @@ def _trace(f, m, manual, in_tree, avals, flat_in, out_specs, check_vma) -> tuple
     _check_specs(flat_out, "out_specs", manual)
     _check_out_rank(f, flat_out, closed.out_avals)
     if check_vma:
-        _check_replication(f, m, closed, flat_in, flat_out)
+        _check_replication(f, m, manual, closed, flat_in, flat_out)
     params = _bind(
         closed,
         {"mesh": m, "check_vma": check_vma, "newly_manual_axes": manual},

@@ -61,15 +61,17 @@ _channels = itertools.count(1)
 
 
 @contextlib.contextmanager
-def bind_mesh_axes(names, sizes):
-    """Within the block, the axes ``names`` (of ``sizes``) of a device mesh are manual:
-    collectives over them lower to cross-partition operations over the mesh."""
+def bind_mesh_axes(names, sizes, manual=None):
+    """Within the block, the program runs on a device mesh of axes ``names`` (of
+    ``sizes``), of which those in ``manual`` (default: all) are bound: collectives over
+    them lower to cross-partition operations over the mesh."""
     names, sizes = tuple(names), tuple(int(s) for s in sizes)
     token = _mesh_axes.set((names, sizes))
     try:
         with contextlib.ExitStack() as stack:
             for name, size in zip(names, sizes, strict=True):
-                stack.enter_context(bind_device_axis(name, size))
+                if manual is None or name in manual:
+                    stack.enter_context(bind_device_axis(name, size))
             yield
     finally:
         _mesh_axes.reset(token)
