@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -44,9 +45,10 @@ from lamina.interpreters import (
 )
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ClosedJaxpr, Primitive, tree_util
+from lamina.ir import ClosedJaxpr, Primitive, declare_param, parse_call_args, tree_util
 from lamina.lax import bind_mesh_axes, div, psum, reshape
 from lamina.sharding.axis_types import AxisType
+from lamina.sharding.mesh import AbstractMesh, Mesh
 from lamina.sharding.mesh_context import current_mesh
 from lamina.sharding.named_sharding import NamedSharding
 from lamina.sharding.partition_spec import PartitionSpec
@@ -100,6 +102,7 @@ def _global_shape(mesh, spec, shape) -> tuple:
 
 
 def _abstract_eval(*avals, mesh, in_specs, out_specs, jaxpr, **_):
+    mesh = _mesh_of(mesh)
     return [a.update(shape=_global_shape(mesh, s, a.shape))
             for a, s in zip(jaxpr.out_avals, out_specs, strict=True)]  # fmt: skip
 
@@ -311,13 +314,41 @@ def _printed(params) -> dict:
     return {k: v for k, v in params.items() if k != "shardings"}
 
 
+def _mesh_of(mesh):
+    """The mesh param; read from Jaxpr text, its printed form as an abstract mesh."""
+    return mesh if isinstance(mesh, (Mesh, AbstractMesh)) else _read_mesh(str(mesh))
+
+
 def _completed(params, in_avals, out_avals) -> dict:
     mesh = params["mesh"]
+    if not isinstance(mesh, Mesh):  # read from text: no devices to lay out on
+        return dict(params, shardings=())
     specs = (*params["in_specs"], *params["out_specs"])
     return dict(params, shardings=tuple(NamedSharding(mesh, s) for s in specs))
 
 
+def _read_mesh(text: str) -> AbstractMesh:
+    """A printed ``Mesh('x': 2, 'y': 4, axis_types=(Auto, Auto))`` as the abstract
+    mesh of that shape."""
+    pairs = re.findall(r"'([^']*)': (\d+)", text)
+    kinds = re.search(r"axis_types=\(([^)]*)\)", text)
+    types = (
+        tuple(AxisType[k.strip()] for k in kinds.group(1).split(",") if k.strip())
+        if kinds
+        else None
+    )
+    return AbstractMesh(tuple(int(n) for _, n in pairs), tuple(a for a, _ in pairs), types)
+
+
+def _read_specs(text: str) -> tuple:
+    """A printed tuple of ``P(...)`` as PartitionSpecs."""
+    specs, _ = parse_call_args("T" + text)
+    return tuple(PartitionSpec(*parse_call_args(str(s))[0]) for s in specs)
+
+
 shard_map_p.def_impl(_impl)
+declare_param(shard_map_p, "in_specs", _read_specs)
+declare_param(shard_map_p, "out_specs", _read_specs)
 shard_map_p.def_pp_params(_printed, _completed)
 shard_map_p.def_partial_eval(_partial_eval)
 shard_map_p.def_abstract_eval(_abstract_eval)
