@@ -199,7 +199,13 @@ from lamina.interpreters.runtime.ffi_targets import (
 )
 from lamina.interpreters.runtime.refs import Ref
 from lamina.interpreters.runtime.runtime_tokens import effects_barrier
-from lamina.interpreters.runtime.sharding import Sharding, SingleDeviceSharding, sharding_for_device
+from lamina.interpreters.runtime.sharding import (
+    GSPMDSharding,
+    Sharding,
+    SingleDeviceSharding,
+    sharding_for_device,
+    sharding_with_new_dim,
+)
 from lamina.interpreters.runtime.transfer import (
     block_until_ready,
     copy_array,
@@ -312,6 +318,7 @@ __all__ = [
     "EArray",
     "EvalTrace",
     "FastpathData",
+    "GSPMDSharding",
     "GradRef",
     "GradValue",
     "HostTransferWatch",
@@ -482,6 +489,7 @@ __all__ = [
     "set_current_trace",
     "shaped_abstractify",
     "sharding_for_device",
+    "sharding_with_new_dim",
     "softmax_custom_jvp",
     "stop_gradient",
     "stop_gradient_p",

@@ -12,7 +12,8 @@ another.
 
 jaxlib's MLIR bindings (``ir``, ``hlo``, ``func``, ...) load on first attribute access
 (``core/mlir_bindings.py``), so lowering code can import them freely. The sharding
-contexts are plain records: lamina lowers one-device and replicated programs.
+contexts are plain records; ``wrap_with_sharding_op`` constrains a value's layout in a
+program partitioned by XLA.
 Names imported ``as`` themselves are not JAX's: lamina's other layers use them.
 """
 
@@ -24,7 +25,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
-from jaxlib import _jax
+from jaxlib import _jax, xla_client
 
 from lamina.interpreters.core.mlir_bindings import chlo as chlo
 from lamina.interpreters.core.mlir_bindings import func as func
@@ -103,6 +104,7 @@ __all__ = [
     "shape_tensor",
     "token_type",
     "unflatten_ir_values_like_types",
+    "wrap_with_sharding_op",
 ]
 
 # Channel kinds of send/recv ops (XLA's ChannelHandle types).
@@ -527,6 +529,15 @@ def lower_jaxpr_to_module(
         host_callbacks=lowered.host_callbacks,
         shape_poly_state=ShapePolyLoweringState((), platforms),
     )
+
+
+def wrap_with_sharding_op(ctx, x, aval_out, sharding, unspecified_dims=None) -> ir.Value:
+    """``x`` constrained to the layout ``sharding`` (an ``HloSharding`` or an
+    ``OpSharding``) by XLA's ``@Sharding`` custom call."""
+    del ctx
+    if isinstance(sharding, xla_client.OpSharding):
+        sharding = xla_client.HloSharding.from_proto(sharding)
+    return mb.sharding_op(x, aval_out, sharding, tuple(unspecified_dims or ()))
 
 
 # Built with the sharding layer (issue 17).

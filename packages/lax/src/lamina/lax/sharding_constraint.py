@@ -1,16 +1,16 @@
 """``with_sharding_constraint``: ask that an intermediate value be laid out by a given
 sharding (the ``sharding_constraint`` primitive).
 
-On one device every layout is the same one, so the constraint lowers to its operand
-and eagerly places the value by the sharding. Layouts across several devices (a
-``NamedSharding`` over a mesh) arrive with lamina's sharding layer, which compiles
-programs for more than one device; until then such constraints are refused with a
-message saying so, rather than silently ignored.
+Eagerly the value is placed by the sharding. Under ``jit`` the constraint lowers to
+XLA's ``@Sharding`` custom call carrying the sharding's GSPMD form, which XLA's SPMD
+partitioner honours (the devices of the sharding join those the program runs on); on
+one device it is the operand itself. It is linear (its transpose constrains the
+cotangent alike) and ``vmap`` adds the batch dimension unpartitioned.
 """
 
 from __future__ import annotations
 
-from lamina.interpreters import Sharding, ad, device_put
+from lamina.interpreters import Sharding, ad, device_put, mlir, sharding_with_new_dim
 from lamina.ir import Primitive, tree_util
 
 __all__ = ["sharding_constraint_p", "with_sharding_constraint"]
@@ -24,18 +24,28 @@ def _impl(x, *, sharding, layout, context_mesh, unconstrained_dims):
 
 
 def _lowering(ctx, x, *, sharding, layout, context_mesh, unconstrained_dims):
-    del ctx, layout, context_mesh, unconstrained_dims
-    if sharding.num_devices != 1:
-        raise NotImplementedError(
-            f"with_sharding_constraint to {sharding} spans {sharding.num_devices} devices; "
-            "lamina compiles single-device programs until its sharding layer lands"
-        )
-    return [x]
+    del layout, context_mesh
+    if sharding.num_devices == 1:
+        return [x]
+    aval = ctx.avals_out[0]
+    hlo = sharding._to_xla_hlo_sharding(aval.ndim)
+    return [mlir.wrap_with_sharding_op(ctx, x, aval, hlo, unconstrained_dims)]
 
 
-def _batching(axis_data, vals, dims, **params):
+def _batching(axis_data, vals, dims, *, sharding, unconstrained_dims, **params):
     del axis_data
-    return sharding_constraint_p.bind(vals[0], **params), dims[0]
+    x, d = vals[0], dims[0]
+    if d is None:
+        return sharding_constraint_p.bind(
+            x, sharding=sharding, unconstrained_dims=unconstrained_dims, **params
+        ), None
+    out = sharding_constraint_p.bind(
+        x,
+        sharding=sharding_with_new_dim(sharding, x.ndim - 1, d),
+        unconstrained_dims=frozenset(u + (u >= d) for u in unconstrained_dims),
+        **params,
+    )
+    return out, d
 
 
 sharding_constraint_p.def_abstract_eval(lambda x, **_: x)

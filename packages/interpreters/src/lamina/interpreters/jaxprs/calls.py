@@ -18,7 +18,15 @@ from lamina.interpreters.jaxprs.lowering import call_lowering
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
 from lamina.ir import AbstractRef, ClosedJaxpr, Jaxpr, Literal, Primitive
 
-__all__ = ["UNSPECIFIED", "call_jaxpr", "call_staged", "eval_jaxpr", "jit_p"]
+__all__ = [
+    "UNSPECIFIED",
+    "call_jaxpr",
+    "call_staged",
+    "eval_jaxpr",
+    "jit_p",
+    "none_for_unspecified",
+    "unspecified_for_none",
+]
 
 
 class _Unspecified:
@@ -29,6 +37,19 @@ class _Unspecified:
 
 
 UNSPECIFIED = _Unspecified()
+
+
+def unspecified_for_none(shardings) -> tuple:
+    """``jit_p``'s form of flat shardings: :data:`UNSPECIFIED` where None."""
+    return tuple(UNSPECIFIED if s is None else s for s in shardings)
+
+
+def none_for_unspecified(shardings):
+    """Flat shardings with None where unspecified, or None when all are."""
+    if all(s is UNSPECIFIED for s in shardings):
+        return None
+    return tuple(None if s is UNSPECIFIED else s for s in shardings)
+
 
 jit_p = Primitive("jit")
 jit_p.multiple_results = True
@@ -133,6 +154,8 @@ def call_jaxpr(closed_jaxpr: ClosedJaxpr, *args, name: str = "jaxpr", **params):
     closed_jaxpr, args = _refs_as_arguments(closed_jaxpr, args)
     if "donated_invars" in params and len(args) > n_args:
         params["donated_invars"] = (*params["donated_invars"], *[False] * (len(args) - n_args))
+    if "in_shardings" in params and len(args) > n_args:  # references trail
+        params["in_shardings"] = (*params["in_shardings"], *[UNSPECIFIED] * (len(args) - n_args))
     jaxpr, consts = closed_jaxpr.jaxpr, closed_jaxpr.consts
     traced = [isinstance(c, Tracer) for c in consts]
     if any(traced):
@@ -144,6 +167,9 @@ def call_jaxpr(closed_jaxpr: ClosedJaxpr, *args, name: str = "jaxpr", **params):
     if "donated_invars" in params and len(params["donated_invars"]) < len(args):
         extra = len(args) - len(params["donated_invars"])
         params["donated_invars"] = (False,) * extra + tuple(params["donated_invars"])
+    if "in_shardings" in params and len(params["in_shardings"]) < len(args):
+        extra = len(args) - len(params["in_shardings"])  # moved constants lead
+        params["in_shardings"] = (UNSPECIFIED,) * extra + tuple(params["in_shardings"])
     return jit_p.bind(*args, **jit_params(closed_jaxpr, name, **params))
 
 

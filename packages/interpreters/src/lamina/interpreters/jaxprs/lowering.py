@@ -296,12 +296,30 @@ class LoweringRuleContext:
         return list(call.results)
 
 
-def call_lowering(ctx, *args, jaxpr, name="", inline=False, **_params):
+def call_lowering(ctx, *args, jaxpr, name="", inline=False, in_shardings=(),
+                  out_shardings=(), **_params):  # fmt: skip
     """The lowering rule of jit-like call primitives (params ``jaxpr``, ``name``,
-    ``inline``): a ``func.call @name`` or, with ``inline=True``, the body in place."""
+    ``inline``): a ``func.call @name`` or, with ``inline=True``, the body in place.
+    Shardings over several devices (``in_shardings``/``out_shardings``) constrain the
+    layouts of the operands and results."""
     if isinstance(jaxpr, Jaxpr):
         jaxpr = ClosedJaxpr(jaxpr, [])
-    return ctx.call(jaxpr, args, name=name, inline=inline)
+    args = _constrained(args, ctx.avals_in, in_shardings)
+    outs = ctx.call(jaxpr, args, name=name, inline=inline)
+    return _constrained(outs, ctx.avals_out, out_shardings)
+
+
+def _constrained(values, avals, shardings) -> list:
+    """``values`` with a layout constraint where ``shardings`` has one over several
+    devices (a ``Sharding``; anything else leaves the value as it is)."""
+    if not shardings:
+        return list(values)
+    return [
+        mb.sharding_op(v, a, s._to_xla_hlo_sharding(a.ndim))
+        if getattr(s, "num_devices", 1) > 1 and hasattr(s, "_to_xla_hlo_sharding")
+        else v
+        for v, a, s in zip(values, avals, shardings, strict=True)
+    ]
 
 
 def lower_fun(fun: Callable, multiple_results: bool = False) -> Callable:
@@ -442,6 +460,13 @@ def _aliases(in_avals, donated: Sequence[bool], out_avals) -> tuple[dict[int, in
     return aliases, unused
 
 
+def _add_sharding(attrs: dict, hlo) -> None:
+    """Add ``mhlo.sharding`` (the GSPMD text of ``hlo``) to an argument's or result's
+    attributes."""
+    if hlo is not None:
+        attrs["mhlo.sharding"] = ir.StringAttr.get(str(hlo))
+
+
 def _default_result_names(n: int) -> list[str]:
     return ["result"] if n == 1 else [f"result[{i}]" for i in range(n)]
 
@@ -458,6 +483,8 @@ def lower_jaxpr(
     donated_args: Sequence[bool] | None = None,
     keep_unused: bool = False,
     name_stack: str = "",
+    arg_shardings: Sequence[Any] | None = None,
+    result_shardings: Sequence[Any] | None = None,
 ) -> LoweredModule:
     """Lower ``closed_jaxpr`` to a StableHLO module whose ``@main`` computes it.
 
@@ -467,7 +494,9 @@ def lower_jaxpr(
     inputs to results of the same type (``tf.aliasing_output``), warning about donated
     buffers that no result can use. Each operation's location is named
     ``name_stack/<scopes>/<primitive>`` (``jit(f)/layer1/sin``), which XLA keeps as
-    its ``op_name``.
+    its ``op_name``. ``arg_shardings`` / ``result_shardings`` (one ``HloSharding`` or
+    None per invar / outvar) become the ``mhlo.sharding`` attributes that XLA's SPMD
+    partitioner reads; a None leaves that layout to XLA.
     """
     jaxpr = closed_jaxpr.jaxpr
     n_in = len(jaxpr.invars)
@@ -517,11 +546,18 @@ def lower_jaxpr(
             else {}
             for i in range(len(kept))
         ]
+        if arg_shardings is not None:
+            for j, i in enumerate(kept):
+                _add_sharding(arg_attrs[n_tok + j], arg_shardings[i])
         if any(arg_attrs):
             main.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in arg_attrs])
+        result_attrs = [{"jax.result_info": ir.StringAttr.get(n)} for n in names]
+        if result_shardings is not None:
+            for attrs_j, hlo in zip(result_attrs, result_shardings, strict=True):
+                _add_sharding(attrs_j, hlo)
         main.result_attrs = ir.ArrayAttr.get(
             [ir.DictAttr.get(token_attr) for _ in range(n_tok)]
-            + [ir.DictAttr.get({"jax.result_info": ir.StringAttr.get(n)}) for n in names]
+            + [ir.DictAttr.get(d) for d in result_attrs]
         )
         locs = None
         if arg_names is not None:

@@ -187,3 +187,23 @@ def func_type(in_avals: Sequence[Any], out_avals: Sequence[Any]) -> ir.FunctionT
 
 def return_op(values: Sequence[ir.Value]) -> None:
     func.ReturnOp(list(values))
+
+
+def sharding_op(value: ir.Value, aval: Any, hlo_sharding: Any, unspecified_dims=()) -> ir.Value:
+    """``value`` annotated with a GSPMD sharding (``hlo_sharding``, an ``HloSharding``):
+    the ``@Sharding`` custom call that XLA's SPMD partitioner reads as a layout
+    constraint; ``unspecified_dims`` are dimensions it may lay out as it likes."""
+    attributes = {
+        "call_target_name": ir.StringAttr.get("Sharding"),
+        "backend_config": ir.StringAttr.get(""),
+        "mhlo.sharding": ir.StringAttr.get(str(hlo_sharding)),
+    }
+    if unspecified_dims:
+        dims = ", ".join(str(d) for d in sorted(unspecified_dims))
+        attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
+            {"xla.sdy.unspecified_dims": ir.StringAttr.get(f"[{dims}]")}
+        )
+    op = stablehlo.CustomCallOp.build_generic(
+        results=[ir_type(aval)], operands=[value], attributes=attributes
+    )
+    return op.result

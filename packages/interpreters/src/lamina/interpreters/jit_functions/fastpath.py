@@ -25,7 +25,7 @@ from lamina.interpreters.runtime.cpp_pjit import (
     registry,
     shard_arg,
 )
-from lamina.interpreters.runtime.executables import ArrayImpl, _device_of, _executables
+from lamina.interpreters.runtime.executables import ArrayImpl, _executables, call_placement
 from lamina.interpreters.runtime.extended import is_extended_value, physical_value
 from lamina.interpreters.runtime.float_checks import check_jaxpr_call, checks_on
 from lamina.ir import api_boundary, tree_util
@@ -63,19 +63,30 @@ def _fastpath(jitted: JitWrapped, args, kwargs, leaves, entry, outs):
     cpp_outs, cpp_out_tree = registry.flatten(out_tree_value)
     if len(cpp_outs) != len(outs) or any(type(o) is not ArrayImpl for o in cpp_outs):
         return None
+    placement = call_placement(
+        leaves, jitted._device, entry.in_shardings, entry.out_shardings, jitted._name,
+        closed=entry.closed,
+    )  # fmt: skip
     key = (id(entry.closed), entry.donated or (False,) * len(leaves), jitted._keep_unused,
-           _device_of(leaves, jitted._device))  # fmt: skip
+           placement)  # fmt: skip
     found = _executables.get(key)
     if found is None:
         return None
     exe = found[1]
-    sharding = exe.compiled.sharding
     kept = set(range(len(leaves)) if exe.kept is None else exe.kept)
+    compiled = exe.compiled
+    if hasattr(compiled, "in_shardings"):  # partitioned over several devices
+        in_shardings, out_shardings = list(compiled.in_shardings), compiled.out_shardings
+    else:
+        in_shardings, out_shardings = (
+            [compiled.sharding] * len(kept),
+            [compiled.sharding] * len(outs),
+        )
     return FastpathData(
-        exe.compiled.executable,
+        compiled.executable,
         cpp_out_tree,
-        [sharding] * len(kept),
-        [sharding] * len(outs),
+        in_shardings,
+        out_shardings,
         [o.aval for o in cpp_outs],
         [o._committed for o in cpp_outs],
         [i in kept for i in range(len(leaves))],
@@ -101,7 +112,10 @@ def fast_function(jitted: JitWrapped):
         data = _fastpath(jitted, args, kwargs, leaves, entry, outs)
         return tree_util.tree_unflatten(entry.out_tree, outs), data, False
 
-    explicit = bool(jitted._donate_argnums or jitted._donate_argnames or jitted._device)
+    explicit = bool(
+        jitted._donate_argnums or jitted._donate_argnames or jitted._device
+        or jitted._in_shardings is not None or jitted._out_shardings is not None
+    )  # fmt: skip
     cpp = _jax.pjit(
         jitted._name,
         jitted._fun,

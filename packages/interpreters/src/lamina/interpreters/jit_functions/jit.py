@@ -31,7 +31,7 @@ from lamina.interpreters.core.tracing import (
     runs_eagerly,
 )
 from lamina.interpreters.jaxprs import tokens
-from lamina.interpreters.jaxprs.calls import UNSPECIFIED, call_jaxpr, eval_jaxpr
+from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr, unspecified_for_none
 from lamina.interpreters.jaxprs.jaxpr_cache import clear_jaxpr_caches
 from lamina.interpreters.jaxprs.key_reuse import check_jitted_call, check_key_reuse_jaxpr
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
@@ -45,16 +45,19 @@ from lamina.interpreters.jit_functions.jit_args import (
     check_ref_aliasing,
     leaf_names,
 )
+from lamina.interpreters.jit_functions.jit_shardings import check_shardings, flat_shardings
 from lamina.interpreters.jit_functions.stages import Traced
 from lamina.interpreters.runtime import backend, dispatch, execute
 from lamina.interpreters.runtime.executables import (
     _executables,
+    _inner,
     _log_level,
     _miss_lock,
     compiled_call,
     logger,
 )
-from lamina.ir import AbstractRef, transformation_boundary, tree_util
+from lamina.interpreters.runtime.partitioning import check_fits
+from lamina.ir import AbstractRef, tree_util
 
 __all__ = ["clear_caches", "compiled_call", "jit"]
 
@@ -62,14 +65,18 @@ __all__ = ["clear_caches", "compiled_call", "jit"]
 class TraceEntry:
     """What tracing one signature gave: the Jaxpr and how to call it."""
 
-    __slots__ = ("closed", "donated", "in_tree", "out_tree", "result_names")
+    __slots__ = ("closed", "donated", "in_shardings", "in_tree", "out_shardings", "out_tree",
+                 "result_names")  # fmt: skip
 
-    def __init__(self, closed, in_tree, out_tree, donated, result_names):
+    def __init__(self, closed, in_tree, out_tree, donated, result_names,
+                 in_shardings=None, out_shardings=None):  # fmt: skip
         self.closed = closed
         self.in_tree = in_tree
         self.out_tree = out_tree
         self.donated = donated
         self.result_names = result_names
+        self.in_shardings = in_shardings  # flat, None where unspecified; None: all
+        self.out_shardings = out_shardings
 
 
 _all_jitted: list = []  # weak references to every jitted function, for clear_caches
@@ -95,7 +102,7 @@ class JitWrapped:
 
     def __init__(self, fun, *, static_argnums, static_argnames, donate_argnums,
                  donate_argnames, keep_unused, device, backend_name, inline,
-                 compiler_options):  # fmt: skip
+                 compiler_options, in_shardings=None, out_shardings=None):  # fmt: skip
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._name = getattr(fun, "__name__", type(fun).__name__)
@@ -114,9 +121,12 @@ class JitWrapped:
             device = backend.get_backend(backend_name).local_devices()[0]
         self._device = device
         self._compiler_options = compiler_options
+        self._in_shardings = in_shardings  # pytree prefixes, or None when unspecified
+        self._out_shardings = out_shardings
         options = (
             self._static_argnums, self._static_argnames, self._donate_argnums,
             self._donate_argnames, self._keep_unused, self._inline, device, compiler_options,
+            in_shardings, out_shardings,
         )  # fmt: skip
         self._cache: dict[tuple, TraceEntry] = _trace_cache(fun, options)
         _all_jitted.append(weakref.ref(self))
@@ -210,7 +220,23 @@ class JitWrapped:
         )
         donated = self._donated(args, dyn_kwargs, static_nums)
         names = ["result" + tree_util.keystr(p) for p in out_info["paths"]]
-        return TraceEntry(closed, treedef, out_info["tree"], donated, names)
+        ins, outs = self._flat_shardings(dyn_args, dyn_kwargs, out_info["tree"], closed)
+        return TraceEntry(closed, treedef, out_info["tree"], donated, names, ins, outs)
+
+    def _flat_shardings(self, dyn_args, dyn_kwargs, out_tree, closed):
+        """The shardings of the flat arguments and results (None: none given)."""
+        ins = outs = None
+        if self._in_shardings is not None:
+            if dyn_kwargs:
+                raise ValueError("pjit does not support kwargs when in_shardings is specified.")
+            ins = flat_shardings("in_shardings", self._in_shardings, dyn_args)
+        if self._out_shardings is not None:
+            shape = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+            outs = flat_shardings("out_shardings", self._out_shardings, shape)
+            for s, aval in zip(outs, closed.out_avals, strict=True):
+                if s is not None:
+                    check_fits(s, aval.shape, "pjit outputs")
+        return ins, outs
 
     def _donated(self, args, dyn_kwargs, static_nums) -> tuple[bool, ...]:
         if not (self._donate_argnums or self._donate_argnames):
@@ -248,7 +274,15 @@ class JitWrapped:
             keep_unused=self._keep_unused,
             device=self._device,
             result_names=entry.result_names,
+            in_shardings=entry.in_shardings,
+            out_shardings=entry.out_shardings,
+            arg_names=lambda: self._leaf_names(entry, leaves),
         )
+
+    def _leaf_names(self, entry, leaves) -> list[str]:
+        """A name per flat argument (``a``, ``b['w']``), for error messages."""
+        dyn_args, dyn_kwargs = tree_util.tree_unflatten(entry.in_tree, leaves)
+        return leaf_names(self._fun, dyn_args, dyn_kwargs)
 
     def _call_entry(self, entry, leaves) -> list:
         """The flat outputs: run, or staged into the current trace."""
@@ -258,12 +292,18 @@ class JitWrapped:
             return self._run(entry, leaves)
         if self._inline:
             return eval_jaxpr(entry.closed.jaxpr, entry.closed.consts, *leaves)
+        shardings = {}
+        if entry.in_shardings is not None:
+            shardings["in_shardings"] = unspecified_for_none(entry.in_shardings)
+        if entry.out_shardings is not None:
+            shardings["out_shardings"] = unspecified_for_none(entry.out_shardings)
         return call_jaxpr(
             entry.closed,
             *leaves,
             name=self._name,
             donated_invars=entry.donated or (False,) * len(leaves),
             keep_unused=self._keep_unused,
+            **shardings,
         )
 
     # --- stages and caches
@@ -285,19 +325,6 @@ class JitWrapped:
         self._cache.clear()
 
 
-@transformation_boundary
-def _check_unspecified(what: str, value) -> None:
-    """Shardings that ask for nothing (``None``, ``UnspecifiedValue``, or pytrees of
-    them, which flax's ``nnx.jit`` always passes) are accepted; real shardings belong to
-    lamina-sharding (issue 17)."""
-    leaves = tree_util.tree_leaves(value, is_leaf=lambda x: x is UNSPECIFIED)
-    if any(leaf is not UNSPECIFIED for leaf in leaves):
-        raise NotImplementedError(
-            f"jit: {what} other than None is not supported yet: shardings belong to "
-            "lamina.sharding, which is not built yet (issue 17)"
-        )
-
-
 def jit(
     fun=None,
     in_shardings=None,
@@ -317,7 +344,10 @@ def jit(
     Arguments at ``static_argnums`` / ``static_argnames`` are passed to ``fun`` as they
     are (they must be hashable; a new value means a new trace); ``donate_argnums`` /
     ``donate_argnames`` hand their buffers over to the computation (deleted after the
-    call where a result can reuse them). Without ``fun``, returns a decorator.
+    call where a result can reuse them). ``in_shardings`` / ``out_shardings`` (pytree
+    prefixes of the positional arguments / the result, of ``Sharding`` s or None) lay
+    the call out over several devices, partitioned by XLA. Without ``fun``, returns a
+    decorator.
     """
     if fun is None:
         return lambda f: jit(
@@ -326,8 +356,8 @@ def jit(
         )  # fmt: skip
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {fun}")
-    for what, value in (("in_shardings", in_shardings), ("out_shardings", out_shardings)):
-        _check_unspecified(what, value)
+    in_shardings = check_shardings("in_shardings", in_shardings)
+    out_shardings = check_shardings("out_shardings", out_shardings)
     if device is not None and backend is not None:
         raise ValueError(
             "can't specify both a device and a backend for jit, got "
@@ -344,6 +374,8 @@ def jit(
         backend_name=backend,
         inline=inline,
         compiler_options=compiler_options,
+        in_shardings=in_shardings,
+        out_shardings=out_shardings,
     )
     return fast_function(jitted)
 
@@ -356,6 +388,7 @@ def clear_caches() -> None:
             jitted.clear_cache()
     _all_jitted[:] = [r for r in _all_jitted if r() is not None]
     _executables.clear()
+    _inner.clear()
     clear_jaxpr_caches()
     tokens.clear_cache()
     execute.clear_cache()

@@ -14,7 +14,13 @@ from lamina.interpreters.jaxprs.tokens import split_tokens
 from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct
 from lamina.interpreters.jit_functions.jit_args import _abstractify
 from lamina.interpreters.runtime import backend
-from lamina.interpreters.runtime.executables import _log_compile, lower, make_executable
+from lamina.interpreters.runtime.executables import (
+    _log_compile,
+    call_placement,
+    lower,
+    make_executable,
+)
+from lamina.interpreters.runtime.partitioning import Partitioning
 from lamina.ir import AbstractToken, tree_util
 
 __all__ = ["ArgInfo", "Compiled", "Lowered", "Traced"]
@@ -85,8 +91,17 @@ class Traced(_Stage):
         names = {}
         if len(entry.result_names) == len(closed.out_avals):
             names["result_names"] = entry.result_names
-        lowered = lower(closed, j._name, entry.donated or None, j._keep_unused, **names)
-        return Lowered(self, lowered)
+        placement = self._placement()
+        lowered = lower(closed, j._name, entry.donated or None, j._keep_unused, placement, **names)
+        return Lowered(self, lowered, placement)
+
+    def _placement(self):
+        """Where the call runs: its device, or a ``Partitioning`` over several."""
+        j, entry = self._jitted, self._entry
+        return call_placement(
+            self._leaves, j._device, entry.in_shardings, entry.out_shardings, j._name,
+            closed=entry.closed,
+        )  # fmt: skip
 
 
 def _check_dialect(dialect) -> None:
@@ -97,9 +112,10 @@ def _check_dialect(dialect) -> None:
 class Lowered(_Stage):
     """A traced function lowered to StableHLO."""
 
-    def __init__(self, traced: Traced, lowered):
+    def __init__(self, traced: Traced, lowered, placement=None):
         self._traced = traced
         self._lowered = lowered
+        self._placement = placement
 
     def as_text(self, dialect: str | None = None, *, debug_info: bool = False) -> str:
         """The module as text: StableHLO (the default), or XLA's HLO (``"hlo"``)."""
@@ -120,13 +136,19 @@ class Lowered(_Stage):
         return self._lowered.module
 
     def compile(self, compiler_options=None) -> Compiled:
-        device = self._traced._jitted._device or backend.default_device()
+        device = self._placement
+        if device is None:
+            device = self._traced._jitted._device or backend.default_device()
         closed, name = self._traced.jaxpr, self._traced.fun_name
         _log_compile(name, closed.in_avals)
         split = split_tokens(closed)
         if split is None:
             return Compiled(
                 self._traced, make_executable(self._lowered, len(closed.in_avals), device, name)
+            )
+        if isinstance(device, Partitioning):
+            raise NotImplementedError(
+                "ordered effects in a program partitioned over several devices are not supported"
             )
         # Tokens order effects at trace time; the executable runs without them.
         lowered = lower(split.closed, name, None, self._traced._jitted._keep_unused)
@@ -168,6 +190,29 @@ class Compiled(_Stage):
 
     def runtime_executable(self):
         return self._xla
+
+    @property
+    def input_shardings(self):
+        """The sharding of each argument, as the pytree ``(args, kwargs)``."""
+        compiled = self._executable.compiled
+        n = len(self._traced.jaxpr.in_avals)
+        placement = getattr(compiled, "placement", None)
+        if placement is not None:
+            kept = getattr(self._executable, "kept", None) or range(n)
+            flat = [None] * n  # unused arguments have none
+            for i, s in zip(kept, placement.in_shardings, strict=True):
+                flat[i] = s
+        else:
+            flat = [compiled.sharding] * n
+        return tree_util.tree_unflatten(self.in_tree, flat)
+
+    @property
+    def output_shardings(self):
+        """The sharding of each result, as the result's pytree."""
+        compiled = self._executable.compiled
+        n = len(self._traced.jaxpr.out_avals)
+        flat = getattr(compiled, "out_shardings", None) or [compiled.sharding] * n
+        return tree_util.tree_unflatten(self.out_tree, list(flat))
 
     def __call__(self, *args, **kwargs):
         jitted = self._traced._jitted

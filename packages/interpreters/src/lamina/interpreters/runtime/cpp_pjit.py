@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from jaxlib import _jax, xla_client
 
 from lamina.interpreters.runtime.extended import wrap_physical
-from lamina.interpreters.runtime.transfer import copy_array, put_on_device
+from lamina.interpreters.runtime.transfer import copy_array, place, put_on_device
 
 __all__ = ["CacheKey", "FastpathData", "register_extended_class", "registry", "shard_arg"]
 
@@ -64,6 +64,10 @@ class CacheKey:
 def shard_arg(x, sharding, layout):
     """The C++ path's hook for arguments that are not arrays already (NumPy, scalars)."""
     if type(x) is ArrayImpl:
+        if x._sharding is sharding or x._sharding == sharding:
+            return x
         return copy_array(x, sharding, committed=False)
+    if sharding.num_devices > 1:
+        return place(x, sharding)
     a = put_on_device(x)
     return a if a._sharding == sharding else copy_array(a, sharding, committed=False)

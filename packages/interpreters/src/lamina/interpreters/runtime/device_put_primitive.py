@@ -2,11 +2,12 @@
 ``device_put_p``, re-exported by ``lamina.lax``).
 
 Outside a trace ``device_put`` moves buffers directly (:mod:`.transfer`, which also
-gives this primitive its impl rule, the same move). Under
-``jit``, ``grad`` or ``vmap`` a placement request becomes an equation that keeps the
-value as it is in the compiled program: a single-device program has nowhere else to
-put it. Differentiation puts tangents where their primals go; the transpose puts
-cotangents back where the primals came from, always as a copy, as JAX does.
+gives this primitive its impl rule, the same move). Under ``jit``, ``grad`` or ``vmap``
+a placement request becomes an equation: in the compiled program a sharding over
+several devices becomes a layout constraint (XLA's ``@Sharding`` custom call), anything
+else keeps the value as it is. Differentiation puts tangents where their primals go;
+the transpose puts cotangents back where the primals came from, always as a copy, as
+JAX does.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from jaxlib import xla_client
 
 from lamina.interpreters.core.tangents import Zero
 from lamina.interpreters.jaxprs import key_reuse
+from lamina.interpreters.jaxprs import mlir_builders as mb
+from lamina.interpreters.runtime.sharding import Sharding, sharding_with_new_dim
 from lamina.ir import Primitive
 
 __all__ = ["device_put_p", "traced_device_put"]
@@ -62,13 +65,30 @@ def _transpose(cts, *xs, devices, srcs, copy_semantics):
     return out
 
 
-def _batching(axis_data, vals, dims, **params):
+def _batching(axis_data, vals, dims, *, devices, **params):
     del axis_data
-    return device_put_p.bind(*vals, **params), list(dims)
+    devices = tuple(
+        sharding_with_new_dim(s, x.ndim - 1, d) if _partitioned(s) and d is not None else s
+        for s, x, d in zip(devices, vals, dims, strict=True)
+    )
+    return device_put_p.bind(*vals, devices=devices, **params), list(dims)
+
+
+def _partitioned(target) -> bool:
+    return isinstance(target, Sharding) and target.num_devices > 1
+
+
+def _lowering(ctx, *xs, devices, **_):
+    return [
+        mb.sharding_op(x, aval, target._to_xla_hlo_sharding(aval.ndim))
+        if _partitioned(target)
+        else x
+        for x, aval, target in zip(xs, ctx.avals_out, devices, strict=True)
+    ]
 
 
 device_put_p.def_abstract_eval(lambda *xs, **_: list(xs))
-device_put_p.def_lowering(lambda ctx, *xs, **_: list(xs))
+device_put_p.def_lowering(_lowering)
 device_put_p.def_jvp(_jvp)
 device_put_p.def_transpose(_transpose)
 device_put_p.def_batching(_batching)

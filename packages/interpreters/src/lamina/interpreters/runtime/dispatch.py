@@ -239,12 +239,28 @@ def _apply_with_refs(primitive: Primitive, args, params):
     return outs if primitive.multiple_results else outs[0]
 
 
+def _apply_partitioned(primitive: Primitive, args, params):
+    """Eager dispatch with operands laid out over several devices: the one-primitive
+    Jaxpr run by ``compiled_call``, partitioned by the operands' shardings."""
+    avals = tuple(x.aval for x in args)
+    key = (primitive, _params_key(params), avals, trace_context())
+    closed = _ref_jaxprs.get(key)
+    if closed is None:
+        closed = _ref_jaxprs[key] = _one_equation_jaxpr(primitive, list(avals), params)
+    outs = compiled_call(closed, args, name=primitive.name)
+    if checks_on():
+        check_values(primitive.name, outs)
+    return outs if primitive.multiple_results else outs[0]
+
+
 def _apply(primitive: Primitive, args, params):
     """The Python path of :func:`apply_primitive`."""
     args = [x if type(x) is ArrayImpl else _to_array(x) for x in args]
     device = None
     for x in args:
         if x._committed:
+            if x._sharding.num_devices != 1:
+                return _apply_partitioned(primitive, args, params), None
             device = _committed_device(device, x)
     avals = [x.aval for x in args]
     compiled = primitive_executable(primitive, avals, params, device)
@@ -260,7 +276,8 @@ def _fast_function(primitive: Primitive, params: dict):
 
     def cache_miss(*args):
         out, compiled = _apply(primitive, args, params)
-        if isinstance(compiled, EffectfulModule):  # tokens and callbacks: Python runs it
+        # partitioned calls, tokens and callbacks: Python runs them
+        if compiled is None or isinstance(compiled, EffectfulModule):
             return out, None, False
         outs, tree = registry.flatten(out)
         n = len(args)
@@ -308,7 +325,8 @@ def _committed_device(device, x):
     sharding = x._sharding
     if sharding.num_devices != 1:
         raise NotImplementedError(
-            "eager operations on arrays sharded over several devices are not supported yet; use jit"
+            "eager operations on extended-dtype arrays sharded over several devices are "
+            "not supported yet; use jit"
         )
     d = sharding._device
     if device is not None and d != device:

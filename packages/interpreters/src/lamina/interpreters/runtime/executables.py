@@ -12,6 +12,7 @@ import logging
 import re
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ from jaxlib import xla_client
 
 from lamina.interpreters.core.config import config
 from lamina.interpreters.core.monitoring import JAXPR_TO_MLIR_MODULE_EVENT, compile_step
-from lamina.interpreters.jaxprs.calls import jit_p
+from lamina.interpreters.jaxprs.calls import jit_p, none_for_unspecified
 from lamina.interpreters.jaxprs.discharge import discharge_state, has_refs
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr
 from lamina.interpreters.jaxprs.tokens import split_tokens
@@ -27,11 +28,19 @@ from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.execute import compile_lowered
 from lamina.interpreters.runtime.extended import PhysicalCall
 from lamina.interpreters.runtime.float_checks import check_jaxpr_call, checks_on
+from lamina.interpreters.runtime.partitioned_module import PartitionedModule
+from lamina.interpreters.runtime.partitioning import (
+    Partitioning,
+    partitioning,
+    physical_sharding,
+)
 from lamina.interpreters.runtime.refs import Ref
-from lamina.ir import AbstractRef, ClosedJaxpr, is_extended_aval, physical_aval
+from lamina.interpreters.runtime.sharding import Sharding
+from lamina.ir import AbstractRef, ClosedJaxpr, Jaxpr, is_extended_aval, physical_aval
 
 __all__ = [
     "Executable",
+    "call_placement",
     "compiled_call",
     "lower",
     "make_executable",
@@ -56,9 +65,13 @@ def _log_level() -> int:
     return logging.WARNING if config.jax_log_compiles else logging.DEBUG
 
 
-def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, **names):
-    """``closed`` as a StableHLO module named ``jit_<name>`` (a ``LoweredModule``)."""
+def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, placement=None, **names):
+    """``closed`` as a StableHLO module named ``jit_<name>`` (a ``LoweredModule``),
+    annotated with the shardings of ``placement`` when it is a :class:`Partitioning`."""
     start = time.perf_counter()
+    if isinstance(placement, Partitioning):
+        names.update(_hlo_shardings(closed, placement))
+        donated = _shardable_donation(closed, placement, donated)
     with compile_step(JAXPR_TO_MLIR_MODULE_EVENT, f"jit({name})"):
         lowered = lower_jaxpr(
             closed,
@@ -66,6 +79,7 @@ def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, **names):
             keep_unused=keep_unused,
             donated_args=donated,
             name_stack=f"jit({name})",
+            num_partitions=len(placement.devices) if isinstance(placement, Partitioning) else 1,
             **names,
         )
     logger.log(
@@ -77,9 +91,50 @@ def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, **names):
     return lowered
 
 
+def _hlo_shardings(closed: ClosedJaxpr, placement: Partitioning) -> dict:
+    """The ``arg_shardings`` / ``result_shardings`` of ``lower_jaxpr`` for a call (of
+    the physical data, for arrays of extended dtypes)."""
+
+    def hlo(s, a):
+        return physical_sharding(s, a)._to_xla_hlo_sharding(physical_aval(a).ndim)
+
+    ins = [hlo(s, a) for s, a in zip(placement.in_shardings, closed.in_avals, strict=True)]
+    outs = placement.out_shardings or (None,) * len(closed.out_avals)
+    return {
+        "arg_shardings": ins,
+        "result_shardings": [
+            None if s is None else hlo(s, a) for s, a in zip(outs, closed.out_avals, strict=True)
+        ],
+    }
+
+
+def _shardable_donation(closed: ClosedJaxpr, placement: Partitioning, donated):
+    """Donation kept only for inputs whose sharding some output of their type shares
+    (XLA aliases buffers of the same per-device shape only); JAX's warning names the
+    per-device shapes of the others."""
+    if not donated or placement.out_shardings is None:
+        return donated
+    pairs = zip(closed.out_avals, placement.out_shardings, strict=True)
+    outs = {(a.shape, a.dtype, s) for a, s in pairs}
+    kept, unusable = [], []
+    for d, a, s in zip(donated, closed.in_avals, placement.in_shardings, strict=True):
+        usable = d and (a.shape, a.dtype, s) in outs
+        if d and not usable:
+            unusable.append(a.update(shape=s.shard_shape(a.shape)).str_short())
+        kept.append(usable)
+    if unusable:
+        warnings.warn(
+            f"Some donated buffers were not usable: {', '.join(unusable)}.\n"
+            "See an explanation at https://docs.jax.dev/en/latest/faq.html#buffer-donation.",
+            stacklevel=3,
+        )
+    return kept
+
+
 class Executable:
-    """A lowered module compiled for one device: ``run(flat_args)`` returns the outputs
-    (``flat_args`` holds every input of the Jaxpr; the unused ones are dropped here)."""
+    """A lowered module compiled for one device (or a :class:`Partitioning`):
+    ``run(flat_args)`` returns the outputs (``flat_args`` holds every input of the
+    Jaxpr; the unused ones are dropped here)."""
 
     __slots__ = ("compiled", "in_avals", "kept", "lowered", "name")
 
@@ -89,12 +144,30 @@ class Executable:
         kept = tuple(lowered.kept_var_idx)
         self.kept = None if kept == tuple(range(n_in)) else kept  # None: every input is used
         self.in_avals = lowered.in_avals
-        self.compiled = compile_lowered(
-            lowered,
-            device,
-            name=f"jit({name})",
-            out_avals=[physical_aval(a) for a in lowered.out_avals],
-        )
+        out_avals = [physical_aval(a) for a in lowered.out_avals]
+        if isinstance(device, Partitioning):
+            if lowered.host_callbacks or lowered.ordered_effects:
+                raise NotImplementedError(
+                    f"jit({name}): host callbacks and ordered effects in a program "
+                    "partitioned over several devices are not supported"
+                )
+            ins = device.in_shardings
+            if self.kept is not None:
+                ins = tuple(ins[i] for i in self.kept)
+            outs = device.out_shardings
+            device = device._replace(
+                in_shardings=tuple(map(physical_sharding, ins, lowered.in_avals)),
+                out_shardings=outs and tuple(map(physical_sharding, outs, lowered.out_avals)),
+                # a logical sharding to name the outputs XLA lays out after
+                inner=device.inner or next((s for s in ins if s is not None), None),
+            )
+            self.compiled = PartitionedModule(
+                lowered.as_bytecode(), device, name=f"jit({name})", out_avals=out_avals
+            )
+        else:
+            self.compiled = compile_lowered(
+                lowered, device, name=f"jit({name})", out_avals=out_avals
+            )
 
     def run(self, args: Sequence[Any]) -> list:
         if self.kept is not None:
@@ -140,6 +213,64 @@ def _device_of(args: Sequence[Any], device=None):
     return backend.default_device()
 
 
+_inner: dict[int, tuple[ClosedJaxpr, Any]] = {}
+
+
+def inner_sharding(closed: ClosedJaxpr):
+    """A sharding over several devices that an equation of ``closed`` (or of a Jaxpr
+    nested in it) names in its params (a layout constraint, say), else None."""
+    found = _inner.get(id(closed))
+    if found is not None and found[0] is closed:
+        return found[1]
+    sharding = _find_sharding(closed.jaxpr)
+    _inner[id(closed)] = (closed, sharding)
+    return sharding
+
+
+def _find_sharding(jaxpr: Jaxpr):
+    for eqn in jaxpr.eqns:
+        stack = list(eqn.params.values())
+        while stack:
+            value = stack.pop()
+            if isinstance(value, Sharding) and value.num_devices > 1:
+                return value
+            if isinstance(value, ClosedJaxpr):
+                value = value.jaxpr
+            if isinstance(value, Jaxpr):
+                found = _find_sharding(value)
+                if found is not None:
+                    return found
+            elif isinstance(value, (tuple, list)):
+                stack.extend(value)
+    return None
+
+
+def call_placement(args, device, in_shardings, out_shardings, name="jit", arg_names=None,
+                   closed=None):  # fmt: skip
+    """Where a call runs: a :class:`Partitioning` when it spans several devices (see
+    :func:`..partitioning.partitioning`), else its one device. ``closed`` is the Jaxpr
+    called, whose layout constraints may name devices too."""
+    if device is not None:
+        return device
+    inner = None if closed is None else inner_sharding(closed)
+    if in_shardings is None and out_shardings is None and inner is None:
+        first = None  # the common case: no argument spans several devices
+        for a in args:
+            if type(a) is ArrayImpl and a._committed:
+                if a._sharding.num_devices != 1:
+                    break
+                if first is None:
+                    first = a._sharding._device
+        else:
+            return backend.default_device() if first is None else first
+    found = partitioning(
+        args, in_shardings, out_shardings, fun_name=name, arg_names=arg_names, inner=inner
+    )
+    if found is not None:
+        return found if len(found.devices) > 1 else found.devices[0]
+    return _device_of(args, device)
+
+
 def compiled_call(
     closed: ClosedJaxpr,
     args: Sequence[Any],
@@ -150,9 +281,13 @@ def compiled_call(
     device=None,
     arg_names=None,
     result_names=None,
+    in_shardings=None,
+    out_shardings=None,
 ) -> list:
     """Run ``closed`` on ``args`` (flat) as one compiled executable, compiled once per
-    (Jaxpr object, donation, keep_unused, device). A Jaxpr with mutable array
+    (Jaxpr object, donation, keep_unused, placement). ``in_shardings`` /
+    ``out_shardings`` (flat, None where unspecified) partition the call over several
+    devices (see :func:`call_placement`). A Jaxpr with mutable array
     references runs discharged: each ``Ref`` argument or constant passes its array in
     and gets its final array back."""
     if has_refs(closed):
@@ -170,11 +305,14 @@ def compiled_call(
             donated_invars=donated,
             keep_unused=keep_unused,
             device=device,
-            arg_names=None if arg_names is None else split.inputs(arg_names),
+            arg_names=None if arg_names is None or callable(arg_names) else split.inputs(arg_names),
             result_names=None,
+            in_shardings=None if in_shardings is None else split.inputs(in_shardings),
         )
         return split.outputs(outs)
-    device = _device_of(args, device)
+    device = call_placement(
+        args, device, in_shardings, out_shardings, name, arg_names=arg_names, closed=closed
+    )
     donated = tuple(donated_invars) or (False,) * len(args)
     key = (id(closed), donated, keep_unused, device)
     entry = _executables.get(key)
@@ -184,11 +322,13 @@ def compiled_call(
             if entry is None:
                 _log_compile(name, closed.in_avals)
                 names = {}
+                if callable(arg_names):
+                    arg_names = None
                 if arg_names is not None and len(arg_names) == len(closed.in_avals):
                     names["arg_names"] = arg_names
                 if result_names is not None and len(result_names) == len(closed.out_avals):
                     names["result_names"] = result_names
-                lowered = lower(closed, name, donated, keep_unused, **names)
+                lowered = lower(closed, name, donated, keep_unused, device, **names)
                 exe = make_executable(lowered, len(closed.in_avals), device, name)
                 entry = _executables[key] = (closed, exe)  # keeps closed alive: ids stay unique
     outs = entry[1].run(args)
@@ -262,9 +402,16 @@ def _log_compile(name: str, in_avals) -> None:
     )
 
 
-def _jit_impl(*args, jaxpr, name, donated_invars, keep_unused, **_):
+def _jit_impl(*args, jaxpr, name, donated_invars, keep_unused, in_shardings=(),
+              out_shardings=(), **_):  # fmt: skip
     return compiled_call(
-        jaxpr, args, name=name, donated_invars=donated_invars, keep_unused=keep_unused
+        jaxpr,
+        args,
+        name=name,
+        donated_invars=donated_invars,
+        keep_unused=keep_unused,
+        in_shardings=none_for_unspecified(in_shardings),
+        out_shardings=none_for_unspecified(out_shardings),
     )
 
 

@@ -20,6 +20,7 @@ of partitioned layouts belong to ``lamina-sharding``, which follows the same pro
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 
 from jaxlib import xla_client
@@ -27,7 +28,14 @@ from jaxlib import xla_client
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.cpp_classes import extends
 
-__all__ = ["Sharding", "SingleDeviceSharding", "sharding_for_device"]
+__all__ = [
+    "GSPMDSharding",
+    "Sharding",
+    "SingleDeviceSharding",
+    "hlo_indices",
+    "sharding_for_device",
+    "sharding_with_new_dim",
+]
 
 Device = xla_client.Device
 Index = tuple[slice, ...]
@@ -74,13 +82,13 @@ class Sharding:
         return tuple(self._internal_device_list.addressable_device_list)
 
     def devices_indices_map(self, global_shape: tuple[int, ...]) -> Mapping[Device, Index]:
-        """For each device, the slice of an array of ``global_shape`` it holds."""
+        """For each device, the slice of an array of ``global_shape`` it holds (read
+        from the sharding's ``HloSharding`` and device assignment)."""
         if self.is_fully_replicated:
             whole = tuple(slice(None) for _ in global_shape)
             return {d: whole for d in self._device_assignment}
-        raise NotImplementedError(
-            f"{type(self).__name__} must define devices_indices_map for partitioned layouts"
-        )
+        hlo = self._to_xla_hlo_sharding(len(global_shape))
+        return hlo_indices(hlo, self._device_assignment, global_shape)
 
     def addressable_devices_indices_map(
         self, global_shape: tuple[int, ...]
@@ -94,9 +102,8 @@ class Sharding:
         """The shape of the piece of an array of ``global_shape`` each device holds."""
         if self.is_fully_replicated:
             return tuple(global_shape)
-        raise NotImplementedError(
-            f"{type(self).__name__} must define shard_shape for partitioned layouts"
-        )
+        index = next(iter(self.devices_indices_map(global_shape).values()))
+        return tuple(len(range(n)[i]) for n, i in zip(global_shape, index, strict=True))
 
     def is_equivalent_to(self, other: Sharding, ndim: int) -> bool:
         """Whether the two place the same pieces of an ``ndim``-dimensional array on the
@@ -151,6 +158,67 @@ class SingleDeviceSharding:
 
     def devices_indices_map(self, global_shape: tuple[int, ...]) -> Mapping[Device, Index]:
         return {self._device: tuple(slice(None) for _ in global_shape)}
+
+
+def hlo_indices(
+    hlo: xla_client.HloSharding, devices: Sequence[Device], shape: tuple[int, ...]
+) -> dict[Device, Index]:
+    """For each of ``devices`` (the sharding's device assignment, whose positions the
+    tile assignment of ``hlo`` names), the slice of an array of ``shape`` it holds."""
+    whole = tuple(slice(None) for _ in shape)
+    if hlo.is_replicated() or hlo.is_maximal() or not hlo.is_tiled():
+        return {d: whole for d in devices}
+    dims = hlo.tile_assignment_dimensions()
+    order = hlo.tile_assignment_devices()
+    chunks = [-(-n // k) for n, k in zip(shape, dims, strict=False)]
+    out = {}
+    for flat, pos in enumerate(itertools.product(*(range(k) for k in dims))):
+        out[devices[order[flat]]] = tuple(
+            slice(None) if k == 1 else slice(p * c, min((p + 1) * c, n))
+            for p, c, n, k in zip(pos[: len(shape)], chunks, shape, dims, strict=False)
+        )
+    return out
+
+
+@extends(xla_client.GSPMDSharding)
+class GSPMDSharding:
+    """A sharding given by an ``HloSharding`` over a list of devices (what a compiled
+    program reports for outputs whose layout XLA chose):
+    ``GSPMDSharding(devices, hlo_sharding, *, memory_kind=None)``."""
+
+    def __repr__(self) -> str:
+        return f"GSPMDSharding({self._hlo_sharding!r}, memory_kind={self._memory_kind})"
+
+    device_set = property(lambda self: set(self._devices))
+    memory_kind = property(lambda self: self._memory_kind)
+    num_devices = property(lambda self: len(self._devices))
+    is_fully_replicated = property(lambda self: self._hlo_sharding.is_replicated())
+    is_fully_addressable = property(lambda self: self._internal_device_list.is_fully_addressable)
+    _device_assignment = property(lambda self: tuple(self._devices))
+
+    def with_memory_kind(self, kind: str) -> GSPMDSharding:
+        return xla_client.GSPMDSharding(self._devices, self._hlo_sharding, memory_kind=kind)
+
+    def _to_xla_hlo_sharding(self, num_dimensions: int) -> xla_client.HloSharding:
+        return self._hlo_sharding
+
+
+def sharding_with_new_dim(sharding: Sharding, ndim: int, dim: int) -> Sharding:
+    """``sharding`` (of ``ndim``-dimensional arrays) for arrays with one more dimension,
+    inserted at ``dim`` and not partitioned (how ``vmap`` carries a layout over)."""
+    if sharding.is_fully_replicated:
+        return sharding
+    spec = getattr(sharding, "spec", None)
+    if spec is not None and hasattr(sharding, "update"):  # a mesh sharding: a None entry
+        entries = [*spec, *[None] * (ndim - len(spec))]
+        entries.insert(dim, None)
+        return sharding.update(spec=type(spec)(*entries))
+    proto = sharding._to_xla_hlo_sharding(ndim).to_proto()
+    dims = list(proto.tile_assignment_dimensions)
+    dims.insert(dim, 1)
+    proto.tile_assignment_dimensions = dims
+    hlo = xla_client.HloSharding.from_proto(proto)
+    return xla_client.GSPMDSharding(tuple(sharding._device_assignment), hlo)
 
 
 _REPLICATED = xla_client.HloSharding.replicate()

@@ -34,6 +34,7 @@ __all__ = [
     "device_get",
     "device_put",
     "live_arrays",
+    "place",
     "put_on_device",
 ]
 
@@ -98,6 +99,17 @@ def _put_host_value(value: np.ndarray, aval: ShapedArray, sharding, committed: b
     )  # fmt: skip
 
 
+def place(x: Any, sharding, committed: bool = False):
+    """``x`` (an array or a host value, not of an extended dtype) laid out by
+    ``sharding``, moved straight there (not through the default device)."""
+    if type(x) is ArrayImpl:
+        if x._sharding is sharding or x._sharding == sharding:
+            return x
+        return copy_array(x, sharding, committed=committed)
+    value, aval = host_value(x)
+    return _put_host_value(value, aval, sharding, committed)
+
+
 def copy_array(x, sharding, committed: bool = True):
     """``x`` placed by ``sharding``: buffers copied device to device when the layout is
     the same (reused when the devices are too), else through the host."""
@@ -116,7 +128,8 @@ def copy_array(x, sharding, committed: bool = True):
     )
     copy = copies[0]
     if copy is x or copy._committed != committed:  # a new array object, committed as asked
-        copy = ArrayImpl(x.aval, sharding, [copy], committed=committed, _skip_checks=True)
+        pieces = [copy] if sharding.num_devices == 1 else copy._arrays
+        copy = ArrayImpl(x.aval, sharding, pieces, committed=committed, _skip_checks=True)
     return copy
 
 

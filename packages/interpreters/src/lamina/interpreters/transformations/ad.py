@@ -469,12 +469,21 @@ def split_jvp_outputs(outs, out_avals, out_nonzero):
 
 
 def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, keep_unused, inline,
-             compiler_options_kvs=(), ctx_mesh=None, **_):  # fmt: skip
+             compiler_options_kvs=(), ctx_mesh=None, in_shardings=None, out_shardings=None,
+             **_):  # fmt: skip
     """The JVP of a ``jit`` equation is one ``jit`` equation computing primal and
     (nonzero) tangent outputs from the primals and the nonzero tangents."""
     nonzero = [type(t) is not Zero for t in tangents]
     closed, out_nonzero = jvp_jaxpr(jaxpr, nonzero, name)
     nz_tangents = [t for t in tangents if type(t) is not Zero]
+    shardings = {}
+    if in_shardings is not None:  # tangents are laid out as their primals
+        ins = tuple(in_shardings)
+        outs_ = tuple(out_shardings)
+        shardings["in_shardings"] = ins + tuple(s for s, nz in zip(ins, nonzero, strict=True) if nz)
+        shardings["out_shardings"] = outs_ + tuple(
+            s for s, nz in zip(outs_, out_nonzero, strict=True) if nz
+        )
     outs = call_jaxpr(
         closed,
         *primals,
@@ -485,6 +494,7 @@ def _jit_jvp(primals, tangents, *, jaxpr, name, donated_invars, keep_unused, inl
         inline=inline,
         compiler_options_kvs=compiler_options_kvs,
         ctx_mesh=ctx_mesh,
+        **shardings,
     )
     return split_jvp_outputs(outs, jaxpr.out_avals, out_nonzero)
 

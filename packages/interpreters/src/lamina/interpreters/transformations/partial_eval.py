@@ -29,7 +29,14 @@ from lamina.interpreters.core.tracing import (
     set_current_trace,
     shaped_abstractify,
 )
-from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr, jit_p, jit_params
+from lamina.interpreters.jaxprs.calls import (
+    UNSPECIFIED,
+    call_jaxpr,
+    eval_jaxpr,
+    jit_p,
+    jit_params,
+    none_for_unspecified,
+)
 from lamina.interpreters.jaxprs.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.jaxprs.staging import DynamicJaxprTrace, DynamicJaxprTracer, trace_to_jaxpr
 from lamina.interpreters.transformations import ad
@@ -201,20 +208,44 @@ class PartialEvalTrace(Trace):
             params["jaxpr"], unknown, name
         )
         known_args = [x for x, u in zip(args, unknown, strict=True) if not u]
-        with set_current_trace(self.parent):
-            known_res = call_jaxpr(known_closed, *known_args, name=name)
         n_known = len(out_unknown) - sum(out_unknown)
+        known_sh, unknown_sh = _split_shardings(params, unknown, out_unknown, known_closed)
+        with set_current_trace(self.parent):
+            known_res = call_jaxpr(known_closed, *known_args, name=name, **known_sh)
         known_outs, computed = known_res[:n_known], iter(known_res[n_known:])
         residuals = [next(computed) if i is None else known_args[i] for i in forwarded]
         unknown_args = [x for x, u in zip(args, unknown, strict=True) if u]
+        if unknown_sh:
+            unknown_sh["in_shardings"] = (UNSPECIFIED,) * len(residuals) + unknown_sh[
+                "in_shardings"
+            ]
         unknown_outs = self.staging.process_primitive(
-            jit_p, [*residuals, *unknown_args], jit_params(unknown_closed, name)
+            jit_p, [*residuals, *unknown_args], jit_params(unknown_closed, name, **unknown_sh)
         )
         k_it, u_it = iter(known_outs), iter(unknown_outs)
         return [next(u_it) if u else next(k_it) for u in out_unknown]
 
     def __repr__(self):
         return f"PartialEvalTrace(parent={self.parent!r})"
+
+
+def _split_shardings(params, unknown, out_unknown, known_closed) -> tuple[dict, dict]:
+    """The shardings of a ``jit`` equation's known and unknown parts (residuals
+    unspecified): empty when the equation has none."""
+    ins, outs = params.get("in_shardings"), params.get("out_shardings")
+    if ins is None or none_for_unspecified((*ins, *outs)) is None:
+        return {}, {}
+    known_outs = tuple(s for s, u in zip(outs, out_unknown, strict=True) if not u)
+    n_res = len(known_closed.out_avals) - len(known_outs)
+    known = {
+        "in_shardings": tuple(s for s, u in zip(ins, unknown, strict=True) if not u),
+        "out_shardings": known_outs + (UNSPECIFIED,) * n_res,
+    }
+    unknown_part = {
+        "in_shardings": tuple(s for s, u in zip(ins, unknown, strict=True) if u),
+        "out_shardings": tuple(s for s, u in zip(outs, out_unknown, strict=True) if u),
+    }
+    return known, unknown_part
 
 
 jit_p.def_partial_eval(lambda trace, args, **params: trace.split_jit(args, params))

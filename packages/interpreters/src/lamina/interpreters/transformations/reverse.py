@@ -326,7 +326,7 @@ def merge_transposed_outputs(outs, args, out_nonzero):
     return result
 
 
-def _jit_transpose(cts, *args, jaxpr, name, **_):
+def _jit_transpose(cts, *args, jaxpr, name, in_shardings=None, out_shardings=None, **_):
     """The transpose of a ``jit`` equation is one ``jit`` equation running the inner
     Jaxpr's backward pass, from its non-linear inputs and nonzero cotangents."""
     undef = [is_undefined_primal(a) for a in args]
@@ -339,7 +339,18 @@ def _jit_transpose(cts, *args, jaxpr, name, **_):
         a.instantiate() if r else a for a, u, r in zip(args, undef, ref_cts, strict=True) if not u
     ]
     nz_cts = [c for c in cts if type(c) is not Zero]
-    outs = call_jaxpr(closed, *res, *nz_cts, name=name)
+    shardings = {}
+    if in_shardings is not None:  # cotangents are laid out as their primals
+        ins = list(zip(in_shardings, undef, strict=True))
+        shardings["in_shardings"] = (
+            *[sh for sh, u in ins if not u],
+            *[sh for sh, nz in zip(out_shardings, ct_nonzero, strict=True) if nz],
+        )
+        undef_shardings = [sh for sh, u in ins if u]
+        shardings["out_shardings"] = tuple(
+            sh for sh, nz in zip(undef_shardings, out_nonzero, strict=True) if nz
+        )
+    outs = call_jaxpr(closed, *res, *nz_cts, name=name, **shardings)
     return merge_transposed_outputs(outs, args, out_nonzero)
 
 
