@@ -7,6 +7,10 @@ per device; device ``i`` receives slice ``i`` of each mapped input and a copy of
 unmapped one. Each result comes back as one array whose mapped axis (at ``out_axes``)
 is split over the devices, one slice per device.
 
+In a run of several processes the program spans the devices of every process: each
+process passes the slices for its own devices (the mapped axis of the whole program is
+that size times the number of processes) and gets back the slices of its own devices.
+
 Called inside another transformation (``jit``, ``grad``, ``vmap``), a pmapped function
 computes the same values as ``vmap`` with the same ``axis_name``.
 """
@@ -177,8 +181,8 @@ class _Program:
     def __init__(self, flat_fun, in_avals, in_axes, out_axes_of, name, n, devs, axis):
         # ``devices``: where this process's slices go; ``everywhere``: the devices of
         # the whole program, one replica each (more than ``devices`` across processes).
-        (devices, everywhere), self.n, self.in_axes = devs, n, in_axes
-        self.devices = devices
+        devices, everywhere = devs
+        self.devices, self.n, self.in_axes = devices, n, in_axes
         # Each device sees its slice with the mapped axis kept at size 1.
         local_avals = [
             a if ax is None else a.update(shape=_insert(a.shape, ax, 1))
