@@ -1,6 +1,6 @@
 """One process of the two that tests/test_distributed.py launches:
 ``python distributed_worker.py PROCESS_ID COORDINATOR_ADDRESS``. Joins the run with 4 CPU
-devices, exercises the global device set and multihost_utils, and prints its findings as
+devices, exercises the global device set, multihost_utils and pmap, and prints its findings as
 one line ``RESULT <json>``."""
 
 import json
@@ -10,6 +10,7 @@ import numpy as np
 
 import lamina
 import lamina.distributed
+from lamina import lax
 from lamina.experimental import mesh_utils, multihost_utils
 from lamina.sharding import Mesh, PartitionSpec
 
@@ -63,6 +64,28 @@ try:
 except ValueError as e:
     r["untiled"] = str(e)
 r["preemption"] = multihost_utils.reached_preemption_sync_point(1)
+
+# pmap: each process maps its 4 values over its own devices; the program spans all 8.
+x = np.arange(4.0) + 10 * pid
+out = lamina.pmap(lambda v: lax.psum(v, "i"), axis_name="i")(x)
+r["pmap_psum"] = [list(out.shape), str(out.dtype), np.asarray(out).tolist()]
+r["pmap_shards"] = [[s.device.id, s.index[0].start] for s in out.addressable_shards]
+r["pmap_addressable"] = out.is_fully_addressable
+out = lamina.pmap(lambda v: lax.all_gather(v, "i"), axis_name="i")(x)
+r["pmap_all_gather"] = [list(out.shape), np.asarray(out).tolist()]
+out = lamina.pmap(lambda v: lax.axis_index("i"), axis_name="i")(x)
+r["pmap_axis_index"] = np.asarray(out).tolist()
+ring = [(j, (j + 1) % 8) for j in range(8)]
+out = lamina.pmap(lambda v: lax.ppermute(v, "i", ring), axis_name="i")(x)
+r["pmap_ppermute"] = np.asarray(out).tolist()
+out = lamina.pmap(lambda v, w: v * w + lax.pmean(v, "i"), "i", in_axes=(0, None))(x, 2.0)
+r["pmap_pmean"] = np.asarray(out).tolist()
+local = lamina.pmap(lambda v: lax.psum(v, "i"), "i", devices=lamina.local_devices())(x)
+r["pmap_local_devices"] = np.asarray(local).tolist()
+try:
+    lamina.pmap(lambda v: v)(np.arange(8.0))
+except ValueError as e:
+    r["pmap_too_many"] = type(e).__name__
 
 lamina.distributed.shutdown()
 r["after_shutdown"] = lamina.distributed.is_initialized()

@@ -3,6 +3,7 @@
 
 import json
 import re
+import warnings
 
 import numpy as np
 
@@ -66,6 +67,11 @@ xd = jax.device_put(x, s)
 od = d(xd)
 out["donated_deleted"] = xd.is_deleted()
 out["donated_value"] = float(np.asarray(od).sum())
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    xd = jax.device_put(x, s)
+    jax.jit(lambda a: a + 1, donate_argnums=0, out_shardings=r)(xd)
+out["donation_warning"] = [str(w.message) for w in caught]
 v = jax.jit(jax.vmap(lambda a: jax.lax.with_sharding_constraint(a * 2, s)))(
     np.ones((3, 8, 4), np.float32)
 )

@@ -108,6 +108,24 @@ def test_global_arrays_across_processes(results):
         )
 
 
+def test_pmap_spans_every_process(results):
+    # recorded from JAX 0.10.2: process 0 passes [0, 1, 2, 3], process 1 [10, 11, 12, 13];
+    # the mapped axis is 8 long and each process gets back its own 4 slices.
+    everything = [0.0, 1.0, 2.0, 3.0, 10.0, 11.0, 12.0, 13.0]
+    for pid, r in enumerate(results):
+        assert r["pmap_psum"] == [[4], "float32", [52.0] * 4]
+        assert r["pmap_shards"] == [[GLOBAL_IDS[4 * pid + i], i] for i in range(4)]
+        assert r["pmap_addressable"] is True
+        assert r["pmap_all_gather"] == [[4, 8], [everything] * 4]
+        assert r["pmap_axis_index"] == [4 * pid + i for i in range(4)]
+        assert r["pmap_local_devices"] == [[6.0] * 4, [46.0] * 4][pid]
+        assert r["pmap_too_many"] == "ValueError"
+    assert results[0]["pmap_ppermute"] == [13.0, 0.0, 1.0, 2.0]
+    assert results[1]["pmap_ppermute"] == [3.0, 10.0, 11.0, 12.0]
+    assert results[0]["pmap_pmean"] == [6.5, 8.5, 10.5, 12.5]
+    assert results[1]["pmap_pmean"] == [26.5, 28.5, 30.5, 32.5]
+
+
 ARGUMENT_ERRORS = """
 import socket
 import lamina.distributed as dist

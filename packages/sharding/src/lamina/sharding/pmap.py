@@ -7,6 +7,10 @@ per device; device ``i`` receives slice ``i`` of each mapped input and a copy of
 unmapped one. Each result comes back as one array whose mapped axis (at ``out_axes``)
 is split over the devices, one slice per device.
 
+In a run of several processes the program spans the devices of every process: each
+process passes the slices for its own devices (the mapped axis of the whole program is
+that size times the number of processes) and gets back the slices of its own devices.
+
 Called inside another transformation (``jit``, ``grad``, ``vmap``), a pmapped function
 computes the same values as ``vmap`` with the same ``axis_name``.
 """
@@ -95,27 +99,22 @@ def _normalized(leaves, axes) -> list:
     return out
 
 
-def _mapped_size(leaves, axes, axis_size, axis, devices, backend_name) -> tuple[int, tuple]:
-    """The size of the mapped axis and the devices that run it, with JAX's errors for
-    sizes that do not fit."""
+def _mapped_size(leaves, axes, axis_size, axis, devices, backend_name) -> tuple[int, tuple, tuple]:
+    """The size of the mapped axis here, the local devices that run it and the devices
+    of the whole program, with JAX's errors for sizes that do not fit."""
     mapped = [(_shape(x), ax) for x, ax in zip(leaves, axes, strict=True) if ax is not None]
     if not mapped:
         raise ValueError("pmap requires at least one argument with a mapped axis.")
     n = mapped[0][0][mapped[0][1]]
+    processes = backend.process_count(backend_name)
+    if processes > 1:
+        return _across_processes(mapped, n, processes, axis_size, axis, devices, backend_name)
     if axis_size is not None and axis_size != n:
         raise ValueError(f"Specified axis_size {axis_size} doesn't match received axis_size {n}.")
     given = devices is not None
     available = tuple(devices) if given else tuple(backend.local_devices(backend=backend_name))
     used = available if given else available[: min(n, len(available))]
-    mesh = Mesh(np.array(used), (axis,))
-    for shape, ax in mapped:
-        _layout(mesh, axis, ax).shard_shape(shape)  # IndivisibleError, as JAX
-    sizes = [shape[ax] for shape, ax in mapped]
-    if len(set(sizes)) > 1:
-        raise ValueError(
-            "pmap got inconsistent sizes for array axes to be mapped: the mapped axes "
-            f"have sizes {', '.join(str(size) for size in sizes)}"
-        )
+    _check_sizes(mapped, Mesh(np.array(used), (axis,)), axis)
     if given and n != len(available):
         raise ValueError(
             "Leading axis size of input to pmapped function must equal the number of "
@@ -127,7 +126,39 @@ def _mapped_size(leaves, axes, axis_size, axis, devices, backend_name) -> tuple[
             f"compiling computation that requires {n} logical devices, but only "
             f"{len(available)} XLA devices are available (num_replicas={n})"
         )
-    return n, used
+    return n, used, used
+
+
+def _across_processes(mapped, n, processes, axis_size, axis, devices, backend_name):
+    """In a run of several processes, the program spans the devices of every process
+    (each process's local devices together, in process order) and the mapped axis of
+    the whole program is ``n`` times the number of processes (or ``axis_size``); each
+    process supplies and receives the slices of its own devices."""
+    size = n * processes if axis_size is None else axis_size
+    if devices is None:
+        devices = [d for p in range(processes) for d in backend.local_devices(p, backend_name)]
+    program = tuple(devices)[:size]
+    here = backend.process_index(backend_name)
+    local = tuple(d for d in program if d.process_index == here)
+    if len(local) != n:
+        raise ValueError(
+            f"pmap in a run of {processes} processes maps each process's arguments over "
+            f"its devices in the program: process {here} has {len(local)} of the "
+            f"{len(program)} devices, but the mapped axis has size {n}."
+        )
+    _check_sizes(mapped, Mesh(np.array(local), (axis,)), axis)
+    return n, local, program
+
+
+def _check_sizes(mapped, mesh: Mesh, axis) -> None:
+    for shape, ax in mapped:
+        _layout(mesh, axis, ax).shard_shape(shape)  # IndivisibleError, as JAX
+    sizes = [shape[ax] for shape, ax in mapped]
+    if len(set(sizes)) > 1:
+        raise ValueError(
+            "pmap got inconsistent sizes for array axes to be mapped: the mapped axes "
+            f"have sizes {', '.join(str(size) for size in sizes)}"
+        )
 
 
 def _compile_options(devices: Sequence) -> xla_client.CompileOptions:
@@ -147,7 +178,10 @@ def _insert(shape: tuple, axis: int, size: int) -> tuple:
 class _Program:
     """The per-device program of a pmapped function for one signature, compiled."""
 
-    def __init__(self, flat_fun, in_avals, in_axes, out_axes_of, name, n, devices, axis):
+    def __init__(self, flat_fun, in_avals, in_axes, out_axes_of, name, n, devs, axis):
+        # ``devices``: where this process's slices go; ``everywhere``: the devices of
+        # the whole program, one replica each (more than ``devices`` across processes).
+        devices, everywhere = devs
         self.devices, self.n, self.in_axes = devices, n, in_axes
         # Each device sees its slice with the mapped axis kept at size 1.
         local_avals = [
@@ -170,17 +204,17 @@ class _Program:
                 for o, ax in zip(outs, self.out_axes, strict=True)
             ]
 
-        with bind_device_axis(axis, n):
+        with bind_device_axis(axis, len(everywhere)):
             closed, _ = trace_to_jaxpr(per_device, local_avals, f"pmap({name})", what="pmap")
             self.lowered = lowered = lower_jaxpr(
                 closed,
                 module_name="pmap_" + re.sub(r"[^\w.-]", "_", name.replace(">", "")),
-                num_replicas=n,
+                num_replicas=len(everywhere),
                 keep_unused=True,
             )
         self.out_avals = lowered.out_avals
         self.executable = backend.compile(
-            lowered.as_bytecode(), devices, _compile_options(devices), name=f"pmap({name})"
+            lowered.as_bytecode(), everywhere, _compile_options(everywhere), name=f"pmap({name})"
         )
         mesh = Mesh(np.array(devices), (axis,))
         self.in_layouts = [_layout(mesh, axis, ax) for ax in in_axes]
@@ -283,7 +317,8 @@ def pmap(
             dyn_axes = in_axes
         leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
         axes = _normalized(leaves, _flat_axes(dyn_axes, dyn_args, kwargs))
-        n, devs = _mapped_size(leaves, axes, axis_size, axis, devices, backend_name)
+        n, local, everywhere = _mapped_size(leaves, axes, axis_size, axis, devices, backend_name)
+        devs = (local, everywhere)
 
         def call_fun(*dyn_leaves):
             a, k = tree_util.tree_unflatten(in_tree, list(dyn_leaves))

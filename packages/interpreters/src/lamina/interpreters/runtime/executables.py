@@ -12,6 +12,7 @@ import logging
 import re
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -109,15 +110,25 @@ def _hlo_shardings(closed: ClosedJaxpr, placement: Partitioning) -> dict:
 
 def _shardable_donation(closed: ClosedJaxpr, placement: Partitioning, donated):
     """Donation kept only for inputs whose sharding some output of their type shares
-    (XLA aliases buffers of the same per-device shape only)."""
+    (XLA aliases buffers of the same per-device shape only); JAX's warning names the
+    per-device shapes of the others."""
     if not donated or placement.out_shardings is None:
         return donated
     pairs = zip(closed.out_avals, placement.out_shardings, strict=True)
     outs = {(a.shape, a.dtype, s) for a, s in pairs}
-    return [
-        d and ((a.shape, a.dtype, s) in outs)
-        for d, a, s in zip(donated, closed.in_avals, placement.in_shardings, strict=True)
-    ]
+    kept, unusable = [], []
+    for d, a, s in zip(donated, closed.in_avals, placement.in_shardings, strict=True):
+        usable = d and (a.shape, a.dtype, s) in outs
+        if d and not usable:
+            unusable.append(a.update(shape=s.shard_shape(a.shape)).str_short())
+        kept.append(usable)
+    if unusable:
+        warnings.warn(
+            f"Some donated buffers were not usable: {', '.join(unusable)}.\n"
+            "See an explanation at https://docs.jax.dev/en/latest/faq.html#buffer-donation.",
+            stacklevel=3,
+        )
+    return kept
 
 
 class Executable:
