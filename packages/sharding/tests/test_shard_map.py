@@ -284,3 +284,11 @@ def test_axis_names_subset():
                   out_specs=P(), axis_names={"y"})  # fmt: skip
     with pytest.raises(NameError, match="Found an unbound axis name: x"):
         g(y)
+
+
+def test_grad_with_integer_inputs_and_results():
+    k = np.arange(32, dtype=np.int32).reshape(4, 8)
+    f = smap_xy(lambda b, k: (lax.psum(b * lax.convert_element_type(k, np.float32), "y"), k + 1),
+                P("x", "y"), (P("x", None), P("x", "y")))  # fmt: skip
+    g = grad(lambda a: lax.reduce_sum(f(a, k)[0], (0, 1)))(X)
+    np.testing.assert_array_equal(g, k.astype(np.float32))

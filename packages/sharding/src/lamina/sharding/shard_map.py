@@ -45,7 +45,7 @@ from lamina.interpreters import (
 )
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ClosedJaxpr, Primitive, declare_param, parse_call_args, tree_util
+from lamina.ir import ClosedJaxpr, Primitive, declare_param, dtypes, parse_call_args, tree_util
 from lamina.lax import bind_mesh_axes, div, psum, reshape
 from lamina.sharding.axis_types import AxisType
 from lamina.sharding.mesh import AbstractMesh, Mesh
@@ -112,7 +112,7 @@ _compiled: dict[tuple, tuple] = {}
 
 def _impl(*args, **params):
     """Run as a ``jit`` over the mesh's devices (one per body and specs, kept)."""
-    key = (id(params["jaxpr"]), params["mesh"], params["in_specs"], params["out_specs"])
+    key = (id(params["jaxpr"]), *sorted((k, v) for k, v in params.items() if k != "jaxpr"))
     found = _compiled.get(key)
     if found is None or found[0] is not params["jaxpr"]:
         if len(_compiled) > 256:
@@ -160,20 +160,51 @@ def _bind(closed, params, in_specs, out_specs) -> dict:
     return new
 
 
+def _differentiable(aval) -> bool:
+    return np.issubdtype(aval.dtype, np.inexact)
+
+
+def _zero_tangent(aval):
+    if _differentiable(aval):
+        return ad.zeros_like_aval(aval)
+    return np.zeros(aval.shape, dtypes.float0)
+
+
+def _float0(aval):
+    return aval.update(dtype=dtypes.float0, weak_type=False)
+
+
 def _jvp(primals, tangents, *, jaxpr, in_specs, out_specs, **params):
-    tangents = [ad.instantiate_zeros(t) for t in tangents]
+    """A ``shard_map`` of the body's JVP; only nonzero tangents of inexact values
+    enter it, and only those of inexact results leave it."""
+    given = [type(t) is not ad.Zero and _differentiable(a)
+             for t, a in zip(tangents, jaxpr.in_avals, strict=True)]  # fmt: skip
+    out_diff = [_differentiable(a) for a in jaxpr.out_avals]
     n = len(primals)
 
     def body(*xs):
-        outs, touts = jvp(lambda *p: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *p), xs[:n], xs[n:])
-        return [*outs, *touts]
+        ts = iter(xs[n:])
+        tans = [next(ts) if g else _zero_tangent(a)
+                for a, g in zip(jaxpr.in_avals, given, strict=True)]  # fmt: skip
+        fun = lambda *p: eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *p)  # noqa: E731
+        outs, touts = jvp(fun, tuple(xs[:n]), tuple(tans))
+        return [*outs, *[t for t, d in zip(touts, out_diff, strict=True) if d]]
 
+    t_avals = [a for a, g in zip(jaxpr.in_avals, given, strict=True) if g]
     with _binding(params["mesh"], params):
-        closed, _ = trace_to_jaxpr(body, [*jaxpr.in_avals] * 2, "shard_map jvp", what="shard_map")
-    new = _bind(closed, dict(params), in_specs * 2, out_specs * 2)
-    outs = shard_map_p.bind(*primals, *tangents, **new)
+        closed, _ = trace_to_jaxpr(body, [*jaxpr.in_avals, *t_avals], "shard_map jvp",
+                                   what="shard_map")  # fmt: skip
+    t_specs = tuple(s for s, g in zip(in_specs, given, strict=True) if g)
+    t_out_specs = tuple(s for s, d in zip(out_specs, out_diff, strict=True) if d)
+    new = _bind(closed, params, in_specs + t_specs, out_specs + t_out_specs)
+    given_tangents = [t for t, g in zip(tangents, given, strict=True) if g]
+    outs = shard_map_p.bind(*primals, *given_tangents, **new)
     m = len(out_specs)
-    return outs[:m], outs[m:]
+    touts = iter(outs[m:])
+    out_avals = _abstract_eval(mesh=params["mesh"], in_specs=in_specs, out_specs=out_specs,
+                               jaxpr=jaxpr)  # fmt: skip
+    return outs[:m], [next(touts) if d else ad.Zero(_float0(a))
+                      for a, d in zip(out_avals, out_diff, strict=True)]  # fmt: skip
 
 
 def _binding(mesh, params):
@@ -203,7 +234,7 @@ def _transpose(cts, *args, mesh, jaxpr, in_specs, out_specs, **params):
     def body(*xs):
         ks, cs = iter(xs[:n_known]), xs[n_known:]
         cs = [c if not _unmentioned(mesh, s, manual) else
-              div(c, np.asarray(_size(mesh, _unmentioned(mesh, s, manual)), c.dtype))
+              div(c, np.asarray(_factor(mesh, _unmentioned(mesh, s, manual)), c.dtype))
               for c, s in zip(cs, out_specs, strict=True)]  # fmt: skip
         primals = [ad.UndefinedPrimal(a) if lin else next(ks)
                    for a, lin in zip(jaxpr.in_avals, linear, strict=True)]  # fmt: skip
@@ -224,10 +255,6 @@ def _transpose(cts, *args, mesh, jaxpr, in_specs, out_specs, **params):
     new = _bind(closed, params, known_specs + tuple(out_specs), lin_specs)
     outs = iter(shard_map_p.bind(*known, *cts, **new))
     return [next(outs) if lin else None for lin in linear]
-
-
-def _size(mesh, axes) -> int:
-    return int(np.prod([mesh.shape[a] for a in axes], dtype=np.int64))
 
 
 def _batching(axis_data, vals, dims, *, jaxpr, in_specs, out_specs, **params):
