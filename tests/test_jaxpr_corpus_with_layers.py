@@ -28,7 +28,7 @@ from lamina.ir import (
     default_registry,
     parse_jaxpr,
 )
-from lamina.sharding.shard_map import shard_map_p
+from lamina.sharding import shard_map_p
 
 CORPUS = pathlib.Path(__file__).parents[1] / "packages" / "ir" / "tests" / "data" / "jaxpr_corpus"
 TEXTS = {p.stem: p.read_text().rstrip("\n") for p in sorted(CORPUS.glob("*.jaxpr"))}

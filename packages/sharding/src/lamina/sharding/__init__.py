@@ -25,7 +25,7 @@ from lamina.sharding.named_sharding import DuplicateSpecError, IndivisibleError,
 from lamina.sharding.partition_spec import UNCONSTRAINED, P, PartitionSpec
 from lamina.sharding.pmap import pmap
 from lamina.sharding.reshard import reshard
-from lamina.sharding.shard_map import Infer, shard_map
+from lamina.sharding.shard_map import Infer, shard_map, shard_map_p
 from lamina.sharding.smap import smap
 from lamina.sharding.visualize import sharding_table, visualize_array_sharding, visualize_sharding
 
@@ -67,6 +67,7 @@ _EXTRAS = (
     make_mesh,
     pmap,
     shard_map,
+    shard_map_p,
     sharding_table,
     smap,
     visualize_array_sharding,
