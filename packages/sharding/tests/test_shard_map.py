@@ -292,3 +292,14 @@ def test_grad_with_integer_inputs_and_results():
                 P("x", "y"), (P("x", None), P("x", "y")))  # fmt: skip
     g = grad(lambda a: lax.reduce_sum(f(a, k)[0], (0, 1)))(X)
     np.testing.assert_array_equal(g, k.astype(np.float32))
+
+
+def test_signatures_match_jax():
+    import inspect
+
+    # recorded from JAX 0.10.2: inspect.signature(jax.shard_map) and (jax.smap)
+    params = inspect.signature(shard_map).parameters
+    assert list(params) == ["f", "out_specs", "in_specs", "mesh", "axis_names", "check_vma"]
+    assert params["f"].kind is inspect.Parameter.POSITIONAL_ONLY
+    assert params["check_vma"].default is True and params["mesh"].default is None
+    assert list(inspect.signature(smap).parameters) == ["f", "in_axes", "out_axes", "axis_name"]
