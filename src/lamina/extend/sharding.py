@@ -1,13 +1,15 @@
 """`lamina.extend.sharding`: XLA sharding protos (`jax.extend.sharding`).
 
-The proto conversions are jaxlib's; ``GSPMDSharding`` belongs to lamina-sharding,
-which is not built yet (issue 17).
+The proto conversions are jaxlib's; ``GSPMDSharding`` (a sharding given by an
+``HloSharding`` over a list of devices) is lamina.interpreters'.
 """
 
 from jaxlib import xla_client
 
+from lamina.interpreters import GSPMDSharding
+
 __all__ = [
-    "GSPMDSharding",  # noqa: F822 (__getattr__ says it is not built)
+    "GSPMDSharding",
     "get_hlo_sharding_from_serialized_proto",
     "get_op_sharding_from_serialized_proto",
     "get_serialized_proto_from_hlo_sharding",
@@ -30,9 +32,3 @@ def get_hlo_sharding_from_serialized_proto(sharding: bytes) -> xla_client.HloSha
 def get_serialized_proto_from_hlo_sharding(sharding: xla_client.HloSharding) -> bytes:
     """``sharding`` as a serialized ``OpSharding`` proto."""
     return sharding.to_proto().SerializeToString()
-
-
-def __getattr__(name: str):
-    if name == "GSPMDSharding":
-        raise AttributeError("lamina.extend.sharding.GSPMDSharding is not built yet (issue 17)")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
