@@ -1,7 +1,7 @@
 """One process of the two that tests/test_distributed.py launches:
 ``python distributed_worker.py PROCESS_ID COORDINATOR_ADDRESS``. Joins the run with 4 CPU
-devices, exercises the global device set, multihost_utils and pmap, and prints its findings as
-one line ``RESULT <json>``."""
+devices, exercises the global device set, multihost_utils, pmap, sharded jit and shard_map,
+and prints its findings as one line ``RESULT <json>``."""
 
 import json
 import sys
@@ -10,9 +10,10 @@ import numpy as np
 
 import lamina
 import lamina.distributed
+import lamina.numpy as jnp
 from lamina import lax
 from lamina.experimental import mesh_utils, multihost_utils
-from lamina.sharding import Mesh, PartitionSpec
+from lamina.sharding import Mesh, NamedSharding, PartitionSpec
 
 pid, address = int(sys.argv[1]), sys.argv[2]
 lamina.config.update("jax_num_cpu_devices", 4)
@@ -86,6 +87,64 @@ try:
     lamina.pmap(lambda v: v)(np.arange(8.0))
 except ValueError as e:
     r["pmap_too_many"] = type(e).__name__
+
+
+def shards(a) -> list:
+    """This process's blocks of ``a``: device id, where the block starts, its values."""
+    return [
+        [s.device.id, s.index[0].start, np.asarray(s.data).tolist()] for s in a.addressable_shards
+    ]
+
+
+# Sharded jit over all 8 devices: process p holds [10p, 10p+1, 10p+2, 10p+3].
+by_x = NamedSharding(mesh, spec)
+g = lamina.make_array_from_process_local_data(by_x, np.arange(4.0) + 10 * pid)
+r["spmd_global"] = [list(g.shape), g.is_fully_addressable, g.sharding.spec == spec]
+r["spmd_input_shards"] = shards(g)
+singles = [
+    lamina.device_put(np.float32([10 * pid + i, -i]), d)
+    for i, d in enumerate(lamina.local_devices())
+]
+pairs = lamina.make_array_from_single_device_arrays((16,), by_x, singles)
+r["spmd_singles"] = [
+    list(pairs.shape),
+    [np.asarray(s.data).tolist() for s in pairs.addressable_shards],
+]
+out = lamina.jit(lambda x: x.sum())(g)
+r["spmd_sum"] = [list(out.shape), str(out.dtype), out.is_fully_replicated, float(out)]
+r["spmd_sum16"] = float(lamina.jit(lambda x: (x * x).sum())(pairs))
+out = lamina.jit(lambda x: x * 2, out_shardings=by_x)(g)
+r["spmd_double"] = [list(out.shape), out.is_fully_addressable, shards(out)]
+out = lamina.jit(jnp.cumsum, out_shardings=NamedSharding(mesh, PartitionSpec()))(g)
+r["spmd_cumsum"] = [list(out.shape), out.is_fully_replicated, [s[::2] for s in shards(out)]]
+
+# The same over a 2 x 4 mesh: dimension 0 split within each process, 1 across them.
+mesh2 = Mesh(np.array(lamina.devices()).reshape(2, 4), ("p", "d"))
+block = np.arange(12.0).reshape(4, 3) + 100 * pid
+h = lamina.make_array_from_process_local_data(NamedSharding(mesh2, PartitionSpec("d", "p")), block)
+out = lamina.jit(lambda x: x.sum(0), out_shardings=NamedSharding(mesh2, PartitionSpec()))(h)
+starts = [[s.index[0].start, s.index[1].start] for s in h.addressable_shards]
+r["spmd_2d"] = [list(h.shape), starts, np.asarray(out).tolist()]
+
+# shard_map: collectives across the 8 devices of both processes.
+out = lamina.shard_map(
+    lambda x: lax.psum(x, "x"), mesh=mesh, in_specs=spec, out_specs=PartitionSpec()
+)(g)
+r["spmd_psum"] = [
+    list(out.shape),
+    out.is_fully_replicated,
+    [np.asarray(s.data).tolist() for s in out.addressable_shards],
+]
+gather = lamina.shard_map(
+    lambda x: lax.all_gather(x, "x", tiled=True), mesh=mesh, in_specs=spec, out_specs=spec
+)
+out = gather(g)
+r["spmd_all_gather"] = [list(out.shape), [s[1:] for s in shards(out)]]
+gather = lamina.shard_map(
+    lambda x: lax.all_gather(x, "x") * 1, mesh=mesh, in_specs=spec, out_specs=spec
+)
+out = lamina.jit(gather)(pairs)
+r["spmd_all_gather_untiled"] = [list(out.shape), [s[1:] for s in shards(out)[:2]]]
 
 lamina.distributed.shutdown()
 r["after_shutdown"] = lamina.distributed.is_initialized()

@@ -255,3 +255,37 @@ def test_public_modules():
         "reached_preemption_sync_point",
         "sync_global_devices",
     } <= set(dir(multihost_utils))
+
+
+def test_sharded_jit_spans_every_process(results):
+    # recorded from JAX 0.10.2: the global array [0, 1, 2, 3, 10, 11, 12, 13], one element
+    # per device of a mesh over all 8; process p gave [10p, ..., 10p + 3].
+    everything = [0.0, 1.0, 2.0, 3.0, 10.0, 11.0, 12.0, 13.0]
+    cumsum = [0.0, 1.0, 3.0, 6.0, 16.0, 27.0, 39.0, 52.0]
+    for pid, r in enumerate(results):
+        ids = GLOBAL_IDS[4 * pid : 4 * pid + 4]
+        assert r["spmd_global"] == [[8], False, True]
+        assert r["spmd_input_shards"] == [
+            [ids[i], 4 * pid + i, [everything[4 * pid + i]]] for i in range(4)
+        ]
+        assert r["spmd_singles"] == [[16], [[10.0 * pid + i, -i] for i in range(4)]]
+        assert r["spmd_sum"] == [[], "float32", True, 52.0]
+        assert r["spmd_sum16"] == 576.0
+        doubled = [[ids[i], 4 * pid + i, [2 * everything[4 * pid + i]]] for i in range(4)]
+        assert r["spmd_double"] == [[8], False, doubled]
+        assert r["spmd_cumsum"] == [[8], True, [[i, cumsum] for i in ids]]
+        assert r["spmd_2d"] == [
+            [4, 6],
+            [[i, 3 * pid] for i in range(4)],
+            [18.0, 22.0, 26.0, 418.0, 422.0, 426.0],
+        ]
+
+
+def test_shard_map_collectives_span_every_process(results):
+    # recorded from JAX 0.10.2, on the global array of the test above
+    everything = [0.0, 1.0, 2.0, 3.0, 10.0, 11.0, 12.0, 13.0]
+    pairs = [[v, -float(i % 4)] for i, v in enumerate(everything)]
+    for pid, r in enumerate(results):
+        assert r["spmd_psum"] == [[1], True, [[52.0]] * 4]
+        assert r["spmd_all_gather"] == [[64], [[32 * pid + 8 * i, everything] for i in range(4)]]
+        assert r["spmd_all_gather_untiled"] == [[64, 2], [[32 * pid, pairs], [32 * pid + 8, pairs]]]

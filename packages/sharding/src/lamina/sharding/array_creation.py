@@ -1,7 +1,8 @@
 """Making a sharded array from its pieces: ``make_array_from_callback`` (a function
 gives each device's block), ``make_array_from_single_device_arrays`` (the blocks are
 given, one array per device) and ``make_array_from_process_local_data`` (the data this
-process holds; in a single process, the whole array)."""
+process holds; in a single process, the whole array; across processes, this
+process's part of it)."""
 
 from __future__ import annotations
 
@@ -103,14 +104,61 @@ def make_array_from_single_device_arrays(
     return _assemble(tuple(shape), sharding, dtype, arrays)
 
 
+def _tiles(sharding: Sharding, ndim: int) -> tuple[int, ...]:
+    """How many blocks ``sharding`` cuts each of ``ndim`` dimensions into."""
+    hlo = sharding._to_xla_hlo_sharding(ndim)
+    if hlo.is_replicated():
+        return (1,) * ndim
+    return tuple(hlo.tile_assignment_dimensions()[:ndim])
+
+
+def _process_global_shape(sharding: Sharding, local_shape: tuple) -> tuple:
+    """The whole array's shape when this process holds ``local_shape`` of it: each
+    dimension scaled by how many of its blocks live on other processes."""
+    tiles = _tiles(sharding, len(local_shape))
+    held = sharding.addressable_devices_indices_map(tiles).values()
+    shape = []
+    for d, (n, t) in enumerate(zip(local_shape, tiles, strict=True)):
+        mine = len({index[d].indices(t)[0] for index in held})
+        if n % mine:
+            raise ValueError(
+                f"local_data of shape {local_shape} can't be split into the {mine} blocks "
+                f"this process holds along dimension {d} of sharding {sharding}"
+            )
+        shape.append(n // mine * t)
+    return tuple(shape)
+
+
 def make_array_from_process_local_data(sharding: Sharding, local_data, global_shape=None):
-    """An array laid out by ``sharding`` from the data this process holds. In a single
-    process that is the whole array, so ``global_shape`` is its shape or ``None``."""
+    """An array laid out by ``sharding`` from the data this process holds: the part
+    of the whole array covering this process's devices (in a single process, the whole
+    array). ``global_shape`` defaults to that implied by the sharding."""
     local_data = np.asarray(local_data) if not isinstance(local_data, Array) else local_data
-    if global_shape is not None and tuple(global_shape) != local_data.shape:
-        raise ValueError(
-            "When calling `make_array_from_process_local_data` on a single process, "
-            "global_shape should be None or equal to local_data.shape.Got "
-            f"global_shape={tuple(global_shape)} and local_data.shape={local_data.shape}."
-        )
-    return make_array_from_callback(local_data.shape, sharding, lambda index: local_data[index])
+    if sharding.is_fully_addressable:
+        if global_shape is not None and tuple(global_shape) != local_data.shape:
+            raise ValueError(
+                "When calling `make_array_from_process_local_data` on a single process, "
+                "global_shape should be None or equal to local_data.shape.Got "
+                f"global_shape={tuple(global_shape)} and local_data.shape={local_data.shape}."
+            )
+        return make_array_from_callback(local_data.shape, sharding, lambda index: local_data[index])
+    local_shape = tuple(local_data.shape)
+    if global_shape is None:
+        global_shape = _process_global_shape(sharding, local_shape)
+    global_shape = tuple(global_shape)
+    held = sharding.addressable_devices_indices_map(global_shape).values()
+    starts = [min(index[d].indices(n)[0] for index in held) for d, n in enumerate(global_shape)]
+
+    def block(index):
+        local = []
+        for i, n, start, size in zip(index, global_shape, starts, local_shape, strict=True):
+            lo, hi, _ = i.indices(n)
+            if hi - start > size:
+                raise ValueError(
+                    f"local_data of shape {local_shape} does not cover this process's "
+                    f"part of an array of shape {global_shape} laid out by {sharding}"
+                )
+            local.append(slice(lo - start, hi - start))
+        return local_data[tuple(local)]
+
+    return make_array_from_callback(global_shape, sharding, block)
