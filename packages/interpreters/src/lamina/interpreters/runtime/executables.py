@@ -35,7 +35,7 @@ from lamina.interpreters.runtime.partitioning import (
     physical_sharding,
 )
 from lamina.interpreters.runtime.refs import Ref
-from lamina.interpreters.runtime.sharding import Sharding
+from lamina.interpreters.runtime.sharding import Sharding, SingleDeviceSharding
 from lamina.ir import AbstractRef, ClosedJaxpr, Jaxpr, is_extended_aval, physical_aval
 
 __all__ = [
@@ -259,8 +259,13 @@ def call_placement(args, device, in_shardings, out_shardings, name="jit", arg_na
             if type(a) is ArrayImpl and a._committed:
                 if a._sharding.num_devices != 1:
                     break
-                if first is None:
-                    first = a._sharding._device
+                if first is None:  # a one-device sharding of any kind (a 1-device mesh too)
+                    sharding = a._sharding
+                    first = (
+                        sharding._device
+                        if type(sharding) is SingleDeviceSharding
+                        else sharding._device_assignment[0]
+                    )
         else:
             return backend.default_device() if first is None else first
     found = partitioning(

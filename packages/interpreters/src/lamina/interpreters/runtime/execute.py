@@ -141,7 +141,7 @@ class CompiledModule:
         for a in args:
             if type(a) is not ArrayImpl:
                 a = put_on_device(a)
-            if a._sharding != self.sharding:
+            if a._sharding != self.sharding and not _on_only(a._sharding, self.device):
                 if a._committed:
                     raise ValueError(
                         f"An argument of shape {a.aval.str_short()} is committed to "
@@ -150,6 +150,12 @@ class CompiledModule:
                 a = copy_array(a, self.sharding, committed=False)
             placed.append(a)
         return placed
+
+
+def _on_only(sharding, device) -> bool:
+    """Whether ``sharding`` lays its array out on ``device`` alone (a one-device mesh's
+    NamedSharding, say): its buffer is used where it is."""
+    return sharding.num_devices == 1 and sharding._device_assignment[0] == device
 
 
 class EffectfulModule(CompiledModule):
