@@ -328,7 +328,7 @@ def _committed_device(device, x):
             "eager operations on extended-dtype arrays sharded over several devices are "
             "not supported yet; use jit"
         )
-    d = sharding._device
+    d = sharding._device_assignment[0]
     if device is not None and d != device:
         raise ValueError(
             "Received incompatible devices for jitted computation. Got argument on device "

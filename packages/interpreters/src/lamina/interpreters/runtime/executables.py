@@ -209,7 +209,7 @@ def _device_of(args: Sequence[Any], device=None):
         return device
     for a in args:
         if type(a) is ArrayImpl and a._committed:
-            return a._sharding._device
+            return a._sharding._device_assignment[0]
     return backend.default_device()
 
 

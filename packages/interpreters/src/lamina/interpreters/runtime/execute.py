@@ -221,7 +221,7 @@ def execute_stablehlo(text: str, args: Sequence[Any] = ()) -> list:
     device = None  # the default device
     for a in args:
         if type(a) is ArrayImpl and a._committed:
-            device = a._sharding._device
+            device = a._sharding._device_assignment[0]
             break
     compiled = _cache.get((text, device))
     if compiled is None:
