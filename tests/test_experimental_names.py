@@ -1,9 +1,11 @@
 """Names of `lamina.experimental` and `lamina.extend.backend` that JAX 0.10.2 has."""
 
+import inspect
 import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import pytest
 
@@ -102,10 +104,21 @@ def test_primal_tangent_dtype():
     assert jax.dtypes.issubdtype(d, jax.dtypes.extended)
 
 
-def test_shard_map_not_built():
+def test_experimental_shard_map_module():
+    # JAX 0.10.2 keeps the module, deprecated (warned on first import), with check_rep
+    # in place of check_vma
     assert "shard_map" in dir(experimental)
-    with pytest.raises(AttributeError, match=r"not built yet \(issue 17\)"):
-        experimental.shard_map  # noqa: B018
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        module = experimental.shard_map
+    assert callable(module.shard_map)
+    assert list(inspect.signature(module.shard_map).parameters) == [
+        "f",
+        "mesh",
+        "in_specs",
+        "out_specs",
+        "check_rep",
+    ]
 
 
 def test_cache_thresholds(tmp_path):
