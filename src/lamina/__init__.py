@@ -165,8 +165,11 @@ _NAMES = {
     },
 }
 
+# Layers reachable as lamina.<name> that JAX's top level does not have (so not listed
+# in __all__): lamina.pallas is jax.experimental.pallas.
+_LAYER_SHORT_NAMES = ("pallas",)
 # Layers that are not built yet, with their issues: lamina.<name> raises saying so.
-_NOT_BUILT = {"export": 18, "pallas": 19}
+_NOT_BUILT = {"export": 18}
 # Top-level names of JAX's still to be built, with their issues: listed by dir(lamina),
 # and raising an error that says so.
 _NOT_BUILT_NAMES: dict[str, int] = {}
@@ -179,6 +182,11 @@ def __getattr__(name: str):
         raise AttributeError(f"lamina.{name} is not built yet (issue {_NOT_BUILT[name]})")
     if name in _NOT_BUILT_NAMES:
         raise AttributeError(f"lamina.{name} is not built yet (issue {_NOT_BUILT_NAMES[name]})")
+    if name in _LAYER_SHORT_NAMES:
+        importlib.import_module("lamina.numpy")
+        value = importlib.import_module(f"lamina.{name}")
+        globals()[name] = value
+        return value
     if name not in _SUBMODULES and name not in _NAMES:
         raise AttributeError(f"module 'lamina' has no attribute {name!r}")
     try:

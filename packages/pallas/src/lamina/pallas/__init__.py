@@ -1,31 +1,124 @@
-"""lamina.pallas: not built yet (issue 19).
+"""lamina.pallas: the Pallas kernel language (``jax.experimental.pallas``), also
+``lamina.experimental.pallas``.
 
-It is to hold the Pallas kernel language, interpret mode and GPU lowering. Until then
-the package imports, so that it installs with its declared dependencies, and any
-attribute or submodule of it raises an error that says the layer is not built yet.
+Kernels are Python functions on references to blocks of their operands, run by
+``pallas_call`` over a grid. Interpret mode (``interpret=True``) computes them with
+ordinary lax operations on any platform. See this package's README.md.
 """
 
-import sys as _sys
-from importlib.abc import MetaPathFinder as _MetaPathFinder
+from lamina.lax import Slice, ds, dslice
+from lamina.pallas.call.pallas_call import pallas_call, pallas_call_p
+from lamina.pallas.core.grid_env import num_programs, program_id
+from lamina.pallas.core.specs import (
+    ANY,
+    HOST,
+    BlockDim,
+    Blocked,
+    BlockSpec,
+    BoundedSlice,
+    Buffered,
+    CompilerParams,
+    CostEstimate,
+    DeviceIdType,
+    Element,
+    GridSpec,
+    Indirect,
+    MemoryRef,
+    MemorySpace,
+    RevisitMode,
+    Squeezed,
+    no_block_spec,
+    semaphore,
+    squeezed,
+)
+from lamina.pallas.core_map import core_map, kernel
+from lamina.pallas.cost import estimate_cost, lower_as_mlir
+from lamina.pallas.language.arithmetic import (
+    align_to,
+    broadcast_to,
+    cdiv,
+    empty,
+    empty_like,
+    empty_ref_like,
+    multiple_of,
+    next_power_of_2,
+    reciprocal,
+    strides_from_shape,
+)
+from lamina.pallas.language.control import loop, run_scoped, run_state, when, with_scoped
+from lamina.pallas.language.debugging import (
+    debug_check,
+    debug_print,
+    delay,
+    enable_debug_checks,
+    enable_poison_buffers,
+)
+from lamina.pallas.language.views import TransformedRef as TransformedRef
+from lamina.pallas.pallas_export import pallas_export_experimental
+from lamina.pallas.tpu_only import (
+    get_global,
+    select_ref,
+    semaphore_read,
+    semaphore_signal,
+    semaphore_wait,
+)
 
-__all__: list[str] = []
-
-_NOT_BUILT = "lamina.pallas is not built yet (issue 19)"
-
-
-def __getattr__(name: str):
-    raise AttributeError(f"{_NOT_BUILT}, so it has no attribute {name!r}")
-
-
-class _NotBuiltFinder(_MetaPathFinder):
-    """Answers an import of a submodule (which the path finders did not find) with the
-    error, naming the layer as the missing module so that ``from ... import`` reports
-    it too."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname.startswith(__name__ + "."):
-            raise ModuleNotFoundError(f"{_NOT_BUILT}: no module {fullname!r}", name=__name__)
-        return None
-
-
-_sys.meta_path.append(_NotBuiltFinder())
+__all__ = [
+    "ANY",
+    "HOST",
+    "BlockDim",
+    "BlockSpec",
+    "Blocked",
+    "BoundedSlice",
+    "Buffered",
+    "CompilerParams",
+    "CostEstimate",
+    "DeviceIdType",
+    "Element",
+    "GridSpec",
+    "Indirect",
+    "MemoryRef",
+    "MemorySpace",
+    "RevisitMode",
+    "Slice",
+    "Squeezed",
+    "align_to",
+    "broadcast_to",
+    "cdiv",
+    "core_map",
+    "debug_check",
+    "debug_print",
+    "delay",
+    "ds",
+    "dslice",
+    "empty",
+    "empty_like",
+    "empty_ref_like",
+    "enable_debug_checks",
+    "enable_poison_buffers",
+    "estimate_cost",
+    "get_global",
+    "kernel",
+    "loop",
+    "lower_as_mlir",
+    "multiple_of",
+    "next_power_of_2",
+    "no_block_spec",
+    "num_programs",
+    "pallas_call",
+    "pallas_call_p",
+    "pallas_export_experimental",
+    "program_id",
+    "reciprocal",
+    "run_scoped",
+    "run_state",
+    "select_ref",
+    "semaphore",
+    "semaphore_read",
+    "semaphore_signal",
+    "semaphore_wait",
+    "squeezed",
+    "strides_from_shape",
+    "when",
+    "with_scoped",
+]

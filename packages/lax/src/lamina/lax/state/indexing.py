@@ -208,6 +208,15 @@ def make_indexer(idx, shape: tuple[int, ...]) -> tuple[Indexer | None, list]:
         if isinstance(i, Slice):
             if not _is_static_int(i.size):
                 raise NotImplementedError("slices of a traced size are not supported")
+            start = _concrete(i.start)
+            # As JAX checks (a start of 0 is not checked).
+            if start and start >= dim:
+                raise ValueError(f"Out of bound slice: start={start}, dim={dim}.")
+            if start and i.size and start + (i.size - 1) * i.stride >= dim:
+                raise ValueError(
+                    f"Out of bound slice: start={start}, size={i.size}, stride={i.stride}, "
+                    f"dim={dim}."
+                )
             if _is_static_int(i.start):
                 axes.append(SliceAxis(int(i.start), int(i.size), i.stride))
             else:

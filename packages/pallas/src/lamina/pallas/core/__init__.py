@@ -1,0 +1,1 @@
+"""The kernel description: block specs, grid specs, memory spaces, the grid environment."""
