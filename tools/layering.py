@@ -104,6 +104,7 @@ PUBLIC_MODULES: dict[str, tuple[str, ...]] = {
     "lax": ("lamina.lax.linalg",),
     "numpy": ("lamina.numpy.fft", "lamina.numpy.linalg"),
     "nn": ("lamina.nn.initializers",),
+    "pallas": ("lamina.pallas.triton",),
     "sharding": tuple(
         f"lamina.sharding.{m}" for m in ("distributed", "mesh_utils", "multihost_utils")
     ),

@@ -46,9 +46,7 @@ def estimate_cost(fun, *args, **kwargs) -> CostEstimate:
     bytes of its inputs and outputs."""
     closed = make_jaxpr(fun)(*args, **kwargs)
     flops, transcendentals = _count(closed.jaxpr)
-    accessed = sum(_nbytes(a) for a in closed.in_avals) + sum(
-        _nbytes(a) for a in closed.out_avals
-    )
+    accessed = sum(_nbytes(a) for a in closed.in_avals) + sum(_nbytes(a) for a in closed.out_avals)
     return CostEstimate(flops=flops, transcendentals=transcendentals, bytes_accessed=accessed)
 
 

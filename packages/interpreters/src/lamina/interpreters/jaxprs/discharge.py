@@ -17,8 +17,12 @@ from lamina.ir import AbstractRef, ClosedJaxpr, Jaxpr, Literal, discharge_rules
 __all__ = ["Discharged", "discharge_state", "has_refs"]
 
 
-def _sub_jaxprs(params):
-    for value in params.values():
+def _sub_jaxprs(eqn):
+    # A primitive whose Jaxprs' references are all its own (a Pallas kernel's blocks)
+    # discharges them itself: to the rest of the program it is an ordinary operation.
+    if getattr(eqn.primitive, "keeps_refs_inside", False):
+        return
+    for value in eqn.params.values():
         for v in value if isinstance(value, (tuple, list)) else (value,):
             if isinstance(v, ClosedJaxpr):
                 yield v.jaxpr
@@ -38,7 +42,7 @@ def has_refs(jaxpr: Jaxpr | ClosedJaxpr) -> bool:
         return entry[1]
     found = any(type(v.aval) is AbstractRef for v in (*jaxpr.constvars, *jaxpr.invars)) or any(
         any(type(v.aval) is AbstractRef for v in eqn.outvars)
-        or any(has_refs(sub) for sub in _sub_jaxprs(eqn.params))
+        or any(has_refs(sub) for sub in _sub_jaxprs(eqn))
         for eqn in jaxpr.eqns
     )
     _has_refs[id(jaxpr)] = (jaxpr, found)
@@ -49,7 +53,7 @@ def _eqn_has_refs(eqn) -> bool:
     return (
         any(type(a.aval) is AbstractRef for a in eqn.invars)
         or any(type(v.aval) is AbstractRef for v in eqn.outvars)
-        or any(has_refs(sub) for sub in _sub_jaxprs(eqn.params))
+        or any(has_refs(sub) for sub in _sub_jaxprs(eqn))
     )
 
 

@@ -9,7 +9,7 @@ import operator
 import numpy as np
 from lamina import lax
 from lamina.interpreters import Tracer
-from lamina.ir import ShapedArray, dtypes, physical_aval
+from lamina.ir import AbstractRef, ShapedArray, dtypes, physical_aval
 from lamina.lax import to_dtype, wrap_key_data
 from lamina.numpy.base.arguments import aval_of, check_arraylike, from_jax_array, is_arraylike
 from lamina.numpy.creation.conversion import asarray, place
@@ -127,9 +127,10 @@ def _broadcast_fill(fill, shape):
 
 
 def _like(fun_name, a, fill_value, dtype, shape, device):
-    if not is_arraylike(a) and hasattr(a, "shape") and hasattr(a, "dtype"):
-        # A ShapeDtypeStruct, eval_shape's output: anything with a shape and a dtype
-        # (never weakly typed, as in JAX, whatever its weak_type says).
+    is_ref = type(getattr(a, "aval", None)) is AbstractRef
+    if (is_ref or not is_arraylike(a)) and hasattr(a, "shape") and hasattr(a, "dtype"):
+        # A ShapeDtypeStruct, eval_shape's output, or a reference: anything with a shape
+        # and a dtype (never weakly typed, as in JAX, whatever its weak_type says).
         a = ShapedArray(tuple(a.shape), dtypes.canonicalize_dtype(a.dtype))
         aval = a
     else:

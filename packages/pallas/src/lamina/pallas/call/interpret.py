@@ -121,9 +121,7 @@ def interpret_pallas_call(*args, jaxpr, grid_mapping: GridMapping, input_output_
             reshape(dynamic_slice(x, s, bm.block_shape), _ref_shape(bm))
             for x, s, bm in zip(cur, starts, bms, strict=True)
         ]
-        outs = eval_jaxpr(
-            discharged.jaxpr.jaxpr, discharged.jaxpr.consts, *indices, *blocks, *scr
-        )
+        outs = eval_jaxpr(discharged.jaxpr.jaxpr, discharged.jaxpr.consts, *indices, *blocks, *scr)
         new = discharged.new_values(None, outs[n_kernel_outs:])[n_grid:]
         result = []
         for k in carried:

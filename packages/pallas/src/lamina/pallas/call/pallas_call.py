@@ -49,6 +49,8 @@ __all__ = ["pallas_call", "pallas_call_p"]
 
 pallas_call_p = Primitive("pallas_call")
 pallas_call_p.multiple_results = True
+# Its kernel's references are its own: programs calling it need no discharging.
+pallas_call_p.keeps_refs_inside = True
 
 _I32 = ShapedArray((), np.dtype(np.int32))
 
@@ -94,8 +96,10 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
     if grid_spec is None:
         grid_spec = GridSpec(grid, in_specs, out_specs, scratch_shapes)
     else:
-        if grid not in ((), None) or in_specs is not no_block_spec or out_specs is not (
-            no_block_spec
+        if (
+            grid not in ((), None)
+            or in_specs is not no_block_spec
+            or out_specs is not (no_block_spec)
         ):
             raise ValueError(
                 "If `grid_spec` is specified, then `grid`, `in_specs` and `out_specs` must not be."
@@ -191,14 +195,6 @@ def _abstract_eval(*avals, jaxpr, out_avals, **_):
 
 pallas_call_p.def_effectful_abstract_eval(_abstract_eval)
 def_standard_impl(pallas_call_p)
-
-
-def _discharge(in_avals, eqn_out_avals, *args, **params):
-    # The kernel's references are its own: the call itself reads and writes none.
-    return [None] * len(args), pallas_call_p.bind(*args, **params)
-
-
-pallas_call_p.def_discharge(_discharge)
 
 
 # ---------------------------------------------------------------- lowering

@@ -169,8 +169,8 @@ class GridSpec:
         self.grid_names = None
         self.in_specs = in_specs
         self.out_specs = out_specs
-        self.scratch_shapes = tuple(scratch_shapes) if isinstance(scratch_shapes, list) else (
-            scratch_shapes
+        self.scratch_shapes = (
+            tuple(scratch_shapes) if isinstance(scratch_shapes, list) else (scratch_shapes)
         )
 
 
@@ -221,7 +221,7 @@ class MemoryRef:
 
 
 @dataclasses.dataclass(frozen=True)
-class semaphore:  # noqa: N801  (JAX's name)
+class semaphore:
     """The dtype of a semaphore (TPU and Mosaic GPU only)."""
 
 

@@ -11,7 +11,9 @@ import numpy as np
 
 from lamina.ir import dtypes
 from lamina.lax import div, full, new_ref
-from lamina.numpy import asarray, broadcast_to as _np_broadcast_to, reciprocal as _np_reciprocal
+from lamina.numpy import asarray
+from lamina.numpy import broadcast_to as _np_broadcast_to
+from lamina.numpy import reciprocal as _np_reciprocal
 
 __all__ = [
     "align_to",

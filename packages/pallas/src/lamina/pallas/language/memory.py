@@ -24,7 +24,7 @@ from lamina.numpy import (
     reshape,
     where,
 )
-from lamina.pallas.language.views import TransformedRef, resolve
+from lamina.pallas.language.views import TransformedRef, as_view, resolve
 
 __all__ = [
     "atomic_add",
@@ -92,8 +92,7 @@ def store(ref, val, *, mask=None, eviction_policy=None) -> None:
 
 def _atomic(op):
     def rmw(x_ref_or_view, idx, val, *, mask=None):
-        view = TransformedRef(*resolve(x_ref_or_view))
-        view = view.at[idx]
+        view = as_view(x_ref_or_view).at[idx]
         old = load(view, mask=mask)
         store(view, op(old, asarray(val, old.dtype)), mask=mask)
         return old

@@ -13,7 +13,7 @@ import numpy as np
 from lamina.interpreters import ref_methods
 from lamina.lax import Slice, add, mul, ref_addupdate, ref_get, ref_set, ref_swap
 
-__all__ = ["TransformedRef", "resolve"]
+__all__ = ["TransformedRef", "as_view", "resolve"]
 
 
 def _is_int(x) -> bool:
@@ -75,8 +75,10 @@ class TransformedRef:
             if isinstance(i, slice):
                 i = Slice.from_slice(i, a.size)
             if isinstance(i, Slice):
-                if _is_int(i.start) and _is_int(i.size) and (
-                    i.start + (i.size - 1) * i.stride >= a.size and i.size > 0
+                if (
+                    _is_int(i.start)
+                    and _is_int(i.size)
+                    and (i.start + (i.size - 1) * i.stride >= a.size and i.size > 0)
                 ):
                     raise ValueError(
                         f"Out of bound slice: start={i.start}, size={i.size}, "
@@ -119,7 +121,13 @@ class _At:
     def __getitem__(self, idx):
         if isinstance(self.ref, TransformedRef):
             return TransformedRef(self.ref.ref, self.ref.compose(idx))
-        return TransformedRef(self.ref, TransformedRef(self.ref, _whole(self.ref.shape)).compose(idx))
+        whole = TransformedRef(self.ref, _whole(self.ref.shape))
+        return TransformedRef(self.ref, whole.compose(idx))
+
+
+def as_view(ref) -> TransformedRef:
+    """``ref`` as a view (the whole of it, for a reference)."""
+    return ref if isinstance(ref, TransformedRef) else TransformedRef(ref, _whole(ref.shape))
 
 
 def resolve(ref, idx=None):
