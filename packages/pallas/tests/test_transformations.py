@@ -1,0 +1,98 @@
+"""pallas_call under jit, vmap (a new grid axis), JVP (the kernel differentiated) and
+grad through kernels with custom_vjp."""
+
+import numpy as np
+from kernels import matmul
+
+import lamina.numpy as jnp
+from lamina import pallas as pl
+from lamina.interpreters import (
+    ShapeDtypeStruct,
+    custom_vjp,
+    grad,
+    jit,
+    jvp,
+    make_jaxpr,
+    vmap,
+)
+
+RNG = np.random.default_rng(1)
+
+
+def _sin2(x):
+    def kernel(x_ref, o_ref):
+        o_ref[...] = jnp.sin(x_ref[...]) * 2
+
+    return pl.pallas_call(
+        kernel,
+        out_shape=ShapeDtypeStruct(x.shape, x.dtype),
+        grid=(2,),
+        in_specs=[pl.BlockSpec((4,), lambda i: (i,))],
+        out_specs=pl.BlockSpec((4,), lambda i: (i,)),
+        interpret=True,
+    )(x)
+
+
+def test_vmap_adds_a_grid_axis():
+    x = RNG.standard_normal((3, 8)).astype(np.float32)
+    np.testing.assert_allclose(vmap(_sin2)(x), np.sin(x) * 2, rtol=1e-6)
+    eqn = make_jaxpr(vmap(_sin2))(x).jaxpr.eqns[0]
+    # Recorded from JAX 0.10.2: the batch becomes the leading grid axis.
+    assert eqn.params["grid_mapping"].grid == (3, 2)
+
+
+def test_vmap_with_an_unbatched_operand_and_in_axes():
+    x = RNG.standard_normal((16, 8)).astype(np.float32)
+    ys = RNG.standard_normal((2, 8, 16)).astype(np.float32)
+    f = vmap(lambda y: matmul(x, y, bm=8, bn=8, bk=8))
+    np.testing.assert_allclose(f(ys), x @ ys, rtol=1e-4, atol=1e-4)
+    g = vmap(lambda y: matmul(x, y, bm=8, bn=8, bk=8), in_axes=2, out_axes=1)
+    zs = np.moveaxis(ys, 0, 2)
+    np.testing.assert_allclose(g(zs), np.moveaxis(x @ ys, 0, 1), rtol=1e-4, atol=1e-4)
+
+
+def test_jvp_differentiates_the_kernel():
+    x = np.arange(8.0, dtype=np.float32)
+    out, tangent = jvp(_sin2, (x,), (np.ones(8, np.float32),))
+    np.testing.assert_allclose(out, 2 * np.sin(x), rtol=1e-6)
+    np.testing.assert_allclose(tangent, 2 * np.cos(x), rtol=1e-5, atol=1e-6)
+
+
+@custom_vjp
+def _sin2_vjp(x):
+    return _sin2(x)
+
+
+def _fwd(x):
+    return _sin2(x), x
+
+
+def _bwd(x, g):
+    def kernel(x_ref, g_ref, o_ref):
+        o_ref[...] = 2 * jnp.cos(x_ref[...]) * g_ref[...]
+
+    return (
+        pl.pallas_call(kernel, out_shape=ShapeDtypeStruct(x.shape, x.dtype), interpret=True)(
+            x, g
+        ),
+    )
+
+
+_sin2_vjp.defvjp(_fwd, _bwd)
+
+
+def test_grad_through_a_custom_vjp_kernel():
+    x = RNG.standard_normal(8).astype(np.float32)
+    np.testing.assert_allclose(
+        grad(lambda x: _sin2_vjp(x).sum())(x), 2 * np.cos(x), rtol=1e-5, atol=1e-6
+    )
+    per_row = jit(vmap(grad(lambda x: (_sin2_vjp(x) ** 2).sum())))
+    xs = RNG.standard_normal((3, 8)).astype(np.float32)
+    np.testing.assert_allclose(per_row(xs), 8 * np.sin(xs) * np.cos(xs), rtol=1e-4, atol=1e-5)
+
+
+def test_jit_caches_and_matches_eager():
+    x = RNG.standard_normal(8).astype(np.float32)
+    f = jit(_sin2)
+    np.testing.assert_array_equal(f(x), _sin2(x))
+    np.testing.assert_array_equal(f(x + 1), _sin2(x + 1))
