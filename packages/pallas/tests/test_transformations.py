@@ -72,9 +72,7 @@ def _bwd(x, g):
         o_ref[...] = 2 * jnp.cos(x_ref[...]) * g_ref[...]
 
     return (
-        pl.pallas_call(kernel, out_shape=ShapeDtypeStruct(x.shape, x.dtype), interpret=True)(
-            x, g
-        ),
+        pl.pallas_call(kernel, out_shape=ShapeDtypeStruct(x.shape, x.dtype), interpret=True)(x, g),
     )
 
 
