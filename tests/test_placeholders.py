@@ -10,7 +10,6 @@ import lamina
 
 LAYERS = {
     "export": (18, "export"),
-    "pallas": (19, "pallas_call"),
 }
 
 

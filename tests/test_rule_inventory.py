@@ -13,6 +13,7 @@ import lamina  # registers every layer's primitives
 import lamina.experimental.checkify
 import lamina.nn
 import lamina.numpy
+import lamina.pallas
 import lamina.random  # noqa: F401
 from lamina.ir import (
     abstract_eval_rules,

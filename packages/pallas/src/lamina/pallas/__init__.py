@@ -7,7 +7,10 @@ ordinary lax operations on any platform. See this package's README.md.
 """
 
 from lamina.lax import Slice, ds, dslice
+from lamina.pallas.call.block_mapping import BlockMapping as BlockMapping
+from lamina.pallas.call.block_mapping import GridMapping as GridMapping
 from lamina.pallas.call.pallas_call import pallas_call, pallas_call_p
+from lamina.pallas.call.pallas_call import register_lowering_rule as register_lowering_rule
 from lamina.pallas.core.grid_env import num_programs, program_id
 from lamina.pallas.core.specs import (
     ANY,

@@ -45,7 +45,7 @@ from lamina.pallas.call.interpret import interpret_pallas_call
 from lamina.pallas.core.grid_env import grid_env
 from lamina.pallas.core.specs import GridSpec, no_block_spec, squeezed
 
-__all__ = ["pallas_call", "pallas_call_p"]
+__all__ = ["pallas_call", "pallas_call_p", "register_lowering_rule"]
 
 pallas_call_p = Primitive("pallas_call")
 pallas_call_p.multiple_results = True
@@ -200,11 +200,22 @@ def_standard_impl(pallas_call_p)
 # ---------------------------------------------------------------- lowering
 
 _interpret_lowering = lower_fun(interpret_pallas_call, multiple_results=True)
+# Compiled lowerings by the type of the compiler params that selects them.
+_backend_rules: dict[type, tuple] = {}
+
+
+def register_lowering_rule(params_cls, rule, platform: str) -> None:
+    """Lower ``pallas_call``s whose ``compiler_params`` are a ``params_cls`` with
+    ``rule(ctx, *args, **params)`` on ``platform`` (``jax.extend.pallas``)."""
+    _backend_rules[params_cls] = (rule, platform)
 
 
 def _lowering(ctx, *args, interpret, **params):
     if interpret:
         return _interpret_lowering(ctx, *args, **params)
+    entry = _backend_rules.get(type(params["compiler_params"]))
+    if entry is not None and entry[1] == ctx.platform:
+        return entry[0](ctx, *args, interpret=interpret, **params)
     if ctx.platform == "cpu":
         raise ValueError("Only interpret mode is supported on CPU backend.")
     raise NotImplementedError(
