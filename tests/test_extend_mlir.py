@@ -5,8 +5,8 @@ import pytest
 
 import lamina as jax
 import lamina.interpreters
-import lamina.pallas
 import lamina.numpy as jnp
+import lamina.pallas
 from lamina.extend import core, ifrt_programs, lowering, mlir, pallas, sharding, xla
 from lamina.extend.mlir.dialects import stablehlo
 
