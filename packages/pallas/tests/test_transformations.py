@@ -2,6 +2,7 @@
 grad through kernels with custom_vjp."""
 
 import numpy as np
+import pytest
 from kernels import matmul
 
 import lamina.numpy as jnp
@@ -94,3 +95,25 @@ def test_jit_caches_and_matches_eager():
     f = jit(_sin2)
     np.testing.assert_array_equal(f(x), _sin2(x))
     np.testing.assert_array_equal(f(x + 1), _sin2(x + 1))
+
+
+def test_grad_without_custom_vjp_fails_as_in_jax():
+    x = np.arange(8.0, dtype=np.float32)
+    # Recorded from JAX 0.10.2: pallas_call has no reverse mode of its own.
+    with pytest.raises(ValueError, match="Linearization failed to produce known values"):
+        grad(lambda x: _sin2(x).sum())(x)
+
+
+def test_grid_spec():
+    def kernel(x_ref, o_ref):
+        o_ref[...] = x_ref[...] + pl.program_id(0).astype(np.float32)
+
+    spec = pl.GridSpec(
+        grid=(2,),
+        in_specs=[pl.BlockSpec((4,), lambda i: (i,))],
+        out_specs=pl.BlockSpec((4,), lambda i: (i,)),
+    )
+    f = pl.pallas_call(
+        kernel, out_shape=ShapeDtypeStruct((8,), np.float32), grid_spec=spec, interpret=True
+    )
+    np.testing.assert_array_equal(f(np.zeros(8, np.float32)), [0, 0, 0, 0, 1, 1, 1, 1])
