@@ -4,7 +4,8 @@
 kernel's Jaxpr (grid indices, then a reference per input, output and scratch buffer,
 no results), the ``GridMapping`` and the outputs' types. Its rules: abstract
 evaluation (the outputs' types), lowering (interpret mode on every platform; without
-it, CPU says that only interpret mode runs there), eager evaluation through dispatch,
+it, CPU says that only interpret mode runs there, and CUDA/ROCm lower the kernel to
+Triton: :mod:`.triton_lowering`), eager evaluation through dispatch,
 batching (the batch becomes a new leading grid axis, and each batched operand gets a
 squeezed leading block dimension indexed by it), and JVP (the kernel differentiated:
 a kernel over primal and tangent references, as JAX does).
@@ -42,6 +43,7 @@ from lamina.pallas.call.block_mapping import (
     specs_for,
 )
 from lamina.pallas.call.interpret import interpret_pallas_call
+from lamina.pallas.call.triton_lowering import triton_call_lowering
 from lamina.pallas.core.grid_env import grid_env
 from lamina.pallas.core.specs import GridSpec, no_block_spec, squeezed
 
@@ -162,6 +164,8 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
         kernel_avals = [_I32] * len(grid) + [bm.ref_aval for bm in bms]
         kernel_avals += [AbstractRef(a) for a in scratch_avals]
         closed, _ = trace_to_jaxpr(body, kernel_avals, kernel_name, what="pallas_call")
+        # Named for the kernel function, as the compiled lowering names its kernel.
+        closed.jaxpr.debug_info = describe_function(kernel)
         outs = pallas_call_p.bind(
             *flat_args,
             jaxpr=closed,
@@ -218,6 +222,8 @@ def _lowering(ctx, *args, interpret, **params):
         return entry[0](ctx, *args, interpret=interpret, **params)
     if ctx.platform == "cpu":
         raise ValueError("Only interpret mode is supported on CPU backend.")
+    if ctx.platform in ("cuda", "rocm"):
+        return triton_call_lowering(ctx, *args, **params)
     raise NotImplementedError(
         f"lamina.pallas has no compiled lowering for {ctx.platform}: pass interpret=True."
     )
@@ -267,6 +273,7 @@ def _batching(axis_data, vals, dims, *, jaxpr, grid_mapping, out_avals,
 
     avals = [_I32, *jaxpr.in_avals]
     new_jaxpr, _ = trace_to_jaxpr(body, avals, "batched kernel", what="pallas_call")
+    new_jaxpr.jaxpr.debug_info = jaxpr.jaxpr.debug_info
     new_out_avals = tuple(a.update(shape=(size, *a.shape)) for a in out_avals)
     outs = pallas_call_p.bind(
         *new_vals, jaxpr=new_jaxpr, grid_mapping=new_gm, out_avals=new_out_avals,
@@ -310,6 +317,7 @@ def _jvp(primals, tangents, *, jaxpr, grid_mapping, out_avals, input_output_alia
     avals = [*jaxpr.in_avals[:n_grid], *in_r, *tan[:n_in], *out_r, *tan[n_in : n_in + n_out],
              *scr_r, *tan[n_in + n_out :]]  # fmt: skip
     new_jaxpr, _ = trace_to_jaxpr(body, avals, "jvp kernel", what="pallas_call")
+    new_jaxpr.jaxpr.debug_info = jaxpr.jaxpr.debug_info
     bms = (*gm.inputs, *gm.inputs, *gm.outputs, *gm.outputs)
     scratch = (*gm.scratch_avals, *(ad.tangent_aval(a) for a in gm.scratch_avals))
     new_gm = GridMapping(gm.grid, bms, 2 * n_in, scratch)
