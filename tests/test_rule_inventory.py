@@ -76,6 +76,10 @@ WITHOUT = {
         "cholesky_update": "no batching rule yet (vmap raises, naming the primitive)",
         "select_and_scatter": "no batching rule yet (vmap raises, naming the primitive)",
         "linear_call": "none in JAX either (vmap raises, naming the primitive)",
+        **{
+            name: "only inside Pallas kernels, which vmap batches whole (a new grid axis)"
+            for name in ("masked_load", "masked_swap")
+        },
     },
     "lowering": {
         **{
@@ -83,6 +87,7 @@ WITHOUT = {
             for name in ("addupdate", "empty_ref", "free_ref", "freeze", "get", "new_ref", "swap")
         },
         "ragged_all_to_all": _NAMED_AXIS,
+        **{name: _REFS for name in ("masked_load", "masked_swap")},
     },
 }
 

@@ -94,3 +94,18 @@ def test_unsupported_primitive_is_named():
     x = np.zeros(8, np.float32)
     with pytest.raises(NotImplementedError, match="Unimplemented primitive in Pallas GPU lowering"):
         _triton_text(f, x)
+
+
+def test_masked_load_and_store_keep_their_masks():
+    def kernel(x_ref, o_ref):
+        i = pl.program_id(0)
+        mask = i * 4 + jnp.arange(4) < 10
+        v = plgpu.load(x_ref.at[pl.ds(i * 4, 4)], mask=mask, other=-1.0)
+        plgpu.store(o_ref.at[pl.ds(i * 4, 4)], v * 2, mask=mask)
+
+    f = pl.pallas_call(kernel, out_shape=ShapeDtypeStruct((12,), np.float32), grid=(3,))
+    text = _triton_text(f, np.zeros(12, np.float32))
+    # The user's mask, and the reference's bounds for the dynamic slice.
+    assert re.search(r"tt.load %\d+, %\d+, %\d+ : tensor<4x!tt.ptr<f32>>", text)
+    assert re.search(r"tt.store %\d+, %\d+, %\d+ : tensor<4x!tt.ptr<f32>>", text)
+    assert "arith.constant -1.000000e+00 : f32" in text

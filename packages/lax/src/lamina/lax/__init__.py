@@ -145,7 +145,15 @@ from lamina.lax.state.allocation import (  # noqa: F401, E402
     new_ref,
     new_ref_p,
 )
-from lamina.lax.state.indexing import Indexer, Slice, ds, dslice  # noqa: F401, E402
+from lamina.lax.state.indexing import (  # noqa: F401, E402
+    Indexer,
+    IntAxis,
+    Slice,
+    SliceAxis,
+    ds,
+    dslice,
+    make_indexer,
+)
 
 # Each module lists its public names in __all__; the package exports their union.
 _MODULES = (

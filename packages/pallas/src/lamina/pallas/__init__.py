@@ -7,6 +7,7 @@ ordinary lax operations on any platform. See this package's README.md.
 """
 
 from lamina.lax import Slice, ds, dslice
+from lamina.pallas import triton as triton  # registers the masked load/store primitives
 from lamina.pallas.call.block_mapping import BlockMapping as BlockMapping
 from lamina.pallas.call.block_mapping import GridMapping as GridMapping
 from lamina.pallas.call.pallas_call import pallas_call, pallas_call_p

@@ -180,16 +180,22 @@ def _as_i32(v):
     return _const(int(v), _I32)
 
 
-def _load(block: _Block, indexer, operands, dtype):
+def _and(a, b):
+    return b if a is None else a if b is None else arith.andi(a, b)
+
+
+def _load(block: _Block, indexer, operands, dtype, user_mask=None, other=None):
     ptrs, mask, shape = block.pointers(indexer, operands)
+    mask = _and(mask, user_mask)
     if mask is None:
         return tt.load(ptrs)
-    return tt.load(ptrs, mask=mask, other=_const(0, dtype, shape))
+    other = _const(0, dtype, shape) if other is None else _broadcast(other, shape)
+    return tt.load(ptrs, mask=mask, other=other)
 
 
-def _store(block: _Block, indexer, operands, value):
+def _store(block: _Block, indexer, operands, value, user_mask=None):
     ptrs, mask, shape = block.pointers(indexer, operands)
-    tt.store(ptrs, _broadcast(value, shape), mask=mask)
+    tt.store(ptrs, _broadcast(value, shape), mask=_and(mask, user_mask))
 
 
 # ---------------------------------------------------------------- primitives
@@ -334,6 +340,25 @@ class _Lowering:
         add = arith.addf if _is_float(in_avals[0].dtype) else arith.addi
         _store(block, indexer, idx, add(old, _broadcast(value, _shape_of(old))))
         return []
+
+    def _masked_load(self, eqn, ins, in_avals, *, indexer, has_mask, has_other):
+        block, *rest = ins
+        n = 0 if indexer is None else indexer.n_operands
+        idx, extra = rest[:n], rest[n:]
+        mask = extra[0] if has_mask else None
+        other = extra[1] if has_other else None
+        return _load(block, indexer, idx, in_avals[0].dtype, mask, other)
+
+    def _masked_swap(self, eqn, ins, in_avals, *, indexer, has_mask):
+        block, value, *rest = ins
+        n = 0 if indexer is None else indexer.n_operands
+        idx, extra = rest[:n], rest[n:]
+        mask = extra[0] if has_mask else None
+        old = None
+        if eqn.outvars[0] in self.used:
+            old = _load(block, indexer, idx, in_avals[0].dtype, mask)
+        _store(block, indexer, idx, value, mask)
+        return old
 
     # -- elementwise and shapes
     def _neg(self, eqn, ins, in_avals):
