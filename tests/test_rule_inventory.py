@@ -59,6 +59,8 @@ WITHOUT = {
         "hessenberg": _NO_DERIVATIVE,
         "schur": _NO_DERIVATIVE,
         "tridiagonal": _NO_DERIVATIVE,
+        "atomic_rmw": "as in JAX, atomics in Pallas kernels have no derivative",
+        "atomic_cas": "as in JAX, atomics in Pallas kernels have no derivative",
     },
     "batching": {
         "all_gather": _COLLECTIVES,
@@ -78,7 +80,7 @@ WITHOUT = {
         "linear_call": "none in JAX either (vmap raises, naming the primitive)",
         **{
             name: "only inside Pallas kernels, which vmap batches whole (a new grid axis)"
-            for name in ("masked_load", "masked_swap")
+            for name in ("masked_load", "masked_swap", "atomic_rmw", "atomic_cas")
         },
     },
     "lowering": {
@@ -87,7 +89,7 @@ WITHOUT = {
             for name in ("addupdate", "empty_ref", "free_ref", "freeze", "get", "new_ref", "swap")
         },
         "ragged_all_to_all": _NAMED_AXIS,
-        **{name: _REFS for name in ("masked_load", "masked_swap")},
+        **{name: _REFS for name in ("masked_load", "masked_swap", "atomic_rmw", "atomic_cas")},
     },
 }
 

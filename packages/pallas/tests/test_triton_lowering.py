@@ -109,3 +109,16 @@ def test_masked_load_and_store_keep_their_masks():
     assert re.search(r"tt.load %\d+, %\d+, %\d+ : tensor<4x!tt.ptr<f32>>", text)
     assert re.search(r"tt.store %\d+, %\d+, %\d+ : tensor<4x!tt.ptr<f32>>", text)
     assert "arith.constant -1.000000e+00 : f32" in text
+
+
+def test_atomics_are_atomic_instructions():
+    def kernel(x_ref, o_ref):
+        plgpu.atomic_add(o_ref, (pl.ds(0, 4),), x_ref[...])
+        plgpu.atomic_max(o_ref, (pl.ds(4, 4),), x_ref[...], mask=jnp.arange(4) < 3)
+        plgpu.atomic_cas(o_ref, 0, 1)
+
+    f = pl.pallas_call(kernel, out_shape=ShapeDtypeStruct((8,), np.int32))
+    text = _triton_text(f, np.zeros(4, np.int32))
+    assert "tt.atomic_rmw add, acq_rel, gpu" in text
+    assert "tt.atomic_rmw max, acq_rel, gpu" in text
+    assert "tt.atomic_cas acq_rel, gpu" in text

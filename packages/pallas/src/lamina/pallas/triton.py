@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from lamina.lax import dot_general, tanh
 from lamina.pallas.language.arithmetic import max_contiguous
-from lamina.pallas.language.memory import (
+from lamina.pallas.language.atomics import (
     atomic_add,
     atomic_and,
     atomic_cas,
@@ -17,9 +17,8 @@ from lamina.pallas.language.memory import (
     atomic_or,
     atomic_xchg,
     atomic_xor,
-    load,
-    store,
 )
+from lamina.pallas.language.memory import load, store
 
 __all__ = [
     "CompilerParams",

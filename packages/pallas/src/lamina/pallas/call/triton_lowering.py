@@ -229,6 +229,17 @@ _COMPARE = {
 }
 
 
+def _rmw_op(kind: str, dtype):
+    if kind == "add":
+        return tt.RMWOp.FADD if _is_float(dtype) else tt.RMWOp.ADD
+    if kind in ("max", "min"):
+        if _is_float(dtype):
+            raise NotImplementedError(f"Pallas GPU lowering: atomic_{kind} of floats")
+        signed = _is_signed(dtype)
+        return getattr(tt.RMWOp, ("" if signed else "U") + kind.upper())
+    return getattr(tt.RMWOp, kind.upper())
+
+
 def _pick(ops, dtype):
     if _is_float(dtype):
         return ops[0]
@@ -359,6 +370,25 @@ class _Lowering:
             old = _load(block, indexer, idx, in_avals[0].dtype, mask)
         _store(block, indexer, idx, value, mask)
         return old
+
+    def _atomic_rmw(self, eqn, ins, in_avals, *, indexer, atomic_type, has_mask):
+        block, value, *rest = ins
+        n = 0 if indexer is None else indexer.n_operands
+        idx, extra = rest[:n], rest[n:]
+        ptrs, mask, shape = block.pointers(indexer, idx)
+        mask = _and(mask, extra[0] if has_mask else None)
+        dtype = in_avals[0].dtype
+        op = _rmw_op(atomic_type, dtype)
+        return tt.atomic_rmw(_type(shape, dtype), op, ptrs, _broadcast(value, shape),
+                             tt.MemSemantic.ACQUIRE_RELEASE, tt.MemSyncScope.GPU,
+                             mask=mask)  # fmt: skip
+
+    def _atomic_cas(self, eqn, ins, in_avals):
+        block, cmp, value = ins
+        ptrs, _, shape = block.pointers(None, [])
+        return tt.atomic_cas(_type(shape, in_avals[0].dtype), ptrs, _broadcast(cmp, shape),
+                             _broadcast(value, shape), tt.MemSemantic.ACQUIRE_RELEASE,
+                             tt.MemSyncScope.GPU)  # fmt: skip
 
     # -- elementwise and shapes
     def _neg(self, eqn, ins, in_avals):

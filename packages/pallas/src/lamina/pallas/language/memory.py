@@ -1,6 +1,5 @@
-"""Masked reads and writes of references (``load``, ``store``), their primitives
-``masked_load`` and ``masked_swap``, and atomic read-modify-writes (``atomic_add``
-...), as Triton kernels use them.
+"""Masked reads and writes of references (``load``, ``store``) and their primitives
+``masked_load`` and ``masked_swap``, as Triton kernels use them.
 
 Each primitive takes the reference, (``masked_swap``) the value, the operands of its
 ``indexer`` param (lax's ``Indexer``), then the mask and (``masked_load``) the value
@@ -18,29 +17,10 @@ import numpy as np
 from lamina.interpreters import Zero, ad, def_standard_impl
 from lamina.ir import AbstractRef, Primitive, ReadEffect, ShapedArray, WriteEffect
 from lamina.lax import IntAxis, make_indexer
-from lamina.numpy import (
-    arange,
-    asarray,
-    bitwise_and,
-    bitwise_or,
-    bitwise_xor,
-    broadcast_to,
-    maximum,
-    minimum,
-    reshape,
-    where,
-)
-from lamina.pallas.language.views import as_view, resolve
+from lamina.numpy import arange, asarray, broadcast_to, reshape, where
+from lamina.pallas.language.views import resolve
 
 __all__ = [
-    "atomic_add",
-    "atomic_and",
-    "atomic_cas",
-    "atomic_max",
-    "atomic_min",
-    "atomic_or",
-    "atomic_xchg",
-    "atomic_xor",
     "load",
     "masked_load_p",
     "masked_swap_p",
@@ -53,6 +33,12 @@ masked_load_p = Primitive("masked_load")
 masked_load_p.effectful = True
 masked_swap_p = Primitive("masked_swap")
 masked_swap_p.effectful = True
+
+
+def selection(ref):
+    """The reference, ``Indexer`` and index operands that ``ref`` (a reference or a
+    view) selects."""
+    return _indexer(ref, None)
 
 
 def _indexer(ref, idx):
@@ -131,7 +117,7 @@ def_standard_impl(masked_load_p)
 def_standard_impl(masked_swap_p)
 
 
-def _positions(indexer, operands, shape):
+def positions(indexer, operands, shape):
     """Per axis of the array, the int32 positions ``array[indexer]`` selects (arrays
     broadcasting to the selection's shape)."""
     if indexer is None:
@@ -152,14 +138,15 @@ def _positions(indexer, operands, shape):
     return out
 
 
-def _split(rest, indexer, n_after):
+def split_operands(rest, indexer, n_after):
+    """The index operands and the ``n_after`` operands after them."""
     n_idx = 0 if indexer is None else indexer.n_operands
     return list(rest[:n_idx]), list(rest[n_idx : n_idx + n_after])
 
 
 def _load_discharge(in_avals, out_avals, ref, *rest, indexer, has_mask, has_other):
-    idx, extra = _split(rest, indexer, int(has_mask) + int(has_other))
-    pos = _positions(indexer, idx, ref.shape)
+    idx, extra = split_operands(rest, indexer, int(has_mask) + int(has_other))
+    pos = positions(indexer, idx, ref.shape)
     x = ref.at[tuple(pos)].get(mode="fill", fill_value=0)
     if has_mask:
         other = extra[1] if has_other else asarray(0, x.dtype)
@@ -168,8 +155,8 @@ def _load_discharge(in_avals, out_avals, ref, *rest, indexer, has_mask, has_othe
 
 
 def _swap_discharge(in_avals, out_avals, ref, val, *rest, indexer, has_mask):
-    idx, extra = _split(rest, indexer, int(has_mask))
-    pos = _positions(indexer, idx, ref.shape)
+    idx, extra = split_operands(rest, indexer, int(has_mask))
+    pos = positions(indexer, idx, ref.shape)
     old = ref.at[tuple(pos)].get(mode="fill", fill_value=0)
     if has_mask:
         shape = _shape(ref.shape, indexer)
@@ -188,7 +175,7 @@ def _load_jvp(primals, tangents, *, indexer, has_mask, has_other):
     out = masked_load_p.bind(*primals, indexer=indexer, has_mask=has_mask, has_other=has_other)
     if type(tangents[0]) is Zero:
         return out, Zero(ad.tangent_aval(out.aval))
-    idx, extra = _split(rest, indexer, int(has_mask) + int(has_other))
+    idx, extra = split_operands(rest, indexer, int(has_mask) + int(has_other))
     # Masked-off tangents are zero (the tangent of a constant ``other``).
     extra = extra[:1] + [asarray(0, out.dtype) * out] * has_other
     t = masked_load_p.bind(tangents[0], *idx, *extra, indexer=indexer, has_mask=has_mask,
@@ -213,43 +200,3 @@ def _swap_jvp(primals, tangents, *, indexer, has_mask):
 
 masked_load_p.def_jvp(_load_jvp)
 masked_swap_p.def_jvp(_swap_jvp)
-
-
-# ---------------------------------------------------------------- atomics
-
-
-def _atomic(op):
-    def rmw(x_ref_or_view, idx, val, *, mask=None):
-        view = as_view(x_ref_or_view).at[idx]
-        old = load(view, mask=mask)
-        store(view, op(old, asarray(val, old.dtype)), mask=mask)
-        return old
-
-    return rmw
-
-
-atomic_add = _atomic(lambda old, v: old + v)
-atomic_max = _atomic(maximum)
-atomic_min = _atomic(minimum)
-atomic_and = _atomic(bitwise_and)
-atomic_or = _atomic(bitwise_or)
-atomic_xor = _atomic(bitwise_xor)
-atomic_xchg = _atomic(lambda old, v: broadcast_to(v, old.shape))
-for _f, _name, _what in [
-    (atomic_add, "atomic_add", "adds"),
-    (atomic_max, "atomic_max", "takes the maximum with"),
-    (atomic_min, "atomic_min", "takes the minimum with"),
-    (atomic_and, "atomic_and", "ands"),
-    (atomic_or, "atomic_or", "ors"),
-    (atomic_xor, "atomic_xor", "xors"),
-    (atomic_xchg, "atomic_xchg", "replaces with"),
-]:
-    _f.__name__ = _f.__qualname__ = _name
-    _f.__doc__ = f"Atomically {_what} ``val`` at ``ref[idx]``; returns the old value."
-
-
-def atomic_cas(ref, cmp, val):
-    """Atomically writes ``val`` where ``ref`` holds ``cmp``; returns the old value."""
-    old = load(ref)
-    store(ref, where(old == cmp, val, old))
-    return old
