@@ -9,6 +9,7 @@ import pytest
 from kernels import flash_attention, matmul
 
 import lamina.numpy as jnp
+from lamina import lax
 from lamina import pallas as pl
 from lamina.interpreters import ShapeDtypeStruct, lower_jaxpr, make_jaxpr, mlir_builders
 from lamina.pallas import triton as plgpu
@@ -122,3 +123,29 @@ def test_atomics_are_atomic_instructions():
     assert "tt.atomic_rmw add, acq_rel, gpu" in text
     assert "tt.atomic_rmw max, acq_rel, gpu" in text
     assert "tt.atomic_cas acq_rel, gpu" in text
+
+
+def test_loop_with_a_traced_bound_is_a_while():
+    def kernel(x_ref, o_ref):
+        n = pl.program_id(0) + 1
+
+        def body(t, acc):
+            return acc + x_ref[pl.ds(t * 4, 4)]
+
+        o_ref[...] = lax.fori_loop(0, n, body, jnp.zeros((4,), np.float32))
+
+    f = pl.pallas_call(
+        kernel, out_shape=ShapeDtypeStruct((8,), np.float32), grid=(2,),
+        in_specs=[pl.BlockSpec((16,), lambda i: (0,))],
+        out_specs=pl.BlockSpec((4,), lambda i: (i,)),
+    )  # fmt: skip
+    x = np.arange(16.0, dtype=np.float32)
+    text = _triton_text(f, x)
+    assert "scf.while" in text and "scf.condition" in text
+    # The same kernel in interpret mode: block i sums the first i + 1 rows of 4.
+    g = pl.pallas_call(
+        kernel, out_shape=ShapeDtypeStruct((8,), np.float32), grid=(2,),
+        in_specs=[pl.BlockSpec((16,), lambda i: (0,))],
+        out_specs=pl.BlockSpec((4,), lambda i: (i,)), interpret=True,
+    )  # fmt: skip
+    np.testing.assert_array_equal(g(x), np.concatenate([x[:4], x[:4] + x[4:8]]))

@@ -8,7 +8,7 @@ of an operand in global memory: reads and writes compute a tensor of pointers (t
 block's start from the index map plus the element offsets times the array's strides)
 and ``tt.load``/``tt.store`` them, masked where a block runs past the array's end.
 Values are Triton tensors (or scalars); ``pl.when`` becomes ``scf.if``, ``fori_loop``
-``scf.for``. Primitives outside this set raise ``NotImplementedError`` naming them.
+``scf.for`` (``scf.while`` with a traced bound). Primitives outside this set raise ``NotImplementedError`` naming them.
 """
 
 from __future__ import annotations
@@ -522,6 +522,21 @@ class _Lowering:
             outs = self._inline(jaxpr, [*consts, *loop.inner_iter_args])
             scf.yield_(outs)
         return list(loop.results)
+
+    def _while(self, eqn, ins, in_avals, *, cond_jaxpr, body_jaxpr, cond_nconsts,
+               body_nconsts):  # fmt: skip
+        cond_consts, rest = ins[:cond_nconsts], ins[cond_nconsts:]
+        body_consts, init = rest[:body_nconsts], rest[body_nconsts:]
+        types = [v.type for v in init]
+        op = scf.WhileOp(types, init)
+        before = op.before.blocks.append(*types)
+        after = op.after.blocks.append(*types)
+        with ir.InsertionPoint(before):
+            (pred,) = self._inline(cond_jaxpr, [*cond_consts, *before.arguments])
+            scf.condition(pred, list(before.arguments))
+        with ir.InsertionPoint(after):
+            scf.yield_(self._inline(body_jaxpr, [*body_consts, *after.arguments]))
+        return list(op.results)
 
 
 # ---------------------------------------------------------------- the module
