@@ -8,7 +8,8 @@ of an operand in global memory: reads and writes compute a tensor of pointers (t
 block's start from the index map plus the element offsets times the array's strides)
 and ``tt.load``/``tt.store`` them, masked where a block runs past the array's end.
 Values are Triton tensors (or scalars); ``pl.when`` becomes ``scf.if``, ``fori_loop``
-``scf.for`` (``scf.while`` with a traced bound). Primitives outside this set raise ``NotImplementedError`` naming them.
+``scf.for`` (``scf.while`` with a traced bound). Primitives outside this set raise
+``NotImplementedError`` naming them.
 """
 
 from __future__ import annotations
