@@ -117,3 +117,16 @@ def test_grid_spec():
         kernel, out_shape=ShapeDtypeStruct((8,), np.float32), grid_spec=spec, interpret=True
     )
     np.testing.assert_array_equal(f(np.zeros(8, np.float32)), [0, 0, 0, 0, 1, 1, 1, 1])
+
+
+def test_one_pallas_call_traces_its_kernel_once_per_input_type():
+    f = pl.pallas_call(
+        lambda x_ref, o_ref: o_ref.__setitem__(..., x_ref[...] + 1),
+        out_shape=ShapeDtypeStruct((4,), np.float32),
+        interpret=True,
+    )
+    x = np.zeros(4, np.float32)
+    first = make_jaxpr(f)(x).jaxpr.eqns[0].params["jaxpr"]
+    assert make_jaxpr(f)(x + 1).jaxpr.eqns[0].params["jaxpr"] is first
+    np.testing.assert_array_equal(f(x), [1, 1, 1, 1])
+    np.testing.assert_array_equal(f(x + 1), [2, 2, 2, 2])

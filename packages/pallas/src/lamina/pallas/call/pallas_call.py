@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters import (
+    Tracer,
     ad,
     batching,
     def_standard_impl,
@@ -118,9 +119,9 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
     aliases = tuple(sorted(dict(input_output_aliases or {}).items()))
     kernel_name = name or getattr(kernel, "__name__", "kernel")
 
-    def wrapped(*args):
-        flat_args, in_tree = tree_util.tree_flatten(args)
-        in_avals = [shaped_abstractify(x) for x in flat_args]
+    traced: dict = {}  # (input tree, input types) -> (kernel Jaxpr, GridMapping)
+
+    def trace(args, flat_args, in_tree, in_avals):
         arg_specs = specs_for(grid_spec.in_specs, len(args), "in_specs", "inputs")
         flat_in_specs = flatten_specs(arg_specs, args)
         if single_out:
@@ -166,6 +167,18 @@ def pallas_call(kernel, out_shape, *, grid_spec=None, grid=(), in_specs=no_block
         closed, _ = trace_to_jaxpr(body, kernel_avals, kernel_name, what="pallas_call")
         # Named for the kernel function, as the compiled lowering names its kernel.
         closed.jaxpr.debug_info = describe_function(kernel)
+        return closed, gm
+
+    def wrapped(*args):
+        flat_args, in_tree = tree_util.tree_flatten(args)
+        in_avals = [shaped_abstractify(x) for x in flat_args]
+        key = (in_tree, tuple(in_avals))
+        if key in traced:  # the same Jaxpr object each time: compiled once
+            closed, gm = traced[key]
+        else:
+            closed, gm = trace(args, flat_args, in_tree, in_avals)
+            if not any(isinstance(c, Tracer) for c in closed.consts):
+                traced[key] = closed, gm
         outs = pallas_call_p.bind(
             *flat_args,
             jaxpr=closed,

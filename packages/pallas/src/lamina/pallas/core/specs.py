@@ -127,7 +127,6 @@ class BlockSpec:
     block_shape: Sequence[BlockDim | int | None] | None = None
     index_map: Callable[..., Any] | None = None
     pipeline_mode: Buffered | None = None
-    _: dataclasses.KW_ONLY
     memory_space: Any | None = None
 
     def __init__(self, block_shape=None, index_map=None, pipeline_mode=None, *,
