@@ -253,3 +253,16 @@ def test_estimate_cost_and_lowering_text():
 def test_tpu_only_names_say_so():
     with pytest.raises(NotImplementedError, match="TPU"):
         pl.semaphore_read(None)
+
+
+def test_debug_prints_the_discharged_kernel(capsys):
+    def k(x_ref, o_ref):
+        o_ref[...] = x_ref[...] * 2
+
+    f = pl.pallas_call(k, out_shape=ShapeDtypeStruct((8,), np.float32), interpret=True,
+                       debug=True)  # fmt: skip
+    np.asarray(f(np.arange(8.0, dtype=np.float32)))
+    lines = capsys.readouterr().out.splitlines()
+    # Recorded from JAX 0.10.2 (which also returns the unchanged input block).
+    assert lines[1].startswith("Jaxpr of the kernel in pallas_call k at ")
+    assert lines[2].startswith("{ lambda ; a:f32[8] b:f32[8]. let c:f32[8] = mul a 2.0:f32[] in")

@@ -90,13 +90,17 @@ def _ref_shape(bm: BlockMapping):
     return tuple(d.block_size for d in bm.block_dims if type(d) is not Squeezed)
 
 
-def interpret_pallas_call(*args, jaxpr, grid_mapping: GridMapping, input_output_aliases, **_):
+def interpret_pallas_call(*args, jaxpr, grid_mapping: GridMapping, input_output_aliases,
+                          debug=False, **_):  # fmt: skip
     """The outputs of the ``pallas_call`` of ``jaxpr`` on ``args``, computed by looping
-    over the grid in one program."""
+    over the grid in one program (with ``debug``, printing the discharged kernel)."""
     gm = grid_mapping
     grid = gm.grid
     n_grid, n_in, n_out = len(grid), gm.num_inputs, gm.num_outputs
     discharged = discharge_state(jaxpr)
+    if debug:
+        print(f"\nJaxpr of the kernel in pallas_call {jaxpr.jaxpr.debug_info}:")
+        print(discharged.jaxpr)
     written = discharged.written[n_grid:]
     aliased = {o: i for i, o in input_output_aliases}
     outs0 = [
