@@ -149,3 +149,29 @@ def test_loop_with_a_traced_bound_is_a_while():
         out_specs=pl.BlockSpec((4,), lambda i: (i,)), interpret=True,
     )  # fmt: skip
     np.testing.assert_array_equal(g(x), np.concatenate([x[:4], x[:4] + x[4:8]]))
+
+
+def test_softmax_and_layer_norm_kernels():
+    def softmax_kernel(x_ref, o_ref):
+        x = x_ref[...]
+        e = jnp.exp(x - jnp.max(x, axis=-1, keepdims=True))
+        o_ref[...] = e / jnp.sum(e, axis=-1, keepdims=True)
+
+    def layer_norm_kernel(x_ref, w_ref, o_ref):
+        x = x_ref[...]
+        mean = jnp.mean(x, axis=-1, keepdims=True)
+        var = jnp.mean(jnp.square(x - mean), axis=-1, keepdims=True)
+        o_ref[...] = (x - mean) * (1 / jnp.sqrt(var + 1e-5)) * w_ref[...]
+
+    x = np.zeros((16, 32), np.float32)
+    rows = pl.BlockSpec((4, 32), lambda i: (i, 0))
+    f = pl.pallas_call(softmax_kernel, out_shape=ShapeDtypeStruct(x.shape, x.dtype), grid=(4,),
+                       in_specs=[rows], out_specs=rows)  # fmt: skip
+    text = _triton_text(f, x)
+    assert text.count('"tt.reduce"') == 2 and "arith.maximumf" in text
+    g = pl.pallas_call(
+        layer_norm_kernel, out_shape=ShapeDtypeStruct(x.shape, x.dtype), grid=(4,),
+        in_specs=[rows, pl.BlockSpec((32,), lambda i: (0,))], out_specs=rows,
+    )  # fmt: skip
+    text = _triton_text(g, x, np.zeros(32, np.float32))
+    assert "math.sqrt" in text and "tt.expand_dims" in text

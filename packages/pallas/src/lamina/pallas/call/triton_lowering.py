@@ -205,7 +205,9 @@ _FLOAT_UNARY = {
     "exp": mmath.exp, "log": mmath.log, "sin": mmath.sin, "cos": mmath.cos,
     "tanh": mmath.tanh, "sqrt": mmath.sqrt, "rsqrt": mmath.rsqrt, "exp2": mmath.exp2,
     "log1p": mmath.log1p, "expm1": mmath.expm1, "erf": mmath.erf, "floor": mmath.floor,
-    "ceil": mmath.ceil, "abs": mmath.absf,
+    "ceil": mmath.ceil, "abs": mmath.absf, "tan": mmath.tan, "atan": mmath.atan,
+    "sinh": mmath.sinh, "cosh": mmath.cosh, "asin": mmath.asin, "acos": mmath.acos,
+    "cbrt": mmath.cbrt, "round": mmath.roundeven,
 }  # fmt: skip
 _BINARY = {
     # name: (float op, signed int op, unsigned int op)
@@ -219,6 +221,11 @@ _BINARY = {
     "and": (None, arith.andi, arith.andi),
     "or": (None, arith.ori, arith.ori),
     "xor": (None, arith.xori, arith.xori),
+    "pow": (mmath.powf, None, None),
+    "atan2": (mmath.atan2, None, None),
+    "shift_left": (None, arith.shli, arith.shli),
+    "shift_right_arithmetic": (None, arith.shrsi, arith.shrsi),
+    "shift_right_logical": (None, arith.shrui, arith.shrui),
 }
 _COMPARE = {
     "eq": (arith.CmpFPredicate.OEQ, arith.CmpIPredicate.eq, arith.CmpIPredicate.eq),
@@ -397,6 +404,37 @@ class _Lowering:
         if _is_float(in_avals[0].dtype):
             return arith.negf(x)
         return arith.subi(_const(0, in_avals[0].dtype, _shape_of(x)), x)
+
+    def _stop_gradient(self, eqn, ins, in_avals):
+        return ins[0]
+
+    def _copy(self, eqn, ins, in_avals):
+        return ins[0]
+
+    def _square(self, eqn, ins, in_avals):
+        mul = arith.mulf if _is_float(in_avals[0].dtype) else arith.muli
+        return mul(ins[0], ins[0])
+
+    def _clamp(self, eqn, ins, in_avals):
+        shape = eqn.outvars[0].aval.shape
+        lo, x, hi = (_broadcast(v, shape) for v in ins)
+        ops = _BINARY["max"], _BINARY["min"]
+        dtype = in_avals[1].dtype
+        return _pick(ops[1], dtype)(_pick(ops[0], dtype)(x, lo), hi)
+
+    def _is_finite(self, eqn, ins, in_avals):
+        x = ins[0]
+        inf = _const(np.inf, in_avals[0].dtype, _shape_of(x))
+        return arith.cmpf(arith.CmpFPredicate.ONE, mmath.absf(x), inf)
+
+    def _sign(self, eqn, ins, in_avals):
+        x, dtype = ins[0], in_avals[0].dtype
+        shape = _shape_of(x)
+        zero, one, neg = (_const(v, dtype, shape) for v in (0, 1, -1))
+        lt, gt = _COMPARE["lt"], _COMPARE["gt"]
+        cmp = arith.cmpf if _is_float(dtype) else arith.cmpi
+        out = arith.select(cmp(_pick(gt, dtype), x, zero), one, zero)
+        return arith.select(cmp(_pick(lt, dtype), x, zero), neg, out)
 
     def _logistic(self, eqn, ins, in_avals):
         x = ins[0]
