@@ -36,7 +36,7 @@ from lamina.pallas.core.specs import (
     squeezed,
 )
 from lamina.pallas.core_map import core_map, kernel
-from lamina.pallas.cost import estimate_cost, lower_as_mlir
+from lamina.pallas.cost import estimate_cost
 from lamina.pallas.language.arithmetic import (
     align_to,
     broadcast_to,
@@ -58,6 +58,7 @@ from lamina.pallas.language.debugging import (
     enable_poison_buffers,
 )
 from lamina.pallas.language.views import TransformedRef as TransformedRef
+from lamina.pallas.mlir_text import lower_as_mlir
 from lamina.pallas.pallas_export import pallas_export_experimental
 from lamina.pallas.tpu_only import (
     get_global,

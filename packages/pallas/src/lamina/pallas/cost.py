@@ -1,5 +1,4 @@
-"""``estimate_cost``: a ``CostEstimate`` counted from a function's Jaxpr, and
-``lower_as_mlir``: a function's StableHLO text."""
+"""``estimate_cost``: a ``CostEstimate`` counted from a function's Jaxpr."""
 
 from __future__ import annotations
 
@@ -7,10 +6,10 @@ import math
 
 import numpy as np
 
-from lamina.interpreters import jit, make_jaxpr
+from lamina.interpreters import make_jaxpr
 from lamina.pallas.core.specs import CostEstimate
 
-__all__ = ["estimate_cost", "lower_as_mlir"]
+__all__ = ["estimate_cost"]
 
 _TRANSCENDENTAL = {"exp", "exp2", "log", "log1p", "expm1", "sin", "cos", "tan", "tanh",
                    "logistic", "sqrt", "rsqrt", "cbrt", "pow", "erf", "atan2", "asin", "acos",
@@ -48,10 +47,3 @@ def estimate_cost(fun, *args, **kwargs) -> CostEstimate:
     flops, transcendentals = _count(closed.jaxpr)
     accessed = sum(_nbytes(a) for a in closed.in_avals) + sum(_nbytes(a) for a in closed.out_avals)
     return CostEstimate(flops=flops, transcendentals=transcendentals, bytes_accessed=accessed)
-
-
-def lower_as_mlir(f, *args, dynamic_shapes=False, device=None, static_argnames=(),
-                  platforms=None, **kwargs) -> str:  # fmt: skip
-    """The StableHLO text of ``f`` lowered for ``args``."""
-    lowered = jit(f, static_argnames=static_argnames).lower(*args, **kwargs)
-    return lowered.as_text()
