@@ -3,7 +3,7 @@ grad through kernels with custom_vjp."""
 
 import numpy as np
 import pytest
-from kernels import matmul
+from kernels import attention_reference, flash_attention, matmul
 
 import lamina.numpy as jnp
 from lamina import pallas as pl
@@ -130,3 +130,17 @@ def test_one_pallas_call_traces_its_kernel_once_per_input_type():
     assert make_jaxpr(f)(x + 1).jaxpr.eqns[0].params["jaxpr"] is first
     np.testing.assert_array_equal(f(x), [1, 1, 1, 1])
     np.testing.assert_array_equal(f(x + 1), [2, 2, 2, 2])
+
+
+def test_jvp_of_a_kernel_with_control_flow():
+    x, y = RNG.standard_normal((2, 32, 32)).astype(np.float32)
+    dx, dy = RNG.standard_normal((2, 32, 32)).astype(np.float32)
+    _, t = jvp(lambda a, b: matmul(a, b, 16, 16, 16), (x, y), (dx, dy))
+    np.testing.assert_allclose(t, dx @ y + x @ dy, rtol=1e-4, atol=1e-4)
+
+
+def test_vmap_of_flash_attention():
+    q = RNG.standard_normal((3, 2, 32, 16)).astype(np.float32)
+    out = vmap(lambda q: flash_attention(q, q, q, 16, 16))(q)
+    expected = np.stack([attention_reference(a, a, a) for a in q])
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-5)
