@@ -255,3 +255,20 @@ def test_loop_and_program_ids_in_nested_control_flow():
     out = np.asarray(f())
     np.testing.assert_array_equal(out[0, 0], 0)
     np.testing.assert_array_equal(out[1, 1], 10)
+
+
+@pytest.mark.parametrize(
+    "dtype, unwritten", [(np.int32, np.iinfo(np.int32).min), (np.bool_, False)]
+)
+def test_unwritten_output_blocks_hold_the_uninitialized_value(dtype, unwritten):
+    def kernel(o_ref):
+        @pl.when(pl.program_id(0) == 0)
+        def _():
+            o_ref[...] = jnp.ones(o_ref.shape, o_ref.dtype)
+
+    f = pl.pallas_call(
+        kernel, out_shape=ShapeDtypeStruct((4,), dtype), grid=(2,),
+        out_specs=pl.BlockSpec((2,), lambda i: (i,)), interpret=True,
+    )  # fmt: skip
+    # Recorded from JAX 0.10.2.
+    np.testing.assert_array_equal(f(), np.array([1, 1, unwritten, unwritten], dtype))
