@@ -9,7 +9,6 @@ import pytest
 import lamina
 
 LAYERS = {
-    "export": (18, "export"),
     "pallas": (19, "pallas_call"),
 }
 

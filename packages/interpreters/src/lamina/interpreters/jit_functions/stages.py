@@ -124,6 +124,12 @@ class Lowered(_Stage):
         _check_dialect(dialect)
         return self._lowered.as_text(debug_info=debug_info)
 
+    @property
+    def lowered_module(self):
+        """The ``LoweredModule``: the module with its kept inputs, host callbacks and
+        ordered effects (what ``lamina.export`` records)."""
+        return self._lowered
+
     def compiler_ir(self, dialect: str | None = None):
         """The module: the StableHLO MLIR module, or an ``XlaComputation`` for
         ``"hlo"`` (converted by jaxlib, as JAX does)."""
