@@ -8,10 +8,13 @@ under a ``custom_vjp`` whose backward pass calls the exported VJP.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from lamina.export.safety_checks import DisabledSafetyCheck
-from lamina.interpreters import custom_vjp, def_standard_impl, mlir
+from lamina.interpreters import apply_primitive, custom_vjp, jit, mlir
+from lamina.lax import register_lapack_targets
 from lamina.ir import Primitive, ShapedArray, dtypes, tree_util
 
 __all__ = ["arg_path", "call_exported", "call_exported_p"]
@@ -67,7 +70,38 @@ def _abstract_eval(*avals, exported):
 
 
 call_exported_p.def_effectful_abstract_eval(_abstract_eval)
-def_standard_impl(call_exported_p)
+
+
+@functools.lru_cache(maxsize=64)
+def _with_float0_constants(exported, positions: tuple[int, ...]):
+    """A jitted call of ``exported`` taking all but its float0 arguments (zeros, which
+    cannot be put on a device), which it holds as constants."""
+
+    def run(*operands):
+        it = iter(operands)
+        full = [
+            np.zeros(exported.in_avals[i].shape, dtypes.float0) if i in positions else next(it)
+            for i in range(len(exported.in_avals))
+        ]
+        return call_exported_p.bind(*full, exported=exported)
+
+    return jit(run)
+
+
+def _impl(*args, exported):
+    positions = tuple(i for i, a in enumerate(exported.in_avals) if a.dtype == dtypes.float0)
+    if positions:
+        run = _with_float0_constants(exported, positions)
+        outs = run(*(x for i, x in enumerate(args) if i not in positions))
+    else:
+        outs = apply_primitive(call_exported_p, *args, exported=exported)
+    return [
+        np.zeros(a.shape, dtypes.float0) if a.dtype == dtypes.float0 else x
+        for x, a in zip(outs, exported.out_avals, strict=True)
+    ]
+
+
+call_exported_p.def_impl(_impl)
 
 
 def _callee_platform_index(exported, platform: str) -> int:
@@ -91,6 +125,8 @@ def _lowering(ctx, *args, exported):
             f"{exported.nr_devices} devices and is called in a context with "
             "1 devices, which is not allowed."
         )
+    if "cpu" in exported.platforms:
+        register_lapack_targets()  # the module may call jaxlib's LAPACK kernels
     submodule = mlir.stablehlo.deserialize_portable_artifact(
         mctx.context, exported.mlir_module_serialized
     )

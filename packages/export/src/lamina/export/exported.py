@@ -8,6 +8,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lamina.export.artifact_check import check_artifact
 from lamina.export.calling import call_exported
 from lamina.export.safety_checks import DisabledSafetyCheck
 from lamina.export.serialization import read_exported, write_exported
@@ -17,6 +18,7 @@ __all__ = [
     "Exported",
     "default_export_platform",
     "deserialize",
+    "expected_signature",
     "maximum_supported_calling_convention_version",
     "minimum_supported_calling_convention_version",
 ]
@@ -115,8 +117,25 @@ def _parse_shape(dims: Sequence[str]) -> tuple:
         raise ValueError(f"cannot read the shape ({', '.join(dims)})") from None
 
 
+def expected_signature(fields) -> tuple[int, int]:
+    """How many inputs and results the module's ``main`` has by the calling convention:
+    the platform index (several platforms), a token per ordered effect, the kept
+    arguments; a token per ordered effect, the results."""
+    n_tokens = len(fields["ordered_effects"])
+    n_platform = 1 if len(fields["platforms"]) > 1 else 0
+    n_in = n_platform + n_tokens + len(fields["module_kept_var_idx"])
+    return n_in, n_tokens + len(fields["out_avals"])
+
+
 def _from_fields(fields: dict[str, Any]) -> Exported:
     vjp = fields.pop("vjp")
+    signature = check_artifact(fields["mlir_module_serialized"])
+    if (signature.num_inputs, signature.num_results) != expected_signature(fields):
+        n_in, n_out = expected_signature(fields)
+        raise ValueError(
+            f"the serialized module's main takes {signature.num_inputs} inputs and gives "
+            f"{signature.num_results} results, but the export describes {n_in} and {n_out}"
+        )
     n_in, n_out = len(fields["in_avals"]), len(fields["out_avals"])
     return Exported(
         **fields,

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from lamina.export.artifact_check import trust_artifact
 from lamina.export.exported import (
     Exported,
     default_export_platform,
+    expected_signature,
     maximum_supported_calling_convention_version,
     minimum_supported_calling_convention_version,
 )
@@ -159,7 +161,7 @@ def export(
         out_avals = tuple(closed.out_avals)
         uses_dim_vars = any(is_symbolic_dim(d) for a in in_avals for d in a.shape)
         effects = list(lowered.ordered_effects)
-        return Exported(
+        exp = Exported(
             fun_name=traced.fun_name,
             in_tree=traced.in_tree,
             in_avals=in_avals,
@@ -181,6 +183,8 @@ def export(
             uses_global_constants=uses_dim_vars,
             _get_vjp=_vjp_getter(closed),
         )
+        trust_artifact(exp.mlir_module_serialized, *expected_signature(vars(exp)))
+        return exp
 
     return do_export
 
