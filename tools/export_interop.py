@@ -32,6 +32,10 @@ else:
 export = jax.export
 
 
+def _sin(x):
+    return jnp.sin(x)
+
+
 def _sin_mul(x, y):
     return jnp.sin(x) * y, x + 1
 
@@ -63,6 +67,7 @@ def _f32(*shape, seed=0):
 
 # name -> (function, arguments, export options, VJP orders to serialize)
 PROGRAMS = {
+    "sin": (_sin, (_f32(4),), {}, 0),
     "sin_mul": (_sin_mul, (_f32(3), 2.0), {}, 1),
     "dict_matmul": (_dict_matmul, ({"a": _f32(2, 3), "b": _f32(3, 4, seed=1)},), {}, 2),
     "int_where": (
