@@ -122,7 +122,7 @@ def run(folder: Path) -> bool:
 
 
 if __name__ == "__main__":
-    command, target = sys.argv[1], Path([a for a in sys.argv[2:] if a != "--lamina"][0])
+    command, target = sys.argv[1], Path(next(a for a in sys.argv[2:] if a != "--lamina"))
     if command == "record":
         write(target, "jax_")
     elif command == "write":

@@ -164,14 +164,31 @@ def test_wrong_arguments_raise_jax_s_errors():
     )
     ok = np.ones((2, 3), F32)
     # Messages recorded from JAX 0.10.2.
+    tree = (
+        "The invocation args and kwargs must have the same pytree structure as when the "
+        "function '<lambda>' was exported, but they have the following structural "
+        "differences:\n"
+    )
     cases = [
-        ((np.ones(3, F32), 2.0), {"z": ok}, "Rank mismatch for args[0]: expected (2, 3) and called with (3,)"),
-        ((ok.astype(np.int32), 2.0), {"z": ok}, "Dtype mismatch for args[0]: expected float32 and called with int32"),
-        ((np.ones((2, 4), F32), 2.0), {"z": ok}, "Shape mismatch for args[0].shape[1] (expected same constant): expected (2, 3) and called with (2, 4)"),
-        ((ok, 2.0), {"z": np.ones((2, 4), F32)}, "Shape mismatch for kwargs['z'].shape[1] (expected same constant): expected (2, 3) and called with (2, 4)"),
-        ((ok, 2), {"z": ok}, "Dtype mismatch for args[1]: expected float32 and called with int32"),
-        ((ok, 2.0), {}, "The invocation args and kwargs must have the same pytree structure as when the function '<lambda>' was exported, but they have the following structural differences:\n   - kwargs is a <class 'dict'> with 0 child in the invocation and a <class 'dict'> with 1 child when exported, so the numbers of children do not match, with the symmetric difference of key sets: {'z'}.\n"),
-        (([ok], 2.0), {"z": ok}, "The invocation args and kwargs must have the same pytree structure as when the function '<lambda>' was exported, but they have the following structural differences:\n   - args[0] is a <class 'list'> in the invocation and a <class 'int'> when exported, so their Python types differ.\n"),
+        ((np.ones(3, F32), 2.0), {"z": ok},
+         "Rank mismatch for args[0]: expected (2, 3) and called with (3,)"),
+        ((ok.astype(np.int32), 2.0), {"z": ok},
+         "Dtype mismatch for args[0]: expected float32 and called with int32"),
+        ((np.ones((2, 4), F32), 2.0), {"z": ok},
+         "Shape mismatch for args[0].shape[1] (expected same constant): "
+         "expected (2, 3) and called with (2, 4)"),
+        ((ok, 2.0), {"z": np.ones((2, 4), F32)},
+         "Shape mismatch for kwargs['z'].shape[1] (expected same constant): "
+         "expected (2, 3) and called with (2, 4)"),
+        ((ok, 2), {"z": ok},
+         "Dtype mismatch for args[1]: expected float32 and called with int32"),
+        ((ok, 2.0), {},
+         tree + "   - kwargs is a <class 'dict'> with 0 child in the invocation and a "
+         "<class 'dict'> with 1 child when exported, so the numbers of children do not "
+         "match, with the symmetric difference of key sets: {'z'}.\n"),
+        (([ok], 2.0), {"z": ok},
+         tree + "   - args[0] is a <class 'list'> in the invocation and a <class 'int'> "
+         "when exported, so their Python types differ.\n"),
     ]  # fmt: skip
     for args, kwargs, message in cases:
         with pytest.raises(ValueError) as info:
@@ -229,7 +246,7 @@ def test_namedtuple_serialization():
     assert isinstance(out, Pair) and (float(out.a), float(out.b)) == (3.0, 6.0)
     with pytest.raises(ValueError, match="Duplicate serialization registration for type"):
         export.register_namedtuple_serialization(Pair, serialized_name="other")
-    with pytest.raises(ValueError, match="Use `jax.export.register_pytree_node_serialization`"):
+    with pytest.raises(ValueError, match=r"Use `jax\.export\.register_pytree_node_serialization`"):
         export.register_namedtuple_serialization(int, serialized_name="int")
 
 
@@ -255,5 +272,6 @@ def test_forward_mode_and_vmap_fail_as_in_jax():
     exp = export.export(jit(_sin))(F32(1))
     with pytest.raises(TypeError, match="can't apply forward-mode autodiff"):
         jvp(exp.call, (F32(1),), (F32(1),))
-    with pytest.raises(NotImplementedError, match="Batching rule for 'call_exported' not implemented"):
+    message = "Batching rule for 'call_exported' not implemented"
+    with pytest.raises(NotImplementedError, match=message):
         vmap(exp.call)(np.ones(3, F32))

@@ -18,11 +18,16 @@ DATA = Path(__file__).parent / "data"
 #        VJP orders serialized), recorded from JAX 0.10.2.
 RECORDED = {
     "sin": ("_sin", ["float32[4]"], ["float32[4]"], ("cpu",), (0,), 0),
-    "sin_mul": ("_sin_mul", ["float32[3]", "float32[]"], ["float32[3]", "float32[3]"], ("cpu",), (0, 1), 1),
-    "dict_matmul": ("_dict_matmul", ["float32[2,3]", "float32[3,4]"], ["float32[2,4]", "float32[]"], ("cpu",), (0, 1), 2),
-    "int_where": ("_int_where", ["int32[5]", "bool[5]", "float32[2]"], ["int32[5]", "float16[5]"], ("cpu",), (0, 1), 0),
-    "multi_platform": ("_multi_platform", ["float32[4]"], ["float32[4]"], ("cpu", "cuda"), (0,), 0),
-    "ordered_dict": ("_ordered_dict", ["float32[3]", "float32[3]"], ["float32[3]"], ("cpu",), (0, 1), 1),
+    "sin_mul": ("_sin_mul", ["float32[3]", "float32[]"], ["float32[3]", "float32[3]"],
+                ("cpu",), (0, 1), 1),
+    "dict_matmul": ("_dict_matmul", ["float32[2,3]", "float32[3,4]"],
+                    ["float32[2,4]", "float32[]"], ("cpu",), (0, 1), 2),
+    "int_where": ("_int_where", ["int32[5]", "bool[5]", "float32[2]"],
+                  ["int32[5]", "float16[5]"], ("cpu",), (0, 1), 0),
+    "multi_platform": ("_multi_platform", ["float32[4]"], ["float32[4]"], ("cpu", "cuda"),
+                       (0,), 0),
+    "ordered_dict": ("_ordered_dict", ["float32[3]", "float32[3]"], ["float32[3]"],
+                     ("cpu",), (0, 1), 1),
     "solve": ("_solve", ["float32[3,3]", "float32[3]"], ["float32[3]"], ("cpu",), (0, 1), 0),
 }  # fmt: skip
 

@@ -11,6 +11,7 @@ are refused. Artifacts already read, and those this process wrote, are not sent 
 from __future__ import annotations
 
 import hashlib
+import select
 import struct
 import subprocess
 import sys
@@ -18,8 +19,8 @@ import threading
 
 __all__ = ["ArtifactSignature", "check_artifact", "trust_artifact"]
 
-# The helper: reads length-prefixed artifacts on stdin, writes one line per artifact:
-# "ok <number of inputs> <number of results>" or "error <message>".
+# The helper: says "ready", then reads length-prefixed artifacts on stdin and writes one
+# line per artifact: "ok <number of inputs> <number of results>" or "error <message>".
 _HELPER = r"""
 import struct, sys
 from jaxlib.mlir import ir
@@ -29,6 +30,8 @@ stablehlo.register_dialect(context)
 chlo.register_dialect(context)
 sdy.register_dialect(context)
 out = sys.stdout
+out.write("ready\n")
+out.flush()
 while True:
     head = sys.stdin.buffer.read(4)
     if len(head) < 4:
@@ -53,6 +56,11 @@ class ArtifactSignature:
         self.num_inputs, self.num_results = num_inputs, num_results
 
 
+# Seconds the helper may spend on one artifact (reading a large module takes well
+# under a second).
+CHECK_TIMEOUT_S = 30.0
+_START_TIMEOUT_S = 120.0
+
 _lock = threading.Lock()
 _helper: subprocess.Popen | None = None
 _checked: dict[bytes, ArtifactSignature] = {}
@@ -76,17 +84,26 @@ def _ask(data: bytes) -> str:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
+        ready, _, _ = select.select([_helper.stdout], [], [], _START_TIMEOUT_S)
+        if not ready or _helper.stdout.readline() != b"ready\n":
+            _helper.kill()
+            _helper.wait()
+            _helper = None
+            raise RuntimeError("the process that checks StableHLO modules did not start")
+    line = ""
     try:
         _helper.stdin.write(struct.pack("<I", len(data)) + data)
         _helper.stdin.flush()
-        line = _helper.stdout.readline().decode("utf-8", "replace").strip()
+        ready, _, _ = select.select([_helper.stdout], [], [], CHECK_TIMEOUT_S)
+        if ready:
+            line = _helper.stdout.readline().decode("utf-8", "replace").strip()
     except (BrokenPipeError, OSError):
-        line = ""
-    if not line:  # the helper died on these bytes
+        pass
+    if not line:  # the helper died on these bytes, or did not finish reading them
         _helper.kill()
         _helper.wait()
         _helper = None
-        return "error the StableHLO reader crashed on it"
+        return "error the StableHLO reader crashed or did not finish on it"
     return line
 
 

@@ -14,8 +14,8 @@ import numpy as np
 
 from lamina.export.safety_checks import DisabledSafetyCheck
 from lamina.interpreters import apply_primitive, custom_vjp, jit, mlir
-from lamina.lax import register_lapack_targets
 from lamina.ir import Primitive, ShapedArray, dtypes, tree_util
+from lamina.lax import register_lapack_targets
 
 __all__ = ["arg_path", "call_exported", "call_exported_p"]
 

@@ -44,8 +44,9 @@ _GPU_SOLVERS = [
     "cusparse_gtsv2_ffi",
 ]  # fmt: skip
 STABLE_CUSTOM_CALL_TARGETS = frozenset(
-    [*_LAPACK, *_GPU_SOLVERS]
-    + [
+    [
+        *_LAPACK,
+        *_GPU_SOLVERS,
         "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement",
         "cu_threefry2x32_ffi", "hip_threefry2x32_ffi", "Eigh", "Qr",
         "ProductOfElementaryHouseholderReflectors", "LuDecomposition", "ApproxTopK",
@@ -76,7 +77,8 @@ def _check_custom_calls(module, disabled_checks: Sequence[DisabledSafetyCheck]) 
         raise ValueError(
             "Cannot serialize code with custom calls whose targets have no "
             "compatibility guarantees. "
-            "See https://docs.jax.dev/en/latest/export/export.html#compatibility-guarantees-for-custom-calls. "
+            "See https://docs.jax.dev/en/latest/export/export.html"
+            "#compatibility-guarantees-for-custom-calls. "
             "Examples are:\n" + "\n".join(bad) + ".\n"
         )
 
@@ -187,4 +189,3 @@ def export(
         return exp
 
     return do_export
-

@@ -155,7 +155,7 @@ class Builder:
 class Table:
     """A table of a flatbuffer at ``pos``, its vtable checked on construction."""
 
-    __slots__ = ("_buf", "_pos", "_vt", "_vt_size", "_size")
+    __slots__ = ("_buf", "_pos", "_size", "_vt", "_vt_size")
 
     def __init__(self, buf: memoryview, pos: int):
         self._buf, self._pos = buf, pos

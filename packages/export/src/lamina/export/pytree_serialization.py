@@ -239,4 +239,3 @@ def read_pytreedef(t: Table | None, leaves: Sequence[Any]):
     if next(it, None) is not None:
         raise FlatbufferError("the pytree has fewer leaves than the function has values")
     return tree_util.tree_structure(tree)
-

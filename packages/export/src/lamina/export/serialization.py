@@ -261,7 +261,8 @@ def _pick(what: str, items: list, idxs: list[int]) -> list:
 
 def _no_shardings(t: Table) -> None:
     """Exports whose arguments or results carry shardings are not read yet."""
-    in_sh, out_sh = t.scalars(_IN_SHARDINGS_IDXS, np.uint32), t.scalars(_OUT_SHARDINGS_IDXS, np.uint32)
+    in_sh = t.scalars(_IN_SHARDINGS_IDXS, np.uint32)
+    out_sh = t.scalars(_OUT_SHARDINGS_IDXS, np.uint32)
     if t.tables(_UNIQUE_NAMED_SHARDINGS) or any(in_sh) or any(out_sh):
         raise ValueError("lamina.export does not read exports with shardings yet")
     for s in itertools.chain(t.tables(_IN_SHARDINGS), t.tables(_OUT_SHARDINGS)):
