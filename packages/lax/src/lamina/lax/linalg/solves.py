@@ -1,5 +1,8 @@
 """``tridiagonal_solve`` (LAPACK ``gtsv``), ``ormqr`` (``ormqr``/``unmqr``: products with
-Q from ``geqrf``'s reflectors), ``cholesky_update`` and ``symmetric_product``."""
+Q from ``geqrf``'s reflectors), ``cholesky_update`` and ``symmetric_product``. On GPUs
+``tridiagonal_solve`` is cuSPARSE's ``gtsv2`` (the plugin's perturbed kernel with
+``perturb_singular``; systems of fewer than 3 rows are solved with lax operations, as
+cuSPARSE needs 3) and ``ormqr`` cuSOLVER's."""
 
 from __future__ import annotations
 
@@ -9,8 +12,9 @@ from lamina.interpreters import ad, reverse
 from lamina.interpreters.mlir import ir
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import FLOAT, aval_of, check_dtype, standard_primitive
-from lamina.lax.base.primitives import add, broadcast_in_dim, mul, neg
-from lamina.lax.linalg import _lapack, matrix_algebra
+from lamina.lax.base.primitives import add, broadcast_in_dim, div, mul, neg, sub
+from lamina.lax.base.reshaping import concatenate, expand_dims, slice_in_dim
+from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
 from lamina.lax.linalg.cholesky import cholesky_p
 
 __all__ = [
@@ -56,7 +60,6 @@ def _tds_abstract_eval(dl, d, du, b, *, perturb_singular):
 
 
 def _tds_lowering(ctx, dl, d, du, b, *, perturb_singular):
-    _lapack.check_platform(ctx, "tridiagonal_solve")
     avals = list(ctx.avals_in)
     b_aval = avals[3]
     batch = b_aval.shape[:-2]
@@ -77,7 +80,50 @@ def _tds_lowering(ctx, dl, d, du, b, *, perturb_singular):
     return [_lapack.nan_where_failed(ok, x, b_aval, len(batch))]
 
 
-tridiagonal_solve_p = standard_primitive("tridiagonal_solve", _tds_abstract_eval, _tds_lowering)
+def _tds_gpu_lowering(ctx, dl, d, du, b, *, perturb_singular):
+    avals = list(ctx.avals_in)
+    b_aval = avals[3]
+    if perturb_singular:
+        (x,) = _gpu_solver.custom_call(
+            _gpu_solver.target(ctx, "_tridiagonal_solve_perturbed"), [dl, d, du, b], avals,
+            [b_aval],
+        )  # fmt: skip
+        return [x]
+    if b_aval.shape[-2] < 3:
+        return matrix_algebra.inline(ctx, _thomas, [dl, d, du, b], avals)
+    (x,) = _gpu_solver.custom_call(
+        _gpu_solver.target(ctx, "sparse_gtsv2_ffi"), [dl, d, du, b], avals, [b_aval],
+        aliases={0: 3},
+    )  # fmt: skip
+    return [x]
+
+
+def _thomas(dl, d, du, b):
+    """The Thomas algorithm, unrolled over the (few) rows."""
+    nd = aval_of(d).ndim
+    m = aval_of(d).shape[-1]
+
+    def row(v, i):  # v[..., i] as [..., 1, 1], to scale rows of b
+        return expand_dims(slice_in_dim(v, i, i + 1, axis=nd - 1), (nd,))
+
+    def brow(i):
+        return slice_in_dim(b, i, i + 1, axis=nd - 1)
+
+    c_prime, x_prime = [div(row(du, 0), row(d, 0))], [div(brow(0), row(d, 0))]
+    for i in range(1, m):
+        denom = sub(row(d, i), mul(row(dl, i), c_prime[-1]))
+        c_prime.append(div(row(du, i), denom))
+        x_prime.append(div(sub(brow(i), mul(row(dl, i), x_prime[-1])), denom))
+    xs = [x_prime[-1]]
+    for i in range(m - 2, -1, -1):
+        xs.insert(0, sub(x_prime[i], mul(c_prime[i], xs[0])))
+    return [concatenate(xs, nd - 1)]
+
+
+tridiagonal_solve_p = standard_primitive(
+    "tridiagonal_solve", _tds_abstract_eval, _tds_lowering, "cpu"
+)
+tridiagonal_solve_p.def_lowering(_tds_gpu_lowering, "gpu")
 _batch_front_rule(tridiagonal_solve_p)
 
 
@@ -135,7 +181,6 @@ def _ormqr_abstract_eval(a, taus, c, *, left, transpose):
 
 
 def _ormqr_lowering(ctx, a, taus, c, *, left, transpose):
-    _lapack.check_platform(ctx, "ormqr")
     avals = list(ctx.avals_in)
     c_aval = avals[2]
     routine = "unmqr" if np.dtype(c_aval.dtype).kind == "c" else "ormqr"
@@ -148,7 +193,17 @@ def _ormqr_lowering(ctx, a, taus, c, *, left, transpose):
     return [out]
 
 
-ormqr_p = standard_primitive("ormqr", _ormqr_abstract_eval, _ormqr_lowering)
+def _ormqr_gpu_lowering(ctx, a, taus, c, *, left, transpose):
+    avals = list(ctx.avals_in)
+    (out,) = _gpu_solver.custom_call(
+        _gpu_solver.solver(ctx, "ormqr"), [a, taus, c], avals, [avals[2]],
+        config={"left": bool(left), "transpose": bool(transpose)}, aliases={0: 2},
+    )  # fmt: skip
+    return [out]
+
+
+ormqr_p = standard_primitive("ormqr", _ormqr_abstract_eval, _ormqr_lowering, "cpu")
+ormqr_p.def_lowering(_ormqr_gpu_lowering, "gpu")
 _batch_front_rule(ormqr_p)
 
 
