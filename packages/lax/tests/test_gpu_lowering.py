@@ -74,6 +74,15 @@ CASES = {
         lambda a, t, c: L.ormqr(a, t, c, left=True, transpose=True),
         [z((5, 3)), z(3), z((5, 2))],
     ),
+    "cholesky_update": (L.cholesky_update, [z((4, 4)), z(4)]),
+    "symmetric_product": (
+        lambda a, c: L.symmetric_product(a, c, alpha=2.0, beta=0.5),
+        [z((4, 3)), z((4, 4))],
+    ),
+    "symmetric_product_batched": (
+        lambda a, c: L.symmetric_product(a, c, alpha=2.0, beta=0.5),
+        [z((2, 4, 3)), z((2, 4, 4))],
+    ),
     "eig": (L.eig, [z((4, 4))]),
     "eig_c64_right": (lambda x: L.eig(x, compute_left_eigenvectors=False), [z((2, 4, 4), c64)]),
 }

@@ -103,11 +103,15 @@ def custom_call(
     config: dict | None = None,
     aliases: dict[int, int] | None = None,
     column_major: bool = True,
-    num_non_batch_dims: int = 2,
+    num_non_batch_dims: int | None = 2,
 ) -> list[ir.Value]:
     """``stablehlo.custom_call @target_name`` as JAX lowers its GPU linear algebra:
     ``config`` (bools, ``np.uint8``, strings) becomes ``mhlo.backend_config``;
-    ``aliases`` maps a result to the operand whose buffer it reuses."""
+    ``aliases`` maps a result to the operand whose buffer it reuses. With
+    ``num_non_batch_dims=None`` the call has no ``num_batch_dims`` attribute (and
+    row-major layouts): JAX's plain FFI calls."""
+    if num_non_batch_dims is None:
+        column_major = False
     max_nd = max(a.ndim for a in operand_avals)
 
     def layouts(avals):
@@ -133,7 +137,8 @@ def custom_call(
     op.attributes["mhlo.backend_config"] = ir.DictAttr.get(
         {k: _attribute(v) for k, v in (config or {}).items()}
     )
-    op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
-        {"num_batch_dims": ir.StringAttr.get(str(max_nd - num_non_batch_dims))}
-    )
+    if num_non_batch_dims is not None:
+        op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
+            {"num_batch_dims": ir.StringAttr.get(str(max_nd - num_non_batch_dims))}
+        )
     return list(op.results)

@@ -2,13 +2,15 @@
 Q from ``geqrf``'s reflectors), ``cholesky_update`` and ``symmetric_product``. On GPUs
 ``tridiagonal_solve`` is cuSPARSE's ``gtsv2`` (the plugin's perturbed kernel with
 ``perturb_singular``; systems of fewer than 3 rows are solved with lax operations, as
-cuSPARSE needs 3) and ``ormqr`` cuSOLVER's."""
+cuSPARSE needs 3) and ``ormqr`` cuSOLVER's; on CUDA ``cholesky_update`` and
+``symmetric_product`` are the plugin's ``cu_cholesky_update_ffi`` and ``syrk`` kernels."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from lamina.interpreters import ad, reverse
+from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import ir
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import FLOAT, aval_of, check_dtype, standard_primitive
@@ -239,7 +241,16 @@ def _update_lowering(ctx, r, w):
     return matrix_algebra.inline(ctx, _updated_factor, [r, w], ctx.avals_in)
 
 
+def _update_cuda_lowering(ctx, r, w):
+    r_out, _ = _gpu_solver.custom_call(
+        _gpu_solver.target(ctx, "_cholesky_update_ffi"), [r, w], ctx.avals_in, ctx.avals_in,
+        aliases={0: 0, 1: 1}, num_non_batch_dims=None,
+    )  # fmt: skip
+    return [r_out]
+
+
 cholesky_update_p = standard_primitive("cholesky_update", _update_abstract_eval, _update_lowering)
+cholesky_update_p.def_lowering(_update_cuda_lowering, "cuda")
 
 
 def cholesky_update(r_matrix, w_vector):
@@ -274,9 +285,22 @@ def _symprod_lowering(ctx, a, c, *, alpha, beta):
     return matrix_algebra.inline(ctx, value, [a, c], ctx.avals_in)
 
 
+def _symprod_cuda_lowering(ctx, a, c, *, alpha, beta):
+    a_aval, c_aval = ctx.avals_in
+    scalar = ShapedArray((), c_aval.dtype)
+    factors = [_lapack.constant(v, c_aval.dtype, ()) for v in (alpha, beta)]
+    factors = [mb.broadcast_in_dim(f, scalar, []) for f in factors]
+    (out,) = _gpu_solver.custom_call(
+        _gpu_solver.solver(ctx, "syrk"), [a, c, *factors], [a_aval, c_aval, scalar, scalar],
+        [c_aval], config={"transpose": False}, aliases={0: 1}, num_non_batch_dims=None,
+    )  # fmt: skip
+    return [out]
+
+
 symmetric_product_p = standard_primitive(
     "symmetric_product", _symprod_abstract_eval, _symprod_lowering
 )
+symmetric_product_p.def_lowering(_symprod_cuda_lowering, "cuda")
 _batch_front_rule(symmetric_product_p)
 
 
