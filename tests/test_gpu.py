@@ -137,6 +137,21 @@ def test_eig_through_the_hybrid_kernel():
     np.testing.assert_allclose(a @ v, v * w, rtol=1e-3, atol=1e-3)
 
 
+def test_cholesky_update_and_symmetric_product():
+    a = _spd(4)
+    r = np.linalg.cholesky(a).T
+    w = RNG.standard_normal(4).astype(np.float32)
+    x, v = _on(_gpu(), r, w)
+    updated = _ran_on_gpu(lax.linalg.cholesky_update(x, v))
+    np.testing.assert_allclose(updated.T @ updated, a + np.outer(w, w), rtol=1e-4, atol=1e-4)
+    b, c = RNG.standard_normal((4, 3)).astype(np.float32), _spd(4)
+    y, z = _on(_gpu(), b, c)
+    out = lax.linalg.symmetric_product(y, z, alpha=2.0, beta=0.5)
+    expected = 2.0 * b @ b.T + 0.5 * c
+    # The cuBLAS kernel writes the lower triangle.
+    np.testing.assert_allclose(np.tril(_ran_on_gpu(out)), np.tril(expected), **TOL)
+
+
 def _mlp_step(params, x, y):
     def loss(p):
         h = jnp.tanh(x @ p["w1"] + p["b1"])
