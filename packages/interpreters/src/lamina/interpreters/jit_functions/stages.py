@@ -170,7 +170,7 @@ class Lowered(_Stage):
                 "ordered effects in a program partitioned over several devices are not supported"
             )
         # Tokens order effects at trace time; the executable runs without them.
-        lowered = lower(split.closed, name, None, self._traced._jitted._keep_unused)
+        lowered = lower(split.closed, name, None, self._traced._jitted._keep_unused, device)
         exe = make_executable(lowered, len(split.closed.in_avals), device, name)
         return Compiled(self._traced, _WithoutTokens(exe, split))
 
