@@ -42,6 +42,8 @@ WITHOUT = {
         "dce_sink": _TOKENS,
         "empty": "creates uninitialised memory; it has no inputs to differentiate",
         "platform_index": "takes no operands; an integer of the lowering platform",
+        "dot_product_attention_fwd_wrapper": "differentiated by its custom_vjp (cuDNN's backward)",
+        "dot_product_attention_bwd_wrapper": "the backward of a custom_vjp; not differentiated",
         "iota_2x32_shape": "integer index generator",
         "lu_pivots_to_permutation": "integer permutation",
         "rng_uniform": "random numbers; no derivative",
