@@ -11,7 +11,16 @@ import pytest
 from lamina import export
 from lamina.interpreters import ShapeDtypeStruct, grad, jit, jvp, make_jaxpr, vmap
 from lamina.ir import dtypes
-from lamina.lax import add, convert_element_type, cos, linalg, mul, reduce_sum, sin
+from lamina.lax import (
+    add,
+    convert_element_type,
+    cos,
+    linalg,
+    mul,
+    platform_dependent,
+    reduce_sum,
+    sin,
+)
 
 DATA = Path(__file__).parent / "data"
 F32 = np.float32
@@ -275,3 +284,23 @@ def test_forward_mode_and_vmap_fail_as_in_jax():
     message = "Batching rule for 'call_exported' not implemented"
     with pytest.raises(NotImplementedError, match=message):
         vmap(exp.call)(np.ones(3, F32))
+
+
+def test_multi_platform_export():
+    def f(x):
+        return platform_dependent(x, cpu=lambda x: mul(x, F32(2)), cuda=lambda x: mul(x, F32(3)))
+
+    exp = export.export(jit(f), platforms=("cpu", "cuda"))(np.ones(4, F32))
+    # As JAX 0.10.2: the platform index is main's first argument, a global constant.
+    assert exp.platforms == ("cpu", "cuda") and exp.uses_global_constants is True
+    text = exp.mlir_module(serialized=False).operation.get_asm()
+    assert "jax.uses_shape_polymorphism = true" in text
+    assert '@main(%arg0: tensor<i32> {jax.global_constant = "_platform_index"}' in text
+    again = export.deserialize(exp.serialize())
+    np.testing.assert_allclose(again.call(np.ones(4, F32)), 2 * np.ones(4))
+    # Called from a module lowered for both platforms in the other order, the callee's
+    # index is chosen by the caller's own platform index.
+    lowered = jit(again.call).trace(np.ones(4, F32)).lower(lowering_platforms=("cuda", "cpu"))
+    assert "call @call_exported_f(%0, %arg1)" in lowered.as_text()
+    nested = export.export(jit(again.call), platforms=("cuda", "cpu"))(np.ones(4, F32))
+    np.testing.assert_allclose(nested.call(np.ones(4, F32)), 2 * np.ones(4))

@@ -104,21 +104,40 @@ def _impl(*args, exported):
 call_exported_p.def_impl(_impl)
 
 
-def _callee_platform_index(exported, platform: str) -> int:
-    if platform in exported.platforms:
-        return exported.platforms.index(platform)
-    if DisabledSafetyCheck.platform() in exported.disabled_safety_checks:
-        return 0
-    raise ValueError(
-        f"Function '{exported.fun_name}' was exported for "
-        f"platforms '{exported.platforms}' but it is used "
-        f"on '{(platform,)}'."
-    )
+def _callee_platform_indices(exported, platforms: tuple[str, ...]) -> list[int]:
+    """For each platform the caller is lowered for, the callee's index of it."""
+    indices = []
+    for platform in platforms:
+        if platform in exported.platforms:
+            indices.append(exported.platforms.index(platform))
+        elif DisabledSafetyCheck.platform() in exported.disabled_safety_checks:
+            indices.append(0)
+        else:
+            raise ValueError(
+                f"Function '{exported.fun_name}' was exported for "
+                f"platforms '{exported.platforms}' but it is used "
+                f"on '{platforms}'."
+            )
+    return indices
+
+
+def _platform_index_operand(mctx, indices: list[int], index_type):
+    """The callee's platform index: a constant when the caller is lowered for one
+    platform, else a ``case`` on the caller's own platform index."""
+    element = mlir.ir.RankedTensorType(index_type).element_type
+    dtype = f"int{mlir.ir.IntegerType(element).width}"
+    if len(indices) == 1:
+        return mlir.ir_constant(np.array(indices[0], dtype=dtype))
+    case = mlir.hlo.CaseOp([index_type], mctx.platform_index, len(indices))
+    for region, i in zip(case.regions, indices, strict=True):
+        with mlir.ir.InsertionPoint(region.blocks.append()):
+            mlir.hlo.return_([mlir.ir_constant(np.array(i, dtype=dtype))])
+    return case.result
 
 
 def _lowering(ctx, *args, exported):
     mctx = ctx.module_context
-    index = _callee_platform_index(exported, mctx.platform)
+    indices = _callee_platform_indices(exported, tuple(mctx.platforms))
     if exported.nr_devices != 1:
         raise ValueError(
             f"Function {exported.fun_name} was exported for "
@@ -137,10 +156,7 @@ def _lowering(ctx, *args, exported):
     )
     operands = []
     if len(exported.platforms) > 1:
-        idx_type = callee_type.inputs[0]
-        element = mlir.ir.RankedTensorType(idx_type).element_type
-        width = mlir.ir.IntegerType(element).width
-        operands.append(mlir.ir_constant(np.array(index, dtype=f"int{width}")))
+        operands.append(_platform_index_operand(mctx, indices, callee_type.inputs[0]))
     effects = list(exported.ordered_effects)
     operands += ctx.tokens(effects)
     operands += [a for i, a in enumerate(args) if i in exported.module_kept_var_idx]

@@ -155,13 +155,16 @@ def export(
             )
         lowering_platforms = tuple(platforms or (default_export_platform(),))
         traced = fun_jit.trace(*args_specs, **kwargs_specs)
-        lowered = traced.lower().lowered_module
+        lowered = traced.lower(lowering_platforms=lowering_platforms).lowered_module
         if lowered.host_callbacks:
             raise NotImplementedError("serialization of host_callbacks is not yet implemented")
         closed = traced.jaxpr
         in_avals = tuple(closed.in_avals)
         out_avals = tuple(closed.out_avals)
-        uses_dim_vars = any(is_symbolic_dim(d) for a in in_avals for d in a.shape)
+        # Dimension variables and the platform index are the module's global constants.
+        uses_dim_vars = len(lowering_platforms) > 1 or any(
+            is_symbolic_dim(d) for a in in_avals for d in a.shape
+        )
         effects = list(lowered.ordered_effects)
         exp = Exported(
             fun_name=traced.fun_name,
