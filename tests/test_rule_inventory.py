@@ -11,6 +11,7 @@ import pytest
 
 import lamina  # registers every layer's primitives
 import lamina.experimental.checkify
+import lamina.export
 import lamina.nn
 import lamina.numpy
 import lamina.random  # noqa: F401
@@ -48,6 +49,7 @@ WITHOUT = {
         "lu_pivots_to_permutation": "integer permutation",
         "rng_uniform": "random numbers; no derivative",
         "composite": "differentiated through its decomposition by the caller",
+        "call_exported": "differentiated by the custom_vjp around it, with the exported VJP",
         "pmax": _NO_DERIVATIVE,
         "pmin": _NO_DERIVATIVE,
         "select_and_scatter": _NO_DERIVATIVE,

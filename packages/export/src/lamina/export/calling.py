@@ -13,8 +13,9 @@ import functools
 import numpy as np
 
 from lamina.export.safety_checks import DisabledSafetyCheck
-from lamina.interpreters import apply_primitive, custom_vjp, jit, mlir
+from lamina.interpreters import apply_primitive, batching, custom_vjp, jit, mlir
 from lamina.ir import Primitive, ShapedArray, dtypes, tree_util
+from lamina.lax import map as lax_map
 from lamina.lax import register_lapack_targets
 
 __all__ = ["arg_path", "call_exported", "call_exported_p"]
@@ -169,6 +170,29 @@ def _lowering(ctx, *args, exported):
 
 
 call_exported_p.def_lowering(_lowering)
+
+
+def _batching(axis_data, args, dims, *, exported):
+    """Under ``vmap``, the module runs once per element of the batch, in a loop (JAX has
+    no batching rule for it); unbatched arguments are passed to every iteration."""
+    if exported.ordered_effects:
+        raise NotImplementedError(
+            "Batching rule for 'call_exported' not implemented for ordered effects"
+        )
+    batched = [i for i, d in enumerate(dims) if d is not batching.not_mapped]
+
+    def one(xs):
+        full = list(args)
+        for i, x in zip(batched, xs, strict=True):
+            full[i] = x
+        return call_exported_p.bind(*full, exported=exported)
+
+    xs = [batching.moveaxis(args[i], dims[i], 0) for i in batched]
+    outs = lax_map(one, xs)
+    return list(outs), [0] * len(outs)
+
+
+call_exported_p.def_batching(_batching)
 
 
 def _zeros_for_float0(ct, aval):

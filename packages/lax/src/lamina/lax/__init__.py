@@ -78,14 +78,14 @@ from lamina.lax.callbacks.io_callback import (  # noqa: F401, E402
 )
 from lamina.lax.callbacks.pure_callback import pure_callback, pure_callback_p  # noqa: F401, E402
 from lamina.lax.dot.dot_general import canonicalize_precision  # noqa: F401, E402
-from lamina.lax.linalg._lapack import (  # noqa: F401, E402  (for modules lamina.export reads)
-    register_targets as register_lapack_targets,
-)
 from lamina.lax.ffi_call import (  # noqa: F401, E402  (foreign function calls, for lamina.ffi)
     build_ffi_lowering_function,
     ffi_call,
     ffi_call_p,
     ffi_lowering,
+)
+from lamina.lax.linalg._lapack import (  # noqa: F401, E402  (for modules lamina.export reads)
+    register_targets as register_lapack_targets,
 )
 from lamina.lax.operators import (  # noqa: F401, E402
     equal,
