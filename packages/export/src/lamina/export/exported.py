@@ -12,6 +12,7 @@ from lamina.export.artifact_check import check_artifact
 from lamina.export.calling import call_exported
 from lamina.export.safety_checks import DisabledSafetyCheck
 from lamina.export.serialization import read_exported, write_exported
+from lamina.export.shape_poly import SymbolicScope, symbolic_shape
 from lamina.interpreters import default_backend, mlir
 
 __all__ = [
@@ -110,11 +111,21 @@ class Exported:
         return call_exported(self)(*args, **kwargs)
 
 
-def _parse_shape(dims: Sequence[str]) -> tuple:
-    try:
-        return tuple(int(d) for d in dims)
-    except ValueError:
-        raise ValueError(f"cannot read the shape ({', '.join(dims)})") from None
+def _shape_parser(scope: SymbolicScope):
+    """Reads serialized shapes (dimensions as strings: ``3``, ``b``, ``2*b``) into
+    shapes whose symbolic dimensions share ``scope``."""
+
+    def parse(dims: Sequence[str]) -> tuple:
+        text = ", ".join(dims)
+        try:
+            shape = tuple(symbolic_shape(text, scope=scope)) if dims else ()
+        except Exception as e:  # a malformed shape string of untrusted bytes
+            raise ValueError(f"cannot read the shape ({text}): {e}") from None
+        if len(shape) != len(dims) or any(isinstance(d, int) and d < 0 for d in shape):
+            raise ValueError(f"cannot read the shape ({text})")
+        return shape
+
+    return parse
 
 
 def expected_signature(fields) -> tuple[int, int]:
@@ -152,4 +163,4 @@ def deserialize(blob: bytes | bytearray) -> Exported:
     """The ``Exported`` that ``Exported.serialize`` (lamina's or JAX's) wrote into
     ``blob``; malformed bytes raise ``ValueError``. Only deserialize trusted bytes: the
     module may call any custom call target registered in the process."""
-    return _from_fields(read_exported(blob, _parse_shape))
+    return _from_fields(read_exported(blob, _shape_parser(SymbolicScope())))
