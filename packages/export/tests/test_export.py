@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lamina import export
-from lamina.interpreters import ShapeDtypeStruct, grad, jit, jvp, make_jaxpr, vmap
+from lamina.interpreters import ShapeDtypeStruct, config, grad, jit, jvp, make_jaxpr, vmap
 from lamina.ir import dtypes
 from lamina.lax import (
     add,
@@ -315,3 +315,19 @@ def test_multi_platform_export():
     assert "call @call_exported_f(%0, %arg1)" in lowered.as_text()
     nested = export.export(jit(again.call), platforms=("cuda", "cpu"))(np.ones(4, F32))
     np.testing.assert_allclose(nested.call(np.ones(4, F32)), 2 * np.ones(4))
+
+
+def test_calling_convention_version_option():
+    try:
+        config.update("jax_export_calling_convention_version", 9)
+        assert export.export(jit(_sin))(F32(1)).calling_convention_version == 9
+        config.update("jax_export_calling_convention_version", 11)
+        with pytest.raises(ValueError) as info:
+            export.export(jit(_sin))(F32(1))
+        # Recorded from JAX 0.10.2.
+        assert str(info.value) == (
+            "The requested export calling convention version 11 is outside the range of "
+            "supported versions [9..10]"
+        )
+    finally:
+        config.update("jax_export_calling_convention_version", 10)
