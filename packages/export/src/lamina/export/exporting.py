@@ -89,6 +89,11 @@ def _serialized_module(lowered, uses_dim_vars: bool, disabled_checks) -> bytes:
     context = mlir.make_ir_context()
     with context, mlir.ir.Location.unknown(context):
         module = mlir.ir.Module.parse(lowered.as_bytecode())
+        partitions = mlir.ir.IntegerAttr(module.operation.attributes["mhlo.num_partitions"])
+        if partitions.value != 1:
+            raise NotImplementedError(
+                "lamina.export does not export functions partitioned over several devices yet"
+            )
         module.operation.attributes["jax.uses_shape_polymorphism"] = mlir.ir.BoolAttr.get(
             uses_dim_vars
         )
