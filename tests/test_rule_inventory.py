@@ -11,6 +11,7 @@ import pytest
 
 import lamina  # registers every layer's primitives
 import lamina.experimental.checkify
+import lamina.export
 import lamina.nn
 import lamina.numpy
 import lamina.pallas
@@ -42,10 +43,14 @@ WITHOUT = {
         "precv": _TOKENS,
         "dce_sink": _TOKENS,
         "empty": "creates uninitialised memory; it has no inputs to differentiate",
+        "platform_index": "takes no operands; an integer of the lowering platform",
+        "dot_product_attention_fwd_wrapper": "differentiated by its custom_vjp (cuDNN's backward)",
+        "dot_product_attention_bwd_wrapper": "the backward of a custom_vjp; not differentiated",
         "iota_2x32_shape": "integer index generator",
         "lu_pivots_to_permutation": "integer permutation",
         "rng_uniform": "random numbers; no derivative",
         "composite": "differentiated through its decomposition by the caller",
+        "call_exported": "differentiated by the custom_vjp around it, with the exported VJP",
         "pmax": _NO_DERIVATIVE,
         "pmin": _NO_DERIVATIVE,
         "select_and_scatter": _NO_DERIVATIVE,
@@ -74,6 +79,7 @@ WITHOUT = {
         "composite": "vmapped through its decomposition by the caller",
         "empty": "creates uninitialised memory; it has no inputs to batch",
         "iota_2x32_shape": "takes no array operands",
+        "platform_index": "takes no operands; the same on every element",
         "rng_uniform": "stateful random numbers; no batching rule",
         "cholesky_update": "no batching rule yet (vmap raises, naming the primitive)",
         "select_and_scatter": "no batching rule yet (vmap raises, naming the primitive)",

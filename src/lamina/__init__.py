@@ -27,6 +27,7 @@ _SUBMODULES = (
     "errors",
     "example_libraries",
     "experimental",
+    "export",
     "extend",
     "ffi",
     "image",
@@ -168,20 +169,11 @@ _NAMES = {
 # Layers reachable as lamina.<name> that JAX's top level does not have (so not listed
 # in __all__): lamina.pallas is jax.experimental.pallas.
 _LAYER_SHORT_NAMES = ("pallas",)
-# Layers that are not built yet, with their issues: lamina.<name> raises saying so.
-_NOT_BUILT = {"export": 18}
-# Top-level names of JAX's still to be built, with their issues: listed by dir(lamina),
-# and raising an error that says so.
-_NOT_BUILT_NAMES: dict[str, int] = {}
 
 __all__ = sorted([*_SUBMODULES, *_NAMES])
 
 
 def __getattr__(name: str):
-    if name in _NOT_BUILT:
-        raise AttributeError(f"lamina.{name} is not built yet (issue {_NOT_BUILT[name]})")
-    if name in _NOT_BUILT_NAMES:
-        raise AttributeError(f"lamina.{name} is not built yet (issue {_NOT_BUILT_NAMES[name]})")
     if name in _LAYER_SHORT_NAMES:
         importlib.import_module("lamina.numpy")
         value = importlib.import_module(f"lamina.{name}")
@@ -209,4 +201,4 @@ def _load(name: str):
 
 
 def __dir__():
-    return sorted({*globals(), *__all__, *_NOT_BUILT, *_NOT_BUILT_NAMES})
+    return sorted({*globals(), *__all__})

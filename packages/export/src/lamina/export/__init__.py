@@ -1,31 +1,39 @@
-"""lamina.export: not built yet (issue 18).
+"""lamina.export: JAX's ``jax.export``. ``export(jit(f))(*arg_specs)`` lowers a function
+for some platforms into an :class:`Exported` that can be called (inside ``jit``, under
+``grad``), serialized to bytes in JAX's format and deserialized, by lamina or JAX."""
 
-It is to hold serialization of lowered programs and symbolic shapes. Until then the
-package imports, so that it installs with its declared dependencies, and any attribute
-or submodule of it raises an error that says the layer is not built yet.
-"""
+from lamina.export.exported import (
+    Exported,
+    default_export_platform,
+    deserialize,
+    maximum_supported_calling_convention_version,
+    minimum_supported_calling_convention_version,
+)
+from lamina.export.exporting import export
+from lamina.export.pytree_serialization import (
+    register_namedtuple_serialization,
+    register_pytree_node_serialization,
+)
+from lamina.export.safety_checks import DisabledSafetyCheck
+from lamina.export.shape_poly import (
+    SymbolicScope,
+    is_symbolic_dim,
+    symbolic_args_specs,
+    symbolic_shape,
+)
 
-import sys as _sys
-from importlib.abc import MetaPathFinder as _MetaPathFinder
-
-__all__: list[str] = []
-
-_NOT_BUILT = "lamina.export is not built yet (issue 18)"
-
-
-def __getattr__(name: str):
-    raise AttributeError(f"{_NOT_BUILT}, so it has no attribute {name!r}")
-
-
-class _NotBuiltFinder(_MetaPathFinder):
-    """Answers an import of a submodule (which the path finders did not find) with the
-    error, naming the layer as the missing module so that ``from ... import`` reports
-    it too."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname.startswith(__name__ + "."):
-            raise ModuleNotFoundError(f"{_NOT_BUILT}: no module {fullname!r}", name=__name__)
-        return None
-
-
-_sys.meta_path.append(_NotBuiltFinder())
+__all__ = [
+    "DisabledSafetyCheck",
+    "Exported",
+    "SymbolicScope",
+    "default_export_platform",
+    "deserialize",
+    "export",
+    "is_symbolic_dim",
+    "maximum_supported_calling_convention_version",
+    "minimum_supported_calling_convention_version",
+    "register_namedtuple_serialization",
+    "register_pytree_node_serialization",
+    "symbolic_args_specs",
+    "symbolic_shape",
+]

@@ -45,6 +45,7 @@ from lamina.interpreters.jaxprs.lowering import (
     ordered_effects_of,
 )
 from lamina.interpreters.jaxprs.lowering import lower_fun as _lower_fun
+from lamina.interpreters.jaxprs.lowering import lower_per_platform as _lower_per_platform
 from lamina.interpreters.jaxprs.module_merging import merge_modules
 from lamina.ir import (
     AbstractToken,
@@ -94,6 +95,7 @@ __all__ = [
     "lower_fun",
     "lower_jaxpr_to_fun",
     "lower_jaxpr_to_module",
+    "lower_per_platform",
     "lowerable_effects",
     "make_ir_context",
     "merge_mlir_modules",
@@ -158,13 +160,16 @@ class LoweringResult(NamedTuple):
 
 
 class ShapePolyLoweringState:
-    """The symbolic dimensions of a lowering: lamina has none (no shape polymorphism)."""
+    """The symbolic dimensions of a lowering (none in lamina, no shape polymorphism), led
+    by ``_platform_index`` when lowering for several platforms."""
 
     def __init__(self, dim_vars: Sequence[str] = (), lowering_platforms: tuple = ()):
         self.dim_vars = tuple(dim_vars)
         self.lowering_platforms = lowering_platforms
+        self.has_platform_index_argument = len(lowering_platforms or ()) > 1
+        if self.has_platform_index_argument:
+            self.dim_vars = ("_platform_index", *self.dim_vars)
         self.uses_dim_vars = bool(self.dim_vars)
-        self.has_platform_index_argument = False
 
 
 class TokenSet:
@@ -209,6 +214,16 @@ def lower_fun(fun: Callable, multiple_results: bool = True) -> Callable:
     """A lowering rule emitting ``fun(*operands, **params)``, a function written with
     primitives; it returns a sequence of results unless ``multiple_results=False``."""
     return _lower_fun(fun, multiple_results)
+
+
+def lower_per_platform(ctx, description, platform_rules, default_rule, effects, *args,
+                       **params):  # fmt: skip
+    """Emit the rule of each platform being lowered for (``platform_rules`` by platform
+    name, else ``default_rule``): in place when one rule serves them all, else as a
+    ``stablehlo.case`` on the platform index. ``effects`` is accepted for JAX's
+    signature (the equation's own effects are used)."""
+    del effects
+    return _lower_per_platform(ctx, description, platform_rules, default_rule, *args, **params)
 
 
 def core_call_lowering(ctx, *args, name, backend=None, call_jaxpr):
@@ -497,15 +512,12 @@ def lower_jaxpr_to_module(
     ``jaxpr``, every input kept; ordered effects of the Jaxpr become leading token
     arguments and results. ``donated_args`` alias inputs to results of their type.
     Returns a ``LoweringResult`` whose ``host_callbacks`` are the Python functions the
-    program calls. Only one platform at a time; sharding, layout and memory-kind
-    arguments are accepted and ignored."""
+    program calls. With several ``platforms`` every function takes the platform index
+    first (see ``lower_per_platform``); sharding, layout and memory-kind arguments are
+    accepted and ignored."""
     del in_avals, backend, axis_context, lowering_parameters, unused
     _check_const_args(num_const_args)
     platforms = tuple(platforms)
-    if len(platforms) != 1:
-        raise NotImplementedError(
-            f"lamina lowers for one platform at a time, got platforms={platforms}"
-        )
     closed = _closed(jaxpr)
     wanted = ordered_effects_of(ordered_effects)
     if wanted != ordered_effects_of(closed.effects):
@@ -516,7 +528,7 @@ def lower_jaxpr_to_module(
     lowered = lower_jaxpr(
         closed,
         module_name=module_name,
-        platform=platforms[0],
+        platforms=platforms,
         num_partitions=num_partitions,
         arg_names=arg_names,
         result_names=result_names,

@@ -71,6 +71,16 @@ from lamina.ir.effects import (
 from lamina.ir.parsing.lexer import JaxprSyntaxError
 from lamina.ir.parsing.parse_params import declare_param, parse_call_args, register_value_reader
 from lamina.ir.parsing.parser import parse_closed_jaxpr, parse_jaxpr
+from lamina.ir.shapes.dim_expr import (
+    DimExpr,
+    InconclusiveDimensionOperation,
+    is_constant_dim,
+    is_symbolic_dim,
+    max_dim,
+    min_dim,
+    register_dim_as_value,
+)
+from lamina.ir.shapes.scope import SymbolicScope, symbolic_shape
 from lamina.ir.tracebacks import (
     UnfilteredStackTrace,
     api_boundary,
@@ -84,6 +94,15 @@ from lamina.ir.tracebacks import (
 from lamina.ir.trees.errors import prefix_errors
 
 __all__ = [
+    "symbolic_shape",
+    "register_dim_as_value",
+    "min_dim",
+    "max_dim",
+    "is_symbolic_dim",
+    "is_constant_dim",
+    "SymbolicScope",
+    "InconclusiveDimensionOperation",
+    "DimExpr",
     "AbstractRef",
     "AbstractToken",
     "AbstractValue",

@@ -84,6 +84,9 @@ from lamina.lax.ffi_call import (  # noqa: F401, E402  (foreign function calls, 
     ffi_call_p,
     ffi_lowering,
 )
+from lamina.lax.linalg._lapack import (  # noqa: F401, E402  (for modules lamina.export reads)
+    register_targets as register_lapack_targets,
+)
 from lamina.lax.operators import (  # noqa: F401, E402
     equal,
     power,

@@ -1,5 +1,6 @@
 """Staging helpers: ``composite`` (a named operation lowered to ``stablehlo.composite``
-with its decomposition), ``platform_dependent``, ``empty`` and ``dce_sink``."""
+with its decomposition), ``platform_dependent`` (defined in ``control_flow``), ``empty``
+and ``dce_sink``."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import functools
 
 import numpy as np
 
-from lamina.interpreters import backend, eval_jaxpr, shaped_abstractify, trace_to_jaxpr
+from lamina.interpreters import eval_jaxpr, shaped_abstractify, trace_to_jaxpr
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, dtypes, tree_util
 from lamina.lax.base.operands import standard_primitive
+from lamina.lax.control_flow.platform_dependent import platform_dependent
 
 __all__ = ["composite", "dce_sink", "dce_sink_p", "empty", "platform_dependent"]
 
@@ -86,25 +88,6 @@ def composite(decomposition, name, version=0):
         return tree_util.tree_unflatten(box["tree"], outs)
 
     return call
-
-
-# ---------------------------------------------------------------- platform_dependent
-
-
-def platform_dependent(*args, default=None, **per_platform):
-    """Calls the function given for the platform this program runs on (``cpu=``,
-    ``cuda=``, ...), else ``default``. The choice is made when tracing, for the default
-    backend (JAX defers it to lowering so an exported program can carry every branch)."""
-    platform = backend.default_backend()
-    aliases = {"gpu": ("cuda", "rocm"), "cuda": ("gpu",), "rocm": ("gpu",)}
-    for key in (platform, *aliases.get(platform, ())):
-        if key in per_platform:
-            return per_platform[key](*args)
-    if default is None:
-        raise NotImplementedError(
-            f"platform_dependent: no function given for platform {platform!r} and no default"
-        )
-    return default(*args)
 
 
 # ---------------------------------------------------------------- empty and dce_sink

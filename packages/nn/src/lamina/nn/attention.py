@@ -17,8 +17,38 @@ import lamina.numpy as jnp
 from lamina.interpreters import default_backend
 from lamina.ir import dtypes
 from lamina.nn.axis_functions import logsumexp, softmax
+from lamina.nn.cudnn_attention import MaskType, cudnn_dot_product_attention
 
 __all__ = ["dot_product_attention"]
+
+
+def _attention_cudnn(q, k, v, bias, mask, is_causal, scale, q_lengths, kv_lengths, window,
+                     return_residual):  # fmt: skip
+    """cuDNN's fused kernel, for the cases lamina builds (see ``cudnn_attention``)."""
+    unsupported = {
+        "bias": bias is not None,
+        "mask": mask is not None,
+        "sequence lengths": q_lengths is not None or kv_lengths is not None,
+        "return_residual": return_residual,
+    }
+    missing = [name for name, given in unsupported.items() if given]
+    if missing:
+        raise NotImplementedError(
+            f"lamina: dot_product_attention(implementation='cudnn') with {', '.join(missing)} "
+            "is not built; use implementation=None"
+        )
+    sliding_window = None
+    if window is not None:
+        left, right = window
+        if right != 0 and not is_causal:
+            raise ValueError(
+                f"cuDNN doesn't support right window: {right} when causal mask is not used."
+            )
+        sliding_window = left + 1
+    mask_type = MaskType.CAUSAL if is_causal else MaskType.NO_MASK
+    return cudnn_dot_product_attention(
+        q, k, v, scale=scale, mask_type=mask_type, sliding_window_length=sliding_window
+    )
 
 
 def _large_negative(dtype):
@@ -151,7 +181,8 @@ def dot_product_attention(
     sequence lengths (int32, shape (B,)) mask padded positions, and padded queries give
     zeros. ``scale`` defaults to 1/sqrt(H). With ``return_residual`` the pair
     ``(output, logsumexp of the masked logits)``, the latter of shape (B, T, N).
-    ``implementation`` is None or 'xla'; 'cudnn' needs a GPU with cuDNN."""
+    ``implementation`` is None or 'xla' (XLA operations), or 'cudnn' (cuDNN's fused
+    kernel, on a GPU; without bias, mask, sequence lengths or residual)."""
     output_shape = jnp.asarray(query).shape
     query_arr, key_arr, value_arr = _ensure_4d(query), _ensure_4d(key), _ensure_4d(value)
     bias = None if bias is None else _ensure_4d(bias)
@@ -181,7 +212,12 @@ def dot_product_attention(
         raise RuntimeError("cuDNN is not detected.")
     if implementation not in (None, "xla", "cudnn"):
         raise ValueError(f"Unsupported implementation option: {implementation}")
-    # On a GPU, 'cudnn' runs the same computation through XLA (no fused cuDNN kernel).
+    if implementation == "cudnn":
+        out = _attention_cudnn(
+            query_arr, key_arr, value_arr, bias, mask, is_causal, scale_val,
+            query_seq_lengths, key_value_seq_lengths, local_window_size, return_residual,
+        )  # fmt: skip
+        return jnp.reshape(out, output_shape)
     out = _attention_xla(
         query_arr,
         key_arr,

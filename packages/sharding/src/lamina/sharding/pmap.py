@@ -209,6 +209,7 @@ class _Program:
             self.lowered = lowered = lower_jaxpr(
                 closed,
                 module_name="pmap_" + re.sub(r"[^\w.-]", "_", name.replace(">", "")),
+                platform=everywhere[0].client.platform,
                 num_replicas=len(everywhere),
                 keep_unused=True,
             )

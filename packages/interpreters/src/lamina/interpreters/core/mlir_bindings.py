@@ -23,7 +23,7 @@ import importlib
 import types
 from typing import Any
 
-__all__ = ["chlo", "func", "hlo", "ir", "jax_mlir_ext", "lazy_module", "stablehlo"]
+__all__ = ["chlo", "func", "hlo", "ir", "jax_mlir_ext", "lazy_module", "sdy", "stablehlo"]
 
 
 class _LazyModule(types.ModuleType):
@@ -60,4 +60,5 @@ ir = lazy_module("jaxlib.mlir.ir")
 func = lazy_module("jaxlib.mlir.dialects.func")
 stablehlo = hlo = lazy_module("jaxlib.mlir.dialects.stablehlo")
 chlo = lazy_module("jaxlib.mlir.dialects.chlo")
+sdy = lazy_module("jaxlib.mlir.dialects.sdy")
 jax_mlir_ext = lazy_module("jaxlib.mlir._mlir_libs._jax_mlir_ext")

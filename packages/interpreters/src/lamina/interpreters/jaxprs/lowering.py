@@ -8,7 +8,8 @@ The module has the shape JAX 0.10.2 gives a jitted function on one device::
     }
 
 Each equation is lowered by its primitive's rule from ``lamina.ir.lowering_rules``
-(the rule for the target platform first, then the rule for any platform):
+(the rule for the target platform first, then the rule for any platform; ``gpu`` stands
+for both ``cuda`` and ``rocm``):
 ``rule(ctx, *operands, **params) -> list of ir.Value``, where ``ctx`` is a
 ``LoweringRuleContext``. Constvars become ``stablehlo.constant`` s at the top of their
 function; a Literal operand becomes a scalar ``stablehlo.constant`` emitted just before
@@ -24,7 +25,13 @@ takes one ``!stablehlo.token`` per ordered effect of the Jaxpr (first, marked
 ``jax.token = true``) and returns the last token of each (first); inside, a rule reads
 and replaces the current token of its effect (``ctx.get_token`` / ``ctx.set_token``),
 and control-flow rules carry the tokens through their regions (``ctx.ordered_effects``).
-A nested Jaxpr with ordered effects is inlined. Python callbacks that the program
+A nested Jaxpr with ordered effects is inlined.
+
+A module may be lowered for several platforms at once (``platforms=("cpu", "cuda")``),
+as JAX does: every function then takes first a ``tensor<i32>`` platform index (marked
+``jax.global_constant = "_platform_index"``; 0 for the first platform) and a primitive
+whose rules differ between those platforms becomes a ``stablehlo.case`` on it, one branch
+per rule (``lower_per_platform``). Python callbacks that the program
 calls on the host (``host_callbacks.emit_python_callback``) are collected in the
 module context and handed to the compiler with the module.
 """
@@ -40,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.interpreters.core.mlir_bindings import func, ir
+from lamina.interpreters.core.mlir_bindings import func, hlo, ir
 from lamina.interpreters.jaxprs import mlir_builders as mb
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.ir import (
@@ -67,7 +74,9 @@ __all__ = [
     "call_lowering",
     "get_lowering_rule",
     "lower_jaxpr",
+    "lower_per_platform",
     "ordered_effects_of",
+    "platform_rules",
 ]
 
 # Platforms that may also use rules registered under a family name.
@@ -86,6 +95,89 @@ def get_lowering_rule(primitive: Primitive, platform: str) -> Callable:
     )
 
 
+def platform_rules(primitive: Primitive, platforms: Sequence[str]) -> tuple[dict, Any]:
+    """The rules of ``primitive`` registered for each of ``platforms`` (under its own name
+    or its family's), in that order, and its rule for any platform (or None)."""
+    by_platform = lowering_rules[primitive]  # raises MissingRuleError when none at all
+    specific = {}
+    for p in platforms:
+        for key in (p, _PLATFORM_FAMILY.get(p)):
+            if key is not None and key in by_platform:
+                specific[p] = by_platform[key]
+                break
+    return specific, by_platform.get(None)
+
+
+def lower_per_platform(
+    ctx: LoweringRuleContext,
+    description: str,
+    rules: dict[str, Callable],
+    default_rule: Callable | None,
+    *args: Any,
+    **params: Any,
+) -> list[ir.Value]:
+    """Apply the rule of each platform ``ctx`` lowers for (from ``rules``, else
+    ``default_rule``). With one distinct rule it is applied in place; with several, a
+    ``stablehlo.case`` on the platform index picks the rule's number, and a second
+    ``case`` holds one branch per rule."""
+    platforms = ctx.platforms
+    if len(platforms) == 1:
+        rule = rules.get(platforms[0], default_rule)
+        if rule is None:
+            raise MissingRuleError(
+                f"Lowering rule for primitive '{description}' not implemented for platform "
+                f"'{platforms[0]}'"
+            )
+        return _flat(rule(ctx, *args, **params))
+    kept: list[Callable] = []
+    rule_of: dict[str, int] = {}
+    for p, rule in rules.items():
+        if p in platforms:
+            rule_of[p] = len(kept)
+            kept.append(rule)
+    rest = [p for p in platforms if p not in rule_of]
+    if rest:
+        if default_rule is None:
+            raise MissingRuleError(
+                f"Lowering rule for primitive '{description}' not implemented for platforms {rest}"
+            )
+        rule_of.update((p, len(kept)) for p in rest)
+        kept.append(default_rule)
+    if len(kept) == 1:
+        return _flat(kept[0](ctx, *args, **params))
+    i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
+    which = hlo.CaseOp([i32], ctx.module_context.platform_index, len(platforms))
+    for region, p in zip(which.regions, platforms, strict=True):
+        with ir.InsertionPoint(region.blocks.append()):
+            hlo.return_([mb.constant(np.int32(rule_of[p]), ShapedArray((), np.dtype(np.int32)))])
+    effects = ordered_effects_of(ctx.eqn.effects) if ctx.eqn is not None else []
+    tokens_in = ctx.tokens(effects)
+    n_out = len(ctx.avals_out)
+    case = hlo.CaseOp(
+        mb.ir_types(ctx.avals_out) + [hlo.TokenType.get()] * len(effects),
+        which.result,
+        len(kept),
+    )
+    for i, (region, rule) in enumerate(zip(case.regions, kept, strict=True)):
+        inner = ctx.replace(platforms=tuple(p for p in platforms if rule_of[p] == i))
+        with ir.InsertionPoint(region.blocks.append()):
+            ctx.set_tokens(effects, tokens_in)
+            outs = _flat(rule(inner, *args, **params))
+            hlo.return_([*outs, *ctx.tokens(effects)])
+    results = list(case.results)
+    ctx.set_tokens(effects, results[n_out:])
+    return results[:n_out]
+
+
+def _flat(outs) -> list[ir.Value]:
+    """A rule's results as a list of values (it may return one value or an op)."""
+    if isinstance(outs, ir.Value):
+        return [outs]
+    if isinstance(outs, ir.OpView | ir.Operation):
+        return list(outs.results)
+    return list(outs)
+
+
 def ordered_effects_of(effects) -> list:
     """The ordered effects among ``effects``, in a fixed order (by name)."""
     return sorted(ordered_effects.filter_in(effects), key=lambda e: (str(e), repr(e)))
@@ -102,9 +194,10 @@ class LoweredModule:
     in_avals: list  # of the kept inputs, in order
     out_avals: list
     input_output_aliases: dict[int, int] = field(default_factory=dict)  # kept arg -> result
-    platform: str = "cpu"
+    platform: str = "cpu"  # the first of ``platforms``
     host_callbacks: list = field(default_factory=list)  # Python functions the program calls
     ordered_effects: tuple = ()  # one token input and result each, before the others
+    platforms: tuple = ("cpu",)  # several: ``main`` takes the platform index first
 
     def as_text(self, debug_info: bool = False) -> str:
         with self.context:
@@ -125,10 +218,13 @@ class ModuleContext:
     table, the private functions already emitted for nested Jaxprs, the host callbacks
     of the program and the current token of each ordered effect."""
 
-    def __init__(self, context: ir.Context, module: ir.Module, platform: str):
+    def __init__(self, context: ir.Context, module: ir.Module, platform: str | Sequence[str]):
         self.context = context
         self.module = module
-        self.platform = platform
+        self.platforms = (platform,) if isinstance(platform, str) else tuple(platform)
+        self.platform = self.platforms[0]
+        # With several platforms: the platform index of the function being emitted.
+        self.platform_index: ir.Value | None = None
         self.symbol_table = ir.SymbolTable(module.operation)
         self._functions: dict[Any, func.FuncOp] = {}
         self.host_callbacks: list[Callable] = []
@@ -137,6 +233,25 @@ class ModuleContext:
         # their location names, which XLA keeps as its ops' ``op_name``.
         self.name_stack = ""
         self.locations: dict[tuple, ir.Location] = {}  # see _location
+
+    @property
+    def multi_platform(self) -> bool:
+        return len(self.platforms) > 1
+
+    def _index_types(self) -> list[ir.Type]:
+        """The leading platform-index parameter of every function, when multi-platform."""
+        if not self.multi_platform:
+            return []
+        return [ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))]
+
+    def _index_attrs(self) -> list[ir.DictAttr]:
+        if not self.multi_platform:
+            return []
+        return [ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get("_platform_index")})]
+
+    def call_args(self, args: Sequence[ir.Value]) -> list[ir.Value]:
+        """``args`` of a call to a function of this module (the platform index first)."""
+        return [self.platform_index, *args] if self.multi_platform else list(args)
 
     def add_host_callback(self, callback: Callable) -> int:
         """Register a Python function the program calls; returns its index."""
@@ -161,10 +276,17 @@ class ModuleContext:
         jaxpr = closed_jaxpr.jaxpr
         tokens = [abstract_token] * len(effects)
         ftype = mb.func_type([*tokens, *jaxpr.in_avals], [*tokens, *jaxpr.out_avals])
+        n_idx = len(self._index_types())
+        if n_idx:
+            ftype = ir.FunctionType.get([*self._index_types(), *ftype.inputs], ftype.results)
         with ir.InsertionPoint(self.module.body):
             op = func.FuncOp("main" if public else name or "fn", ftype)
         op.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
         self.symbol_table.insert(op)
+        if n_idx:
+            op.arg_attrs = ir.ArrayAttr.get(
+                self._index_attrs() + [ir.DictAttr.get({}) for _ in ftype.inputs[n_idx:]]
+            )
         if result_names is not None:
             token_attrs = [ir.DictAttr.get({}) for _ in effects]
             op.result_attrs = ir.ArrayAttr.get(
@@ -174,19 +296,21 @@ class ModuleContext:
         locs = None
         if arg_names is not None:
             unknown = ir.Location.unknown()
-            locs = [unknown] * len(effects) + [
+            locs = [unknown] * (n_idx + len(effects)) + [
                 ir.Location.name(n) if n else unknown for n in arg_names
             ]
         block = op.add_entry_block(arg_locs=locs)
-        outer_tokens = self.tokens
+        outer_tokens, outer_index = self.tokens, self.platform_index
         try:
             with ir.InsertionPoint(block):
                 args = list(block.arguments)
+                if n_idx:
+                    self.platform_index, args = args[0], args[1:]
                 self.tokens = dict(zip(effects, args[: len(effects)], strict=True))
                 outs = lower_jaxpr_body(self, jaxpr, closed_jaxpr.consts, args[len(effects) :])
                 mb.return_op([*(self.tokens[e] for e in effects), *outs])
         finally:
-            self.tokens = outer_tokens
+            self.tokens, self.platform_index = outer_tokens, outer_index
         return op
 
     def lower_private_function(self, closed_jaxpr: ClosedJaxpr, name: str) -> func.FuncOp:
@@ -198,19 +322,28 @@ class ModuleContext:
         except (KeyError, TypeError):
             pass
         jaxpr = closed_jaxpr.jaxpr
-        ftype = mb.func_type(jaxpr.in_avals, jaxpr.out_avals)
+        in_types = [*self._index_types(), *mb.ir_types(jaxpr.in_avals)]
+        ftype = ir.FunctionType.get(in_types, mb.ir_types(jaxpr.out_avals))
         with ir.InsertionPoint(self.module.body):
             op = func.FuncOp(name or "fn", ftype)
         op.attributes["sym_visibility"] = ir.StringAttr.get("private")
         self.symbol_table.insert(op)  # renames it (inner_0, ...) if the name is taken
+        if self.multi_platform:
+            op.arg_attrs = ir.ArrayAttr.get(
+                self._index_attrs() + [ir.DictAttr.get({}) for _ in jaxpr.in_avals]
+            )
         block = op.add_entry_block()
         outer_stack, self.name_stack = self.name_stack, ""  # the call op carries the scope
+        outer_index = self.platform_index
         try:
             with ir.InsertionPoint(block):
-                outs = lower_jaxpr_body(self, jaxpr, closed_jaxpr.consts, list(block.arguments))
+                args = list(block.arguments)
+                if self.multi_platform:
+                    self.platform_index, args = args[0], args[1:]
+                outs = lower_jaxpr_body(self, jaxpr, closed_jaxpr.consts, args)
                 mb.return_op(outs)
         finally:
-            self.name_stack = outer_stack
+            self.name_stack, self.platform_index = outer_stack, outer_index
         with contextlib.suppress(TypeError):  # unhashable params somewhere: no caching
             self._functions[key] = op
         return op
@@ -219,19 +352,31 @@ class ModuleContext:
 class LoweringRuleContext:
     """What a lowering rule sees besides its operands and params."""
 
-    def __init__(self, module_context: ModuleContext, avals_in, avals_out, eqn=None):
+    def __init__(
+        self, module_context: ModuleContext, avals_in, avals_out, eqn=None, platforms=None
+    ):
         self.module_context = module_context
         self.avals_in = list(avals_in)
         self.avals_out = list(avals_out)
         self.eqn = eqn
+        # The platforms this rule lowers for: the module's, or fewer inside one branch
+        # of a multi-platform ``case``.
+        self.platforms = module_context.platforms if platforms is None else tuple(platforms)
 
-    platform = property(lambda self: self.module_context.platform)
+    platform = property(lambda self: self.platforms[0])
+
+    @property
+    def dim_var_values(self) -> list[ir.Value]:
+        """As JAX's: the platform index first when lowering for several platforms."""
+        index = self.module_context.platform_index
+        return [] if index is None else [index]
 
     def replace(self, **changes) -> LoweringRuleContext:
         fields = {
             "avals_in": self.avals_in,
             "avals_out": self.avals_out,
             "eqn": self.eqn,
+            "platforms": self.platforms,
         }
         fields.update(changes)
         return LoweringRuleContext(self.module_context, **fields)
@@ -291,8 +436,9 @@ class LoweringRuleContext:
             return lower_jaxpr_body(
                 self.module_context, closed_jaxpr.jaxpr, closed_jaxpr.consts, list(args)
             )
-        callee = self.module_context.lower_private_function(closed_jaxpr, name)
-        call = func.CallOp(callee, list(args))
+        mctx = self.module_context
+        callee = mctx.lower_private_function(closed_jaxpr, name)
+        call = func.CallOp(callee, mctx.call_args(args))
         return list(call.results)
 
 
@@ -344,11 +490,7 @@ def _read(env: dict, atom) -> ir.Value:
 
 
 def _check_results(eqn: JaxprEqn, outs) -> list[ir.Value]:
-    if isinstance(outs, ir.Value):
-        outs = [outs]
-    elif isinstance(outs, ir.OpView | ir.Operation):
-        outs = list(outs.results)
-    outs = list(outs)
+    outs = _flat(outs)
     name = eqn.primitive.name
     if len(outs) != len(eqn.outvars):
         raise ValueError(
@@ -381,7 +523,7 @@ def lower_jaxpr_body(
     outer_stack = mctx.name_stack
     for eqn in jaxpr.eqns:
         operands = [_read(env, a) for a in eqn.invars]
-        rule = get_lowering_rule(eqn.primitive, mctx.platform)
+        rules, default_rule = platform_rules(eqn.primitive, mctx.platforms)
         ctx = LoweringRuleContext(
             mctx, [a.aval for a in eqn.invars], [v.aval for v in eqn.outvars], eqn
         )
@@ -389,7 +531,10 @@ def lower_jaxpr_body(
         mctx.name_stack = _scope(outer_stack, str(scopes) if scopes else "")
         try:
             with _location(mctx, mctx.name_stack, eqn):
-                outs = _check_results(eqn, rule(ctx, *operands, **eqn.params))
+                outs = lower_per_platform(
+                    ctx, eqn.primitive.name, rules, default_rule, *operands, **eqn.params
+                )
+                outs = _check_results(eqn, outs)
         finally:
             mctx.name_stack = outer_stack
         for var, value in zip(eqn.outvars, outs, strict=True):
@@ -476,6 +621,7 @@ def lower_jaxpr(
     *,
     module_name: str = "jit_f",
     platform: str = "cpu",
+    platforms: Sequence[str] | None = None,
     num_replicas: int = 1,
     num_partitions: int = 1,
     arg_names: Sequence[str] | None = None,
@@ -496,7 +642,9 @@ def lower_jaxpr(
     ``name_stack/<scopes>/<primitive>`` (``jit(f)/layer1/sin``), which XLA keeps as
     its ``op_name``. ``arg_shardings`` / ``result_shardings`` (one ``HloSharding`` or
     None per invar / outvar) become the ``mhlo.sharding`` attributes that XLA's SPMD
-    partitioner reads; a None leaves that layout to XLA.
+    partitioner reads; a None leaves that layout to XLA. ``platforms`` (several) lowers
+    for each of them at once, ``main`` taking the platform index first; by default the
+    module is for ``platform`` alone.
     """
     jaxpr = closed_jaxpr.jaxpr
     n_in = len(jaxpr.invars)
@@ -532,11 +680,16 @@ def lower_jaxpr(
         i32 = ir.IntegerType.get_signless(32)
         attrs["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, num_partitions)
         attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
-        mctx = ModuleContext(context, module, platform)
+        platforms = tuple(platforms) if platforms else (platform,)
+        mctx = ModuleContext(context, module, platforms)
         mctx.name_stack = name_stack
+        index_types = mctx._index_types()
+        n_idx = len(index_types)
         with ir.InsertionPoint(module.body):
             tokens = [abstract_token] * n_tok
-            main = func.FuncOp("main", mb.func_type([*tokens, *in_avals], [*tokens, *out_avals]))
+            ftype = mb.func_type([*tokens, *in_avals], [*tokens, *out_avals])
+            ftype = ir.FunctionType.get([*index_types, *ftype.inputs], ftype.results)
+            main = func.FuncOp("main", ftype)
         main.attributes["sym_visibility"] = ir.StringAttr.get("public")
         mctx.symbol_table.insert(main)
         token_attr = {"jax.token": ir.BoolAttr.get(True)}
@@ -549,8 +702,10 @@ def lower_jaxpr(
         if arg_shardings is not None:
             for j, i in enumerate(kept):
                 _add_sharding(arg_attrs[n_tok + j], arg_shardings[i])
-        if any(arg_attrs):
-            main.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(d) for d in arg_attrs])
+        if any(arg_attrs) or n_idx:
+            main.arg_attrs = ir.ArrayAttr.get(
+                mctx._index_attrs() + [ir.DictAttr.get(d) for d in arg_attrs]
+            )
         result_attrs = [{"jax.result_info": ir.StringAttr.get(n)} for n in names]
         if result_shardings is not None:
             for attrs_j, hlo in zip(result_attrs, result_shardings, strict=True):
@@ -561,11 +716,13 @@ def lower_jaxpr(
         )
         locs = None
         if arg_names is not None:
-            unknown = [ir.Location.unknown()] * n_tok
+            unknown = [ir.Location.unknown()] * (n_idx + n_tok)
             locs = unknown + [ir.Location.name(arg_names[i]) for i in kept]
         block = main.add_entry_block(arg_locs=locs)
         with ir.InsertionPoint(block):
             args = list(block.arguments)
+            if n_idx:
+                mctx.platform_index, args = args[0], args[1:]
             mctx.tokens = dict(zip(ordered, args[:n_tok], strict=True))
             outs = lower_jaxpr_body(mctx, jaxpr, closed_jaxpr.consts, args[n_tok:])
             mb.return_op([*(mctx.tokens[e] for e in ordered), *outs])
@@ -577,7 +734,8 @@ def lower_jaxpr(
         in_avals=in_avals,
         out_avals=out_avals,
         input_output_aliases=aliases,
-        platform=platform,
+        platform=platforms[0],
         host_callbacks=mctx.host_callbacks,
         ordered_effects=tuple(ordered),
+        platforms=platforms,
     )

@@ -13,7 +13,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from lamina.interpreters.core.mlir_bindings import chlo, func, ir, jax_mlir_ext, stablehlo
+from lamina.interpreters.core.mlir_bindings import chlo, func, ir, jax_mlir_ext, sdy, stablehlo
 from lamina.ir import AbstractToken, ShapedArray, dtypes, physical_aval
 
 __all__ = [
@@ -31,7 +31,7 @@ _registry: ir.DialectRegistry | None = None
 
 
 def make_context() -> ir.Context:
-    """A fresh MLIR context with the func, stablehlo and chlo dialects (and the other
+    """A fresh MLIR context with the func, stablehlo, chlo and sdy dialects (and the other
     upstream dialects jaxlib registers) loaded."""
     global _registry
     if _registry is None:
@@ -42,6 +42,7 @@ def make_context() -> ir.Context:
     context.load_all_available_dialects()
     stablehlo.register_dialect(context)
     chlo.register_dialect(context)
+    sdy.register_dialect(context)  # Shardy attributes, in modules lamina.export reads
     return context
 
 

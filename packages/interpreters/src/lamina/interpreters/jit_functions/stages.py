@@ -85,14 +85,23 @@ class Traced(_Stage):
     def out_avals(self):
         return tree_util.tree_unflatten(self.out_tree, list(self.jaxpr.out_avals))
 
-    def lower(self) -> Lowered:
+    def lower(self, *, lowering_platforms=None, _private_parameters=None) -> Lowered:
+        """The StableHLO module, for the platform of the call's device, or for
+        ``lowering_platforms`` (``("cuda",)`` works without a GPU; several platforms
+        give a module whose ``main`` takes the platform index first)."""
+        del _private_parameters
         j, entry = self._jitted, self._entry
         closed = entry.closed
         names = {}
         if len(entry.result_names) == len(closed.out_avals):
             names["result_names"] = entry.result_names
         placement = self._placement()
-        lowered = lower(closed, j._name, entry.donated or None, j._keep_unused, placement, **names)
+        platforms = None
+        if lowering_platforms:
+            platforms = tuple(_canonical_platform(p) for p in lowering_platforms)
+        lowered = lower(
+            closed, j._name, entry.donated or None, j._keep_unused, placement, platforms, **names
+        )
         return Lowered(self, lowered, placement)
 
     def _placement(self):
@@ -102,6 +111,11 @@ class Traced(_Stage):
             self._leaves, j._device, entry.in_shardings, entry.out_shardings, j._name,
             closed=entry.closed,
         )  # fmt: skip
+
+
+def _canonical_platform(platform: str) -> str:
+    """``gpu`` names the GPU platform present (as JAX, an error without one)."""
+    return backend.get_backend("gpu").platform if platform == "gpu" else platform
 
 
 def _check_dialect(dialect) -> None:
@@ -124,6 +138,12 @@ class Lowered(_Stage):
         _check_dialect(dialect)
         return self._lowered.as_text(debug_info=debug_info)
 
+    @property
+    def lowered_module(self):
+        """The ``LoweredModule``: the module with its kept inputs, host callbacks and
+        ordered effects (what ``lamina.export`` records)."""
+        return self._lowered
+
     def compiler_ir(self, dialect: str | None = None):
         """The module: the StableHLO MLIR module, or an ``XlaComputation`` for
         ``"hlo"`` (converted by jaxlib, as JAX does)."""
@@ -136,6 +156,11 @@ class Lowered(_Stage):
         return self._lowered.module
 
     def compile(self, compiler_options=None) -> Compiled:
+        if len(self._lowered.platforms) > 1:
+            raise ValueError(
+                "A module lowered for several platforms "
+                f"{self._lowered.platforms} cannot be compiled: lower it for one"
+            )
         device = self._placement
         if device is None:
             device = self._traced._jitted._device or backend.default_device()
@@ -151,7 +176,7 @@ class Lowered(_Stage):
                 "ordered effects in a program partitioned over several devices are not supported"
             )
         # Tokens order effects at trace time; the executable runs without them.
-        lowered = lower(split.closed, name, None, self._traced._jitted._keep_unused)
+        lowered = lower(split.closed, name, None, self._traced._jitted._keep_unused, device)
         exe = make_executable(lowered, len(split.closed.in_avals), device, name)
         return Compiled(self._traced, _WithoutTokens(exe, split))
 

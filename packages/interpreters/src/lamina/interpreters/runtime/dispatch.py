@@ -184,7 +184,7 @@ def _compile(key, primitive, in_avals, params, device) -> CompiledModule:
             lowered = lower_jaxpr(
                 closed,
                 module_name=f"jit_{primitive.name}",
-                platform=target.platform,
+                platform=target.client.platform,
                 keep_unused=True,
             )
         compiled = compile_lowered(

@@ -43,6 +43,7 @@ __all__ = [
     "call_placement",
     "compiled_call",
     "lower",
+    "lowering_platform",
     "make_executable",
     "module_name",
 ]
@@ -65,10 +66,22 @@ def _log_level() -> int:
     return logging.WARNING if config.jax_log_compiles else logging.DEBUG
 
 
-def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, placement=None, **names):
+def lowering_platform(placement=None) -> str:
+    """The platform a call placed on ``placement`` (a device or a :class:`Partitioning`;
+    None for the default device) is lowered for: its client's (``cpu``, ``cuda``)."""
+    device = placement.devices[0] if isinstance(placement, Partitioning) else placement
+    if device is None:
+        device = backend.default_device()
+    return device.client.platform
+
+
+def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, placement=None,
+          platforms=None, **names):  # fmt: skip
     """``closed`` as a StableHLO module named ``jit_<name>`` (a ``LoweredModule``),
-    annotated with the shardings of ``placement`` when it is a :class:`Partitioning`."""
+    annotated with the shardings of ``placement`` when it is a :class:`Partitioning`;
+    for ``platforms`` (default: the platform of ``placement``)."""
     start = time.perf_counter()
+    platforms = tuple(platforms) if platforms else (lowering_platform(placement),)
     if isinstance(placement, Partitioning):
         names.update(_hlo_shardings(closed, placement))
         donated = _shardable_donation(closed, placement, donated)
@@ -79,6 +92,7 @@ def lower(closed: ClosedJaxpr, name: str, donated, keep_unused: bool, placement=
             keep_unused=keep_unused,
             donated_args=donated,
             name_stack=f"jit({name})",
+            platforms=platforms,
             num_partitions=len(placement.devices) if isinstance(placement, Partitioning) else 1,
             **names,
         )

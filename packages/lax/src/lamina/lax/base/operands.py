@@ -32,11 +32,14 @@ NUMERIC = (INT, FLOAT, COMPLEX)
 ANY = None
 
 
-def standard_primitive(name: str, abstract_eval, lowering) -> Primitive:
-    """A primitive evaluated eagerly by dispatch, with its abstract eval and lowering."""
+def standard_primitive(
+    name: str, abstract_eval, lowering, platform: str | None = None
+) -> Primitive:
+    """A primitive evaluated eagerly by dispatch, with its abstract eval and lowering
+    (for ``platform`` only, when given)."""
     prim = Primitive(name)
     prim.def_abstract_eval(abstract_eval)
-    prim.def_lowering(lowering)
+    prim.def_lowering(lowering, platform)
     def_standard_impl(prim)
     return prim
 

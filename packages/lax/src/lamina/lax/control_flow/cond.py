@@ -7,7 +7,9 @@ the operands to the outputs) and operands ``index, *ops``. It lowers to
 runs a ``cond`` of the branches' known parts now (each also returning the residuals
 of every branch: its own, zeros for the others') and stages a ``cond`` of the unknown
 parts; its transpose is a ``cond`` of the transposed branches. Under ``vmap`` a batched
-index turns the ``cond`` into every branch followed by ``select_n``.
+index turns the ``cond`` into every branch followed by ``select_n``. The cond of
+``platform_dependent`` also has ``branches_platforms`` (the platforms of each branch,
+None for the default): lowered, it keeps only the branches of the platforms lowered for.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from lamina.interpreters import (
     trace_to_jaxpr,
 )
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ClosedJaxpr, Primitive, Var, dtypes, tree_util
+from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, Var, dtypes, tree_util
 from lamina.lax.base.primitives import broadcast_in_dim, clamp, convert_element_type, ne, select_n
 from lamina.lax.control_flow import bodies
 
@@ -201,10 +203,24 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
     return _bind_cond(index, jaxprs, consts, flat_ops, traced[0][2])
 
 
+def cond_of_platforms(index, branches, operands, branches_platforms):
+    """``branches[index](*operands)`` as the ``cond`` of ``platform_dependent``, whose
+    ``index`` is a ``platform_index`` and ``branches_platforms`` the platforms of each
+    branch (None for the default)."""
+    flat_ops, _, traced = _trace_branches(branches, operands)
+    names = [f"branch {i}" for i in range(len(branches))]
+    _check_branch_outputs(names, branches, traced)
+    jaxprs, consts = _common_consts(traced)
+    outs = cond_p.bind(
+        index, *consts, *flat_ops, branches=tuple(jaxprs), branches_platforms=branches_platforms
+    )
+    return tree_util.tree_unflatten(traced[0][2], outs)
+
+
 # ---------------------------------------------------------------- rules
 
 
-def _cond_abstract_eval(index, *ops, branches):
+def _cond_abstract_eval(index, *ops, branches, **_):
     if index.shape or index.dtype != np.int32:
         raise TypeError(f"cond index must be an int32 scalar, got {index.str_short()}")
     for b in branches:
@@ -213,8 +229,10 @@ def _cond_abstract_eval(index, *ops, branches):
     return _weak_joined(branches)
 
 
-def _cond_lowering(ctx, index, *ops, branches):
-    if len(branches) == 1:
+def _cond_lowering(ctx, index, *ops, branches, branches_platforms=None):
+    if branches_platforms is not None:
+        index, branches = _kept_branches(ctx, index, branches, branches_platforms)
+    elif len(branches) == 1:
         b = branches[0]
         return lower_jaxpr_body(ctx.module_context, b.jaxpr, b.consts, list(ops))
     # Tokens of ordered effects enter each branch and leave after the results.
@@ -237,7 +255,26 @@ def _cond_lowering(ctx, index, *ops, branches):
     return results[: len(ctx.avals_out)]
 
 
-def _cond_jvp(primals, tangents, *, branches):
+def _kept_branches(ctx, index, branches, branches_platforms):
+    """For a ``platform_dependent`` cond: the branches of the platforms lowered for (in
+    their order) and the index into them, mapped from ``index`` by a ``case``."""
+    kept, new_index = [], {}
+    for p in ctx.platforms:
+        for i, ps in enumerate(branches_platforms):
+            if ps is None or p in ps:
+                if i not in new_index:
+                    new_index[i] = len(kept)
+                    kept.append(branches[i])
+                break
+    i32 = ShapedArray((), np.dtype(np.int32))
+    case = hlo.CaseOp([ctx.ir_type(i32)], index, len(branches))
+    for i, region in enumerate(case.regions):
+        with ir.InsertionPoint(region.blocks.append()):
+            hlo.return_([ctx.constant(np.int32(new_index.get(i, 0)), i32)])
+    return case.result, kept
+
+
+def _cond_jvp(primals, tangents, *, branches, **params):
     index, ops = primals[0], primals[1:]
     op_tangents = tangents[1:]
     nonzero = [type(t) is not ad.Zero for t in op_tangents]
@@ -246,7 +283,7 @@ def _cond_jvp(primals, tangents, *, branches):
         out_nz = list(map(operator.or_, out_nz, bodies.jvp_out_nonzero(b, nonzero)))
     jvps = [bodies.jvp_jaxpr_forced(b, nonzero, out_nz)[0] for b in branches]
     nz_tangents = [t for t in op_tangents if type(t) is not ad.Zero]
-    outs = cond_p.bind(index, *ops, *nz_tangents, branches=tuple(jvps))
+    outs = cond_p.bind(index, *ops, *nz_tangents, branches=tuple(jvps), **params)
     n = len(branches[0].out_avals)
     primals_out, it = outs[:n], iter(outs[n:])
     tangents_out = [
@@ -256,10 +293,10 @@ def _cond_jvp(primals, tangents, *, branches):
     return primals_out, tangents_out
 
 
-def _cond_partial_eval(trace, args, *, branches):
+def _cond_partial_eval(trace, args, *, branches, **params):
     index, ops = args[0], args[1:]
     if trace.is_unknown(index):
-        return trace.staging.process_primitive(cond_p, args, dict(branches=branches))
+        return trace.staging.process_primitive(cond_p, args, dict(branches=branches, **params))
     unknown = [trace.is_unknown(x) for x in ops]
     n_out = len(branches[0].out_avals)
     out_uk = [False] * n_out
@@ -276,12 +313,12 @@ def _cond_partial_eval(trace, args, *, branches):
         offset += len(res_avals)
     known_ops = [x for x, u in zip(ops, unknown, strict=True) if not u]
     with set_current_trace(trace.parent):
-        known_res = cond_p.bind(index, *known_ops, branches=tuple(knowns))
+        known_res = cond_p.bind(index, *known_ops, branches=tuple(knowns), **params)
     n_known = n_out - sum(out_uk)
     known_outs, residuals = known_res[:n_known], known_res[n_known:]
     unknown_ops = [x for x, u in zip(ops, unknown, strict=True) if u]
     unknown_outs = trace.staging.process_primitive(
-        cond_p, [index, *residuals, *unknown_ops], dict(branches=tuple(stageds))
+        cond_p, [index, *residuals, *unknown_ops], dict(branches=tuple(stageds), **params)
     )
     k_it, u_it = iter(known_outs), iter(unknown_outs)
     return [next(u_it) if u else next(k_it) for u in out_uk]
@@ -318,7 +355,7 @@ def _taking_all_residuals(staged, all_res, offset, count):
 cond_p.def_partial_eval(_cond_partial_eval)
 
 
-def _cond_transpose(cts, index, *ops, branches):
+def _cond_transpose(cts, index, *ops, branches, **params):
     # A tangent reference operand comes as its RefCotangent: each transposed branch
     # takes the cotangent reference and adds into it in place.
     undefined = [is_undefined_primal(x) for x in ops]
@@ -346,11 +383,11 @@ def _cond_transpose(cts, index, *ops, branches):
         closed, _ = trace_to_jaxpr(run, res_avals + ct_avals, "transpose")
         transposed.append(closed)
     cts = [ad.instantiate_zeros(c) for c in cts]
-    outs = iter(cond_p.bind(index, *res, *cts, branches=tuple(transposed)))
+    outs = iter(cond_p.bind(index, *res, *cts, branches=tuple(transposed), **params))
     return [None] + [next(outs) if u else None for u in undefined]
 
 
-def _cond_batching(axis_data, vals, dims, *, branches):
+def _cond_batching(axis_data, vals, dims, *, branches, **params):
     index, ops = vals[0], vals[1:]
     index_dim, op_dims = dims[0], dims[1:]
     if index_dim is not batching.not_mapped:
@@ -367,7 +404,7 @@ def _cond_batching(axis_data, vals, dims, *, branches):
         return results, [0] * len(results)
     n_out = len(branches[0].out_avals)
     batched = [bodies.batch_jaxpr_forced(b, axis_data, op_dims, [0] * n_out)[0] for b in branches]
-    outs = cond_p.bind(index, *ops, branches=tuple(batched))
+    outs = cond_p.bind(index, *ops, branches=tuple(batched), **params)
     return outs, [0] * n_out
 
 
@@ -383,7 +420,7 @@ batching.batching_rules[cond_p] = _cond_batching
 # ---------------------------------------------------------------- discharge
 
 
-def _cond_discharge(in_avals, out_avals, index, *ops, branches):
+def _cond_discharge(in_avals, out_avals, index, *ops, branches, **params):
     """Each branch discharged, returning the final arrays of the references too."""
     op_avals = [bodies.value_type(a) for a in in_avals[1:]]
     new_branches, consts = [], []
@@ -411,7 +448,7 @@ def _cond_discharge(in_avals, out_avals, index, *ops, branches):
         padded.append(moved)
         offset += len(cs)
     flat_consts = [c for cs in consts for c in cs]
-    outs = cond_p.bind(index, *flat_consts, *ops, branches=tuple(padded))
+    outs = cond_p.bind(index, *flat_consts, *ops, branches=tuple(padded), **params)
     n = len(out_avals)
     finals = iter(outs[n:])
     new_values = [None] + [next(finals) if bodies.is_ref(a) else None for a in in_avals[1:]]

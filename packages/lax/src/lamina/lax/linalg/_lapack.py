@@ -61,11 +61,6 @@ def lapack_target(routine: str, dtype) -> str:
     return f"lapack_{prefix}{routine}_ffi"
 
 
-def check_platform(ctx, name: str) -> None:
-    if ctx.platform != "cpu":
-        raise NotImplementedError(f"{name} is only implemented on CPU in lamina so far")
-
-
 def _layout(ndim: int, matrix: bool = True) -> ir.Attribute:
     """Minor-to-major order: column-major matrices (last two axes), batch axes major."""
     if matrix and ndim >= 2:

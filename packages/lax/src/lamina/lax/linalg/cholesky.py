@@ -3,6 +3,7 @@
 ``cholesky_p`` returns LAPACK's factor with the strict upper triangle as it came in;
 the function ``cholesky`` symmetrizes its input first (unless told not to) and keeps
 the lower triangle, as JAX traces it. Matrices that are not positive definite give NaN.
+On GPUs it is cuSOLVER's ``potrf`` (``_gpu_solver``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from lamina.lax.base.primitives import (
     div,
     eq,
 )
-from lamina.lax.linalg import _lapack, matrix_algebra
+from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
 from lamina.lax.linalg.triangular_solve import triangular_solve
 
 __all__ = ["cholesky", "cholesky_p"]
@@ -33,7 +34,6 @@ def _abstract_eval(x):
 
 
 def _lowering(ctx, x):
-    _lapack.check_platform(ctx, "cholesky")
     aval = ctx.avals_in[0]
     nb = aval.ndim - 2
     batch = aval.shape[:nb]
@@ -52,7 +52,24 @@ def _lowering(ctx, x):
     return [_lapack.nan_where_failed(ok, factor, aval, nb)]
 
 
-cholesky_p = standard_primitive("cholesky", _abstract_eval, _lowering)
+def _gpu_lowering(ctx, x):
+    aval = ctx.avals_in[0]
+    nb = aval.ndim - 2
+    batch = aval.shape[:nb]
+    factor, info = _gpu_solver.custom_call(
+        _gpu_solver.solver(ctx, "potrf"),
+        [x],
+        [aval],
+        [aval, ShapedArray(batch, np.dtype(np.int32))],
+        config={"lower": True},
+        aliases={0: 0},
+    )
+    ok = _lapack.info_ok(info, batch)
+    return [_lapack.nan_where_failed(ok, factor, aval, nb)]
+
+
+cholesky_p = standard_primitive("cholesky", _abstract_eval, _lowering, "cpu")
+cholesky_p.def_lowering(_gpu_lowering, "gpu")
 
 
 def _jvp(primals, tangents):

@@ -1,6 +1,8 @@
 """``eig`` (LAPACK ``geev``), ``schur`` (``gees``), ``hessenberg`` (``gehrd``) and
 ``tridiagonal`` (``sytrd``/``hetrd``). Of these only ``eig`` has a derivative rule,
-for its eigenvalues (as in JAX)."""
+for its eigenvalues (as in JAX). On GPUs, as JAX 0.10.2 lowers them: ``eig`` by the
+plugin's hybrid kernel (``cuhybrid_eig_real``/``_comp``: LAPACK or MAGMA on the host)
+and ``tridiagonal`` by cuSOLVER's ``sytrd``; ``schur`` and ``hessenberg`` are CPU-only."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from lamina.lax.base.filling import full_like
 from lamina.lax.base.operands import standard_primitive
 from lamina.lax.base.primitives import add, convert_element_type, div, mul, reduce_sum, sub
 from lamina.lax.base.reshaping import expand_dims
-from lamina.lax.linalg import _lapack, matrix_algebra
+from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
 from lamina.lax.linalg.lu import lu_p, permutation_matrix
 from lamina.lax.linalg.triangular_solve import triangular_solve
 
@@ -85,8 +87,6 @@ def _eig_abstract_eval(x, *, compute_left_eigenvectors, compute_right_eigenvecto
 
 def _eig_lowering(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors,
                   enable_eigvec_derivs, implementation):  # fmt: skip
-
-    _lapack.check_platform(ctx, "eig")
     aval = ctx.avals_in[0]
     batch, n = aval.shape[:-2], aval.shape[-1]
     nb = len(batch)
@@ -120,7 +120,47 @@ def _eig_lowering(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvecto
     return _masked(ok, outs, avals, nb)
 
 
-eig_p = standard_primitive("eig", _eig_abstract_eval, _eig_lowering)
+def _eig_gpu_lowering(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors,
+                      enable_eigvec_derivs, implementation):  # fmt: skip
+    if implementation == EigImplementation.CUSOLVER:
+        raise NotImplementedError(
+            "lamina lowers eig on GPUs with the hybrid kernel only (implementation=None, "
+            "MAGMA or LAPACK)"
+        )
+    aval = ctx.avals_in[0]
+    batch, n = aval.shape[:-2], aval.shape[-1]
+    nb = len(batch)
+    c = _complex_dtype(aval.dtype)
+    vec, w_aval = ShapedArray((*batch, n, n), c), ShapedArray((*batch, n), c)
+    magma = {EigImplementation.MAGMA: "on", EigImplementation.LAPACK: "off"}.get(
+        implementation, "auto"
+    )
+    _gpu_solver.initialize_hybrid_kernels()
+    real = np.dtype(aval.dtype).kind != "c"
+    parts = [ShapedArray((*batch, n), aval.dtype)] * (2 if real else 1)
+    *w, vl, vr, info = _gpu_solver.custom_call(
+        _gpu_solver.target(ctx, "hybrid_eig_real" if real else "hybrid_eig_comp"),
+        [x],
+        [aval],
+        [*parts, vec, vec, ShapedArray(batch, _I32)],
+        config={
+            "magma": magma,
+            "left": bool(compute_left_eigenvectors),
+            "right": bool(compute_right_eigenvectors),
+        },
+    )
+    w = hlo.complex(*w) if real else w[0]
+    ok = _lapack.info_ok(info, batch)
+    outs, avals = [w], [w_aval]
+    if compute_left_eigenvectors:
+        outs, avals = [*outs, vl], [*avals, vec]
+    if compute_right_eigenvectors:
+        outs, avals = [*outs, vr], [*avals, vec]
+    return _masked(ok, outs, avals, nb)
+
+
+eig_p = standard_primitive("eig", _eig_abstract_eval, _eig_lowering, "cpu")
+eig_p.def_lowering(_eig_gpu_lowering, "gpu")
 eig_p.multiple_results = True
 _batching_rule(eig_p)
 
@@ -154,7 +194,6 @@ def _schur_abstract_eval(x, *, compute_schur_vectors, sort_eig_vals, select_call
 
 
 def _schur_lowering(ctx, x, *, compute_schur_vectors, sort_eig_vals, select_callable):
-    _lapack.check_platform(ctx, "schur")
     aval = ctx.avals_in[0]
     batch, n = aval.shape[:-2], aval.shape[-1]
     nb = len(batch)
@@ -177,7 +216,7 @@ def _schur_lowering(ctx, x, *, compute_schur_vectors, sort_eig_vals, select_call
     return _masked(ok, [t], [aval], nb)
 
 
-schur_p = standard_primitive("schur", _schur_abstract_eval, _schur_lowering)
+schur_p = standard_primitive("schur", _schur_abstract_eval, _schur_lowering, "cpu")
 schur_p.multiple_results = True
 _batching_rule(schur_p)
 
@@ -203,7 +242,6 @@ def _hessenberg_abstract_eval(a):
 
 
 def _hessenberg_lowering(ctx, a):
-    _lapack.check_platform(ctx, "hessenberg")
     aval = ctx.avals_in[0]
     taus_aval = ctx.avals_out[1]
     batch, n = aval.shape[:-2], aval.shape[-1]
@@ -218,7 +256,9 @@ def _hessenberg_lowering(ctx, a):
     return _masked(ok, [h, taus], [aval, taus_aval], len(batch))
 
 
-hessenberg_p = standard_primitive("hessenberg", _hessenberg_abstract_eval, _hessenberg_lowering)
+hessenberg_p = standard_primitive(
+    "hessenberg", _hessenberg_abstract_eval, _hessenberg_lowering, "cpu"
+)
 hessenberg_p.multiple_results = True
 _batching_rule(hessenberg_p)
 
@@ -245,7 +285,6 @@ def _tridiagonal_abstract_eval(a, *, lower):
 
 
 def _tridiagonal_lowering(ctx, a, *, lower):
-    _lapack.check_platform(ctx, "tridiagonal")
     aval = ctx.avals_in[0]
     batch = aval.shape[:-2]
     routine = "hetrd" if np.dtype(aval.dtype).kind == "c" else "sytrd"
@@ -260,7 +299,22 @@ def _tridiagonal_lowering(ctx, a, *, lower):
     return _masked(ok, outs, avals, len(batch))
 
 
-tridiagonal_p = standard_primitive("tridiagonal", _tridiagonal_abstract_eval, _tridiagonal_lowering)
+def _tridiagonal_gpu_lowering(ctx, a, *, lower):
+    aval = ctx.avals_in[0]
+    batch = aval.shape[:-2]
+    avals = list(ctx.avals_out)
+    *outs, info = _gpu_solver.custom_call(
+        _gpu_solver.solver(ctx, "sytrd"), [a], [aval], [*avals, ShapedArray(batch, _I32)],
+        config={"lower": bool(lower)}, aliases={0: 0},
+    )  # fmt: skip
+    ok = _lapack.info_ok(info, batch)
+    return _masked(ok, outs, avals, len(batch))
+
+
+tridiagonal_p = standard_primitive(
+    "tridiagonal", _tridiagonal_abstract_eval, _tridiagonal_lowering, "cpu"
+)
+tridiagonal_p.def_lowering(_tridiagonal_gpu_lowering, "gpu")
 tridiagonal_p.multiple_results = True
 _batching_rule(tridiagonal_p)
 

@@ -1,6 +1,9 @@
 """``eigh``: eigenvalues and eigenvectors of Hermitian matrices (LAPACK ``syevd`` /
 ``heevd``). ``eigh_p`` returns ``(v, w)``: eigenvectors as columns of ``v`` and real
-eigenvalues ``w`` in ascending order; matrices LAPACK fails on give NaN."""
+eigenvalues ``w`` in ascending order; matrices LAPACK fails on give NaN. On GPUs it is
+cuSOLVER through the plugin's ``syevd`` target, whose ``algorithm`` is 0 by default (the
+kernel takes Jacobi ``syevj`` for small matrices, ``syevd`` otherwise), 1 for
+``EighImplementation.QR`` and 2 for ``JACOBI``."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from lamina.interpreters import ad
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import add, broadcast_in_dim, convert_element_type, div, mul, sub
-from lamina.lax.linalg import _lapack, matrix_algebra
+from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
 
 __all__ = ["EighImplementation", "eigh", "eigh_p"]
 
@@ -42,7 +45,6 @@ def _abstract_eval(x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
 
 
 def _lowering(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
-    _lapack.check_platform(ctx, "eigh")
     aval = ctx.avals_in[0]
     v_aval, w_aval = ctx.avals_out
     batch = aval.shape[:-2]
@@ -65,7 +67,31 @@ def _lowering(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
     ]
 
 
-eigh_p = standard_primitive("eigh", _abstract_eval, _lowering)
+def _gpu_lowering(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm):
+    if algorithm == EighImplementation.QDWH:
+        raise NotImplementedError("QDWH implementation is only supported on TPU")
+    aval = ctx.avals_in[0]
+    v_aval, w_aval = ctx.avals_out
+    batch = aval.shape[:-2]
+    nb = len(batch)
+    number = 0 if algorithm is None else 2 if algorithm == EighImplementation.JACOBI else 1
+    v, w, info = _gpu_solver.custom_call(
+        _gpu_solver.solver(ctx, "syevd"),
+        [x],
+        [aval],
+        [v_aval, w_aval, ShapedArray(batch, np.dtype(np.int32))],
+        config={"lower": bool(lower), "algorithm": np.uint8(number)},
+        aliases={0: 0},
+    )
+    ok = _lapack.info_ok(info, batch)
+    return [
+        _lapack.nan_where_failed(ok, v, v_aval, nb),
+        _lapack.nan_where_failed(ok, w, w_aval, nb),
+    ]
+
+
+eigh_p = standard_primitive("eigh", _abstract_eval, _lowering, "cpu")
+eigh_p.def_lowering(_gpu_lowering, "gpu")
 eigh_p.multiple_results = True
 
 

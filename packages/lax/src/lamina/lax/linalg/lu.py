@@ -4,7 +4,8 @@
 ``lu_p`` returns the packed factors (L below the diagonal with an implied unit diagonal,
 U on and above it), the 0-based pivots (row ``i`` was swapped with row ``pivots[i]``)
 and the permutation those swaps make. Matrices LAPACK rejects give NaN; singular
-matrices are factored (U has a zero on its diagonal).
+matrices are factored (U has a zero on its diagonal). On GPUs: cuSOLVER's ``getrf`` and
+the plugin's ``cu_lu_pivots_to_permutation`` (``_gpu_solver``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from lamina.lax.base.primitives import (
     ge,
 )
 from lamina.lax.base.reshaping import pad, slice_in_dim
-from lamina.lax.linalg import _lapack, matrix_algebra
+from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
 from lamina.lax.linalg._permutation import pivots_to_permutation
 from lamina.lax.linalg.triangular_solve import triangular_solve
 
@@ -49,7 +50,6 @@ def _lu_abstract_eval(x):
 
 
 def _lu_lowering(ctx, x):
-    _lapack.check_platform(ctx, "lu")
     aval = ctx.avals_in[0]
     piv_aval = ctx.avals_out[1]
     *batch, m, n = aval.shape
@@ -70,7 +70,37 @@ def _lu_lowering(ctx, x):
     return [factors, pivots, perm]
 
 
-lu_p = standard_primitive("lu", _lu_abstract_eval, _lu_lowering)
+def _lu_gpu_lowering(ctx, x):
+    aval = ctx.avals_in[0]
+    piv_aval, perm_aval = ctx.avals_out[1:]
+    batch = aval.shape[:-2]
+    factors, pivots, info = _gpu_solver.custom_call(
+        _gpu_solver.solver(ctx, "getrf"),
+        [x],
+        [aval],
+        [aval, piv_aval, ShapedArray(batch, _I32)],
+        aliases={0: 0},
+    )
+    pivots = hlo.subtract(pivots, _lapack.constant(1, _I32, piv_aval.shape))
+    ok = _lapack.info_ok(info, batch, equal=False)
+    factors = _lapack.nan_where_failed(ok, factors, aval, len(batch))
+    return [factors, pivots, _gpu_permutation(ctx, pivots, piv_aval, perm_aval)]
+
+
+def _gpu_permutation(ctx, pivots, piv_aval, perm_aval):
+    (perm,) = _gpu_solver.custom_call(
+        _gpu_solver.target(ctx, "_lu_pivots_to_permutation"),
+        [pivots],
+        [piv_aval],
+        [perm_aval],
+        column_major=False,
+        num_non_batch_dims=1,
+    )
+    return perm
+
+
+lu_p = standard_primitive("lu", _lu_abstract_eval, _lu_lowering, "cpu")
+lu_p.def_lowering(_lu_gpu_lowering, "gpu")
 lu_p.multiple_results = True
 
 
@@ -177,9 +207,14 @@ def _perm_lowering(ctx, pivots, *, permutation_size):
     return [pivots_to_permutation(pivots, aval.shape[:-1], aval.shape[-1], permutation_size)]
 
 
+def _perm_gpu_lowering(ctx, pivots, *, permutation_size):
+    return [_gpu_permutation(ctx, pivots, ctx.avals_in[0], ctx.avals_out[0])]
+
+
 lu_pivots_to_permutation_p = standard_primitive(
     "lu_pivots_to_permutation", _perm_abstract_eval, _perm_lowering
 )
+lu_pivots_to_permutation_p.def_lowering(_perm_gpu_lowering, "gpu")
 
 
 def _perm_batching(axis_data, vals, dims, *, permutation_size):

@@ -2,7 +2,9 @@
 ``householder_product`` (Q from Householder reflectors and their scales).
 
 ``qr_p`` has JAX's params ``full_matrices``, ``pivoting`` and ``use_magma``. Q is
-m×m (``full_matrices``) or m×min(m, n); R is m×n or min(m, n)×n.
+m×m (``full_matrices``) or m×min(m, n); R is m×n or min(m, n)×n. On GPUs the same
+steps use cuSOLVER's ``geqrf``/``orgqr`` and the plugin's hybrid ``geqp3``
+(``_gpu_solver``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from lamina.lax.base.filling import full_like
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import add, broadcast_in_dim, broadcasted_iota, mul, sub
 from lamina.lax.base.reshaping import concatenate, slice_in_dim
-from lamina.lax.linalg import _lapack, matrix_algebra
+from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
 from lamina.lax.linalg.decompositions import solve_with_lu
 from lamina.lax.linalg.triangular_solve import triangular_solve
 from lamina.lax.sorting import sort_key_val
@@ -35,24 +37,37 @@ def _qr_abstract_eval(x, *, pivoting, full_matrices, use_magma):
     return outs
 
 
-def _geqp3(x, aval):
+def _geqp3(ctx, x, aval, use_magma):
     """``geqp3``: QR with column pivoting; the pivots come back 0-based."""
     *batch, m, n = aval.shape
     taus_aval = ShapedArray((*batch, min(m, n)), aval.dtype)
     jpvt_aval = ShapedArray((*batch, n), np.dtype(np.int32))
     start = _lapack.constant(0, np.int32, jpvt_aval.shape)  # 0: every column is free
-    factors, jpvt, taus = _lapack.custom_call(
-        _lapack.lapack_target("geqp3", aval.dtype), [x, start], [aval, jpvt_aval],
-        [aval, jpvt_aval, taus_aval], num_batch_dims=len(batch), aliases={0: 0, 1: 1},
-        matrix_operands=[True, False], matrix_results=[True, False, False],
-    )  # fmt: skip
+    if ctx.platform != "cpu":
+        _gpu_solver.initialize_hybrid_kernels()
+        magma = "auto" if use_magma is None else ("on" if use_magma else "off")
+        factors, jpvt, taus = _gpu_solver.custom_call(
+            _gpu_solver.target(ctx, "hybrid_geqp3"), [x, start], [aval, jpvt_aval],
+            [aval, jpvt_aval, taus_aval], config={"magma": magma}, aliases={0: 0, 1: 1},
+        )  # fmt: skip
+    else:
+        factors, jpvt, taus = _lapack.custom_call(
+            _lapack.lapack_target("geqp3", aval.dtype), [x, start], [aval, jpvt_aval],
+            [aval, jpvt_aval, taus_aval], num_batch_dims=len(batch), aliases={0: 0, 1: 1},
+            matrix_operands=[True, False], matrix_results=[True, False, False],
+        )  # fmt: skip
     jpvt = hlo.subtract(jpvt, _lapack.constant(1, np.int32, jpvt_aval.shape))
     return factors, taus, taus_aval, jpvt
 
 
-def _geqrf(x, aval):
+def _geqrf(ctx, x, aval):
     *batch, m, n = aval.shape
     taus_aval = ShapedArray((*batch, min(m, n)), aval.dtype)
+    if ctx.platform != "cpu":
+        factors, taus = _gpu_solver.custom_call(
+            _gpu_solver.solver(ctx, "geqrf"), [x], [aval], [aval, taus_aval], aliases={0: 0}
+        )
+        return factors, taus, taus_aval
     factors, taus = _lapack.custom_call(
         _lapack.lapack_target("geqrf", aval.dtype),
         [x],
@@ -65,7 +80,13 @@ def _geqrf(x, aval):
     return factors, taus, taus_aval
 
 
-def _orgqr(a, a_aval, taus, taus_aval):
+def _orgqr(ctx, a, a_aval, taus, taus_aval):
+    if ctx.platform != "cpu":
+        (q,) = _gpu_solver.custom_call(
+            _gpu_solver.solver(ctx, "orgqr"), [a, taus], [a_aval, taus_aval], [a_aval],
+            aliases={0: 0},
+        )  # fmt: skip
+        return q
     routine = "ungqr" if np.dtype(a_aval.dtype).kind == "c" else "orgqr"
     (q,) = _lapack.custom_call(
         _lapack.lapack_target(routine, a_aval.dtype),
@@ -94,17 +115,16 @@ def _resize_columns(x, aval, cols):
 
 
 def _qr_lowering(ctx, x, *, pivoting, full_matrices, use_magma):
-    _lapack.check_platform(ctx, "qr")
     aval = ctx.avals_in[0]
     q_aval, r_aval = ctx.avals_out[:2]
     *batch, m, n = aval.shape
     if pivoting:
-        factors, taus, taus_aval, jpvt = _geqp3(x, aval)
+        factors, taus, taus_aval, jpvt = _geqp3(ctx, x, aval, use_magma)
     else:
-        factors, taus, taus_aval = _geqrf(x, aval)
+        factors, taus, taus_aval = _geqrf(ctx, x, aval)
     k = q_aval.shape[-1]
     q_in, q_in_aval = _resize_columns(factors, aval, k)
-    q = _orgqr(q_in, q_in_aval, taus, taus_aval)
+    q = _orgqr(ctx, q_in, q_in_aval, taus, taus_aval)
     r_rows = r_aval.shape[-2]
     nd = aval.ndim
     r = factors
@@ -114,7 +134,8 @@ def _qr_lowering(ctx, x, *, pivoting, full_matrices, use_magma):
     return [q, r, jpvt] if pivoting else [q, r]
 
 
-qr_p = standard_primitive("qr", _qr_abstract_eval, _qr_lowering)
+qr_p = standard_primitive("qr", _qr_abstract_eval, _qr_lowering, "cpu")
+qr_p.def_lowering(_qr_lowering, "gpu")
 qr_p.multiple_results = True
 
 
@@ -241,12 +262,14 @@ def _hh_abstract_eval(a, taus):
 
 
 def _hh_lowering(ctx, a, taus):
-    _lapack.check_platform(ctx, "householder_product")
     a_aval, taus_aval = ctx.avals_in
-    return [_orgqr(a, a_aval, taus, taus_aval)]
+    return [_orgqr(ctx, a, a_aval, taus, taus_aval)]
 
 
-householder_product_p = standard_primitive("householder_product", _hh_abstract_eval, _hh_lowering)
+householder_product_p = standard_primitive(
+    "householder_product", _hh_abstract_eval, _hh_lowering, "cpu"
+)
+householder_product_p.def_lowering(_hh_lowering, "gpu")
 
 
 def _hh_batching(axis_data, vals, dims):
@@ -271,12 +294,12 @@ def _geqrf_abstract_eval(x):
 
 
 def _geqrf_lowering(ctx, x):
-    _lapack.check_platform(ctx, "geqrf")
-    factors, taus, _ = _geqrf(x, ctx.avals_in[0])
+    factors, taus, _ = _geqrf(ctx, x, ctx.avals_in[0])
     return [factors, taus]
 
 
-geqrf_p = standard_primitive("geqrf", _geqrf_abstract_eval, _geqrf_lowering)
+geqrf_p = standard_primitive("geqrf", _geqrf_abstract_eval, _geqrf_lowering, "cpu")
+geqrf_p.def_lowering(_geqrf_lowering, "gpu")
 geqrf_p.multiple_results = True
 
 

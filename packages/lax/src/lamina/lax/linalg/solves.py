@@ -1,16 +1,22 @@
 """``tridiagonal_solve`` (LAPACK ``gtsv``), ``ormqr`` (``ormqr``/``unmqr``: products with
-Q from ``geqrf``'s reflectors), ``cholesky_update`` and ``symmetric_product``."""
+Q from ``geqrf``'s reflectors), ``cholesky_update`` and ``symmetric_product``. On GPUs
+``tridiagonal_solve`` is cuSPARSE's ``gtsv2`` (the plugin's perturbed kernel with
+``perturb_singular``; systems of fewer than 3 rows are solved with lax operations, as
+cuSPARSE needs 3) and ``ormqr`` cuSOLVER's; on CUDA ``cholesky_update`` and
+``symmetric_product`` are the plugin's ``cu_cholesky_update_ffi`` and ``syrk`` kernels."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from lamina.interpreters import ad, reverse
+from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import ir
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import FLOAT, aval_of, check_dtype, standard_primitive
-from lamina.lax.base.primitives import add, broadcast_in_dim, mul, neg
-from lamina.lax.linalg import _lapack, matrix_algebra
+from lamina.lax.base.primitives import add, broadcast_in_dim, div, mul, neg, sub
+from lamina.lax.base.reshaping import concatenate, expand_dims, slice_in_dim
+from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
 from lamina.lax.linalg.cholesky import cholesky_p
 
 __all__ = [
@@ -56,7 +62,6 @@ def _tds_abstract_eval(dl, d, du, b, *, perturb_singular):
 
 
 def _tds_lowering(ctx, dl, d, du, b, *, perturb_singular):
-    _lapack.check_platform(ctx, "tridiagonal_solve")
     avals = list(ctx.avals_in)
     b_aval = avals[3]
     batch = b_aval.shape[:-2]
@@ -77,7 +82,50 @@ def _tds_lowering(ctx, dl, d, du, b, *, perturb_singular):
     return [_lapack.nan_where_failed(ok, x, b_aval, len(batch))]
 
 
-tridiagonal_solve_p = standard_primitive("tridiagonal_solve", _tds_abstract_eval, _tds_lowering)
+def _tds_gpu_lowering(ctx, dl, d, du, b, *, perturb_singular):
+    avals = list(ctx.avals_in)
+    b_aval = avals[3]
+    if perturb_singular:
+        (x,) = _gpu_solver.custom_call(
+            _gpu_solver.target(ctx, "_tridiagonal_solve_perturbed"), [dl, d, du, b], avals,
+            [b_aval],
+        )  # fmt: skip
+        return [x]
+    if b_aval.shape[-2] < 3:
+        return matrix_algebra.inline(ctx, _thomas, [dl, d, du, b], avals)
+    (x,) = _gpu_solver.custom_call(
+        _gpu_solver.target(ctx, "sparse_gtsv2_ffi"), [dl, d, du, b], avals, [b_aval],
+        aliases={0: 3},
+    )  # fmt: skip
+    return [x]
+
+
+def _thomas(dl, d, du, b):
+    """The Thomas algorithm, unrolled over the (few) rows."""
+    nd = aval_of(d).ndim
+    m = aval_of(d).shape[-1]
+
+    def row(v, i):  # v[..., i] as [..., 1, 1], to scale rows of b
+        return expand_dims(slice_in_dim(v, i, i + 1, axis=nd - 1), (nd,))
+
+    def brow(i):
+        return slice_in_dim(b, i, i + 1, axis=nd - 1)
+
+    c_prime, x_prime = [div(row(du, 0), row(d, 0))], [div(brow(0), row(d, 0))]
+    for i in range(1, m):
+        denom = sub(row(d, i), mul(row(dl, i), c_prime[-1]))
+        c_prime.append(div(row(du, i), denom))
+        x_prime.append(div(sub(brow(i), mul(row(dl, i), x_prime[-1])), denom))
+    xs = [x_prime[-1]]
+    for i in range(m - 2, -1, -1):
+        xs.insert(0, sub(x_prime[i], mul(c_prime[i], xs[0])))
+    return [concatenate(xs, nd - 1)]
+
+
+tridiagonal_solve_p = standard_primitive(
+    "tridiagonal_solve", _tds_abstract_eval, _tds_lowering, "cpu"
+)
+tridiagonal_solve_p.def_lowering(_tds_gpu_lowering, "gpu")
 _batch_front_rule(tridiagonal_solve_p)
 
 
@@ -135,7 +183,6 @@ def _ormqr_abstract_eval(a, taus, c, *, left, transpose):
 
 
 def _ormqr_lowering(ctx, a, taus, c, *, left, transpose):
-    _lapack.check_platform(ctx, "ormqr")
     avals = list(ctx.avals_in)
     c_aval = avals[2]
     routine = "unmqr" if np.dtype(c_aval.dtype).kind == "c" else "ormqr"
@@ -148,7 +195,17 @@ def _ormqr_lowering(ctx, a, taus, c, *, left, transpose):
     return [out]
 
 
-ormqr_p = standard_primitive("ormqr", _ormqr_abstract_eval, _ormqr_lowering)
+def _ormqr_gpu_lowering(ctx, a, taus, c, *, left, transpose):
+    avals = list(ctx.avals_in)
+    (out,) = _gpu_solver.custom_call(
+        _gpu_solver.solver(ctx, "ormqr"), [a, taus, c], avals, [avals[2]],
+        config={"left": bool(left), "transpose": bool(transpose)}, aliases={0: 2},
+    )  # fmt: skip
+    return [out]
+
+
+ormqr_p = standard_primitive("ormqr", _ormqr_abstract_eval, _ormqr_lowering, "cpu")
+ormqr_p.def_lowering(_ormqr_gpu_lowering, "gpu")
 _batch_front_rule(ormqr_p)
 
 
@@ -184,7 +241,16 @@ def _update_lowering(ctx, r, w):
     return matrix_algebra.inline(ctx, _updated_factor, [r, w], ctx.avals_in)
 
 
+def _update_cuda_lowering(ctx, r, w):
+    r_out, _ = _gpu_solver.custom_call(
+        _gpu_solver.target(ctx, "_cholesky_update_ffi"), [r, w], ctx.avals_in, ctx.avals_in,
+        aliases={0: 0, 1: 1}, num_non_batch_dims=None,
+    )  # fmt: skip
+    return [r_out]
+
+
 cholesky_update_p = standard_primitive("cholesky_update", _update_abstract_eval, _update_lowering)
+cholesky_update_p.def_lowering(_update_cuda_lowering, "cuda")
 
 
 def cholesky_update(r_matrix, w_vector):
@@ -219,9 +285,22 @@ def _symprod_lowering(ctx, a, c, *, alpha, beta):
     return matrix_algebra.inline(ctx, value, [a, c], ctx.avals_in)
 
 
+def _symprod_cuda_lowering(ctx, a, c, *, alpha, beta):
+    a_aval, c_aval = ctx.avals_in
+    scalar = ShapedArray((), c_aval.dtype)
+    factors = [_lapack.constant(v, c_aval.dtype, ()) for v in (alpha, beta)]
+    factors = [mb.broadcast_in_dim(f, scalar, []) for f in factors]
+    (out,) = _gpu_solver.custom_call(
+        _gpu_solver.solver(ctx, "syrk"), [a, c, *factors], [a_aval, c_aval, scalar, scalar],
+        [c_aval], config={"transpose": False}, aliases={0: 1}, num_non_batch_dims=None,
+    )  # fmt: skip
+    return [out]
+
+
 symmetric_product_p = standard_primitive(
     "symmetric_product", _symprod_abstract_eval, _symprod_lowering
 )
+symmetric_product_p.def_lowering(_symprod_cuda_lowering, "cuda")
 _batch_front_rule(symmetric_product_p)
 
 

@@ -1,5 +1,10 @@
 """``svd``: A = U·diag(s)·Vᴴ (LAPACK ``gesdd``). ``svd_p`` returns ``s`` (descending)
-and, with ``compute_uv``, ``u`` and ``vh``; matrices LAPACK fails on give NaN."""
+and, with ``compute_uv``, ``u`` and ``vh``; matrices LAPACK fails on give NaN.
+
+On GPUs (``_gpu_solver``) the algorithm is chosen as JAX 0.10.2 chooses it: by default
+cuSOLVER's Jacobi ``gesvdj`` for matrices up to 1024×1024 and the QR-based ``gesvd``
+beyond (on the transpose when m < n); ``QR``, ``JACOBI`` and ``POLAR`` (``gesvdp``) pick
+one; ``DIVIDE_AND_CONQUER`` (``gesdd``) exists only on ROCm."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ import enum
 import numpy as np
 
 from lamina.interpreters import ad
+from lamina.interpreters.mlir import hlo
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import (
@@ -19,7 +25,7 @@ from lamina.lax.base.primitives import (
     mul,
     sub,
 )
-from lamina.lax.linalg import _lapack, matrix_algebra
+from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
 
 __all__ = ["SvdAlgorithm", "svd", "svd_p"]
 
@@ -55,7 +61,6 @@ def _abstract_eval(x, *, full_matrices, compute_uv, subset_by_index, algorithm):
 
 
 def _lowering(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm):
-    _lapack.check_platform(ctx, "svd")
     aval = ctx.avals_in[0]
     s_aval = ctx.avals_out[0]
     *_, m, n = aval.shape
@@ -84,7 +89,79 @@ def _lowering(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm):
     return [s, u, vh]
 
 
-svd_p = standard_primitive("svd", _abstract_eval, _lowering)
+def _gpu_routine(ctx, algorithm, m, n) -> str:
+    """The GPU kernel for ``algorithm``: ``gesvdj``, ``gesvdp``, ``gesvd`` or ``gesdd``."""
+    if algorithm in (None, SvdAlgorithm.DEFAULT):
+        return "gesvdj" if m <= 1024 and n <= 1024 else "gesvd"
+    if algorithm == SvdAlgorithm.DIVIDE_AND_CONQUER:
+        if ctx.platform != "rocm":
+            raise NotImplementedError(
+                "Divide-and-conquer SVD (SvdAlgorithm.DIVIDE_AND_CONQUER) is only supported "
+                "on AMD (ROCm) GPUs, not on NVIDIA CUDA."
+            )
+        return "gesdd"
+    routines = {SvdAlgorithm.QR: "gesvd", SvdAlgorithm.JACOBI: "gesvdj"}
+    return routines.get(algorithm, "gesvdp")
+
+
+def _gpu_lowering(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorithm):
+    aval = ctx.avals_in[0]
+    s_aval = ctx.avals_out[0]
+    *batch, m, n = aval.shape
+    batch, nb, k = tuple(batch), len(batch), min(m, n)
+    routine = _gpu_routine(ctx, algorithm, m, n)
+    econ, transposed, config = not full_matrices, False, {}
+    if compute_uv:
+        u_aval, vh_aval = ctx.avals_out[1:]
+    else:
+        u_aval = vh_aval = ShapedArray((), aval.dtype)
+    if routine == "gesvdj":  # no economy mode below 32×32
+        econ = not full_matrices and m > 32 and n > 32
+    elif routine in ("gesvd", "gesdd"):
+        transposed = routine == "gesvd" and m < n
+        config["transposed"] = transposed
+    if routine in ("gesvdj", "gesvdp"):  # u and v are always computed
+        u_aval = ShapedArray((*batch, m, k if econ else m), aval.dtype)
+        vh_aval = ShapedArray((*batch, n, k if econ else n), aval.dtype)
+        results = [aval, s_aval, u_aval, vh_aval]
+    elif transposed:
+        results = [aval, s_aval, vh_aval, u_aval]
+    else:
+        results = [aval, s_aval, u_aval, vh_aval]
+    config.update(full_matrices=not econ, compute_uv=bool(compute_uv))
+    _, s, u, vh, info = _gpu_solver.custom_call(
+        _gpu_solver.solver(ctx, routine),
+        [x],
+        [aval],
+        [*results, ShapedArray(batch, np.dtype(np.int32))],
+        config=config,
+        aliases={0: 0},
+        column_major=not transposed,
+    )
+    if transposed:
+        u, vh = vh, u
+    if routine in ("gesvdj", "gesvdp") and compute_uv:
+        vh = hlo.transpose(vh, [*range(nb), nb + 1, nb])  # v to vᴴ
+        if dtypes.issubdtype(aval.dtype, np.complexfloating):
+            vh = hlo.complex(hlo.real(vh), hlo.negate(hlo.imag(vh)))
+        if not full_matrices and not econ:
+            nd = aval.ndim
+            u = hlo.slice(u, [0] * nd, [*batch, m, k], [1] * nd)
+            vh = hlo.slice(vh, [0] * nd, [*batch, k, n], [1] * nd)
+    ok = _lapack.info_ok(info, batch)
+    s = _lapack.nan_where_failed(ok, s, s_aval, nb)
+    if not compute_uv:
+        return [s]
+    u_aval, vh_aval = ctx.avals_out[1:]
+    return [
+        s,
+        _lapack.nan_where_failed(ok, u, u_aval, nb),
+        _lapack.nan_where_failed(ok, vh, vh_aval, nb),
+    ]
+
+
+svd_p = standard_primitive("svd", _abstract_eval, _lowering, "cpu")
+svd_p.def_lowering(_gpu_lowering, "gpu")
 svd_p.multiple_results = True
 
 

@@ -1,7 +1,8 @@
 """``triangular_solve``: op(A)·X = B or X·op(A) = B for triangular A (LAPACK ``trsm``).
 
 op(A) is A, Aᵀ, conj(A) or Aᴴ (``transpose_a``, ``conjugate_a``). Linear in B: its
-transpose solves with op(A)ᵀ.
+transpose solves with op(A)ᵀ. Off the CPU (GPUs) it is ``stablehlo.triangular_solve``,
+which XLA runs with cuBLAS's ``trsm``, as JAX lowers it.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters import ad, reverse
-from lamina.interpreters.mlir import hlo
+from lamina.interpreters.mlir import chlo, hlo, ir
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import convert_element_type, neg
@@ -47,7 +48,6 @@ def _abstract_eval(a, b, *, left_side, lower, transpose_a, conjugate_a, unit_dia
 
 
 def _lowering(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
-    _lapack.check_platform(ctx, "triangular_solve")
     a_aval, b_aval = ctx.avals_in
     if conjugate_a and not transpose_a:  # LAPACK has no conj-without-transpose mode
         a = _conj_ir(a, a_aval)
@@ -80,7 +80,24 @@ def _conj_ir(a, aval):
     return hlo.complex(real, imag)
 
 
-triangular_solve_p = standard_primitive("triangular_solve", _abstract_eval, _lowering)
+def _hlo_lowering(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
+    if conjugate_a and not transpose_a:
+        a = chlo.conj(a)
+        conjugate_a = False
+    transpose = "NO_TRANSPOSE" if not transpose_a else "ADJOINT" if conjugate_a else "TRANSPOSE"
+    out = hlo.triangular_solve(
+        a,
+        b,
+        ir.BoolAttr.get(left_side),
+        ir.BoolAttr.get(lower),
+        ir.BoolAttr.get(unit_diagonal),
+        hlo.TransposeAttr.get(transpose),
+    )
+    return [out]
+
+
+triangular_solve_p = standard_primitive("triangular_solve", _abstract_eval, _hlo_lowering)
+triangular_solve_p.def_lowering(_lowering, "cpu")
 
 
 def _jvp(primals, tangents, **params):

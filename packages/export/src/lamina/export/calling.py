@@ -1,0 +1,241 @@
+"""Calling an exported function: the ``call_exported`` primitive, whose lowering
+inlines the exported module's functions into the caller's module and calls its
+``main`` by the export calling convention (a platform index first when exported for
+several platforms, then a token per ordered effect, then the kept array arguments;
+tokens first among the results), and ``call_exported``, the function that binds it
+under a ``custom_vjp`` whose backward pass calls the exported VJP.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from lamina.export.safety_checks import DisabledSafetyCheck
+from lamina.interpreters import apply_primitive, batching, custom_vjp, jit, mlir
+from lamina.ir import Primitive, ShapedArray, dtypes, tree_util
+from lamina.lax import map as lax_map
+from lamina.lax import register_lapack_targets
+
+__all__ = ["arg_path", "call_exported", "call_exported_p"]
+
+call_exported_p = Primitive("call_exported")
+call_exported_p.multiple_results = True
+
+
+def _path_str(path) -> str:
+    """``args[0]``, ``kwargs['x']``: a key path into ``(args, kwargs)`` as JAX names it."""
+    if not path:
+        return ""
+    head = "args" if getattr(path[0], "idx", None) == 0 else "kwargs"
+    return head + tree_util.keystr(tuple(path[1:]))
+
+
+def arg_path(in_tree, arg_idx: int, dim_idx: int | None = None) -> str:
+    """Names the flat argument ``arg_idx`` of an export (and its dimension ``dim_idx``)."""
+    placeholder = in_tree.unflatten([0] * in_tree.num_leaves)
+    paths = [p for p, _ in tree_util.tree_flatten_with_path(placeholder)[0]]
+    name = _path_str(paths[arg_idx]) if arg_idx < len(paths) else f"args[{arg_idx}]"
+    return name if dim_idx is None else f"{name}.shape[{dim_idx}]"
+
+
+def _abstract_eval(*avals, exported):
+    if len(avals) != len(exported.in_avals):
+        raise ValueError(
+            f"Function {exported.fun_name} takes {len(exported.in_avals)} arguments, "
+            f"got {len(avals)}"
+        )
+    for i, (want, got) in enumerate(zip(exported.in_avals, avals, strict=True)):
+        if not isinstance(got, ShapedArray):
+            raise ValueError(f"Expected ShapedArray but got: {got}")
+        if len(want.shape) != len(got.shape):
+            raise ValueError(
+                f"Rank mismatch for {arg_path(exported.in_tree, i)}: expected "
+                f"{want.shape} and called with {got.shape}"
+            )
+        if want.dtype != got.dtype:
+            raise ValueError(
+                f"Dtype mismatch for {arg_path(exported.in_tree, i)}: expected "
+                f"{want.dtype} and called with {got.dtype}"
+            )
+        for d, (w, g) in enumerate(zip(want.shape, got.shape, strict=True)):
+            if isinstance(w, int) and w != g:
+                raise ValueError(
+                    f"Shape mismatch for {arg_path(exported.in_tree, i, d)} "
+                    "(expected same constant): "
+                    f"expected {want.shape} and called with {got.shape}"
+                )
+    outs = [ShapedArray(a.shape, a.dtype, weak_type=a.weak_type) for a in exported.out_avals]
+    return outs, {*exported.ordered_effects, *exported.unordered_effects}
+
+
+call_exported_p.def_effectful_abstract_eval(_abstract_eval)
+
+
+@functools.lru_cache(maxsize=64)
+def _with_float0_constants(exported, positions: tuple[int, ...]):
+    """A jitted call of ``exported`` taking all but its float0 arguments (zeros, which
+    cannot be put on a device), which it holds as constants."""
+
+    def run(*operands):
+        it = iter(operands)
+        full = [
+            np.zeros(exported.in_avals[i].shape, dtypes.float0) if i in positions else next(it)
+            for i in range(len(exported.in_avals))
+        ]
+        return call_exported_p.bind(*full, exported=exported)
+
+    return jit(run)
+
+
+def _impl(*args, exported):
+    positions = tuple(i for i, a in enumerate(exported.in_avals) if a.dtype == dtypes.float0)
+    if positions:
+        run = _with_float0_constants(exported, positions)
+        outs = run(*(x for i, x in enumerate(args) if i not in positions))
+    else:
+        outs = apply_primitive(call_exported_p, *args, exported=exported)
+    return [
+        np.zeros(a.shape, dtypes.float0) if a.dtype == dtypes.float0 else x
+        for x, a in zip(outs, exported.out_avals, strict=True)
+    ]
+
+
+call_exported_p.def_impl(_impl)
+
+
+def _callee_platform_indices(exported, platforms: tuple[str, ...]) -> list[int]:
+    """For each platform the caller is lowered for, the callee's index of it."""
+    indices = []
+    for platform in platforms:
+        if platform in exported.platforms:
+            indices.append(exported.platforms.index(platform))
+        elif DisabledSafetyCheck.platform() in exported.disabled_safety_checks:
+            indices.append(0)
+        else:
+            raise ValueError(
+                f"Function '{exported.fun_name}' was exported for "
+                f"platforms '{exported.platforms}' but it is used "
+                f"on '{platforms}'."
+            )
+    return indices
+
+
+def _platform_index_operand(mctx, indices: list[int], index_type):
+    """The callee's platform index: a constant when the caller is lowered for one
+    platform, else a ``case`` on the caller's own platform index."""
+    element = mlir.ir.RankedTensorType(index_type).element_type
+    dtype = f"int{mlir.ir.IntegerType(element).width}"
+    if len(indices) == 1:
+        return mlir.ir_constant(np.array(indices[0], dtype=dtype))
+    case = mlir.hlo.CaseOp([index_type], mctx.platform_index, len(indices))
+    for region, i in zip(case.regions, indices, strict=True):
+        with mlir.ir.InsertionPoint(region.blocks.append()):
+            mlir.hlo.return_([mlir.ir_constant(np.array(i, dtype=dtype))])
+    return case.result
+
+
+def _lowering(ctx, *args, exported):
+    mctx = ctx.module_context
+    indices = _callee_platform_indices(exported, tuple(mctx.platforms))
+    if exported.nr_devices != 1:
+        raise ValueError(
+            f"Function {exported.fun_name} was exported for "
+            f"{exported.nr_devices} devices and is called in a context with "
+            "1 devices, which is not allowed."
+        )
+    if "cpu" in exported.platforms:
+        register_lapack_targets()  # the module may call jaxlib's LAPACK kernels
+    submodule = mlir.stablehlo.deserialize_portable_artifact(
+        mctx.context, exported.mlir_module_serialized
+    )
+    main = mlir.ir.SymbolTable(submodule.operation)["main"]
+    callee_type = mlir.ir.FunctionType(mlir.ir.TypeAttr(main.attributes["function_type"]).value)
+    name = mlir.merge_mlir_modules(
+        mctx.module, f"call_exported_{exported.fun_name}", submodule, mctx.symbol_table
+    )
+    operands = []
+    if len(exported.platforms) > 1:
+        operands.append(_platform_index_operand(mctx, indices, callee_type.inputs[0]))
+    effects = list(exported.ordered_effects)
+    operands += ctx.tokens(effects)
+    operands += [a for i, a in enumerate(args) if i in exported.module_kept_var_idx]
+    call = mlir.func.CallOp(
+        list(callee_type.results), mlir.ir.FlatSymbolRefAttr.get(name), operands
+    )
+    results = list(call.results)
+    ctx.set_tokens(effects, results[: len(effects)])
+    return results[len(effects) :]
+
+
+call_exported_p.def_lowering(_lowering)
+
+
+def _batching(axis_data, args, dims, *, exported):
+    """Under ``vmap``, the module runs once per element of the batch, in a loop (JAX has
+    no batching rule for it); unbatched arguments are passed to every iteration."""
+    if exported.ordered_effects:
+        raise NotImplementedError(
+            "Batching rule for 'call_exported' not implemented for ordered effects"
+        )
+    batched = [i for i, d in enumerate(dims) if d is not batching.not_mapped]
+
+    def one(xs):
+        full = list(args)
+        for i, x in zip(batched, xs, strict=True):
+            full[i] = x
+        return call_exported_p.bind(*full, exported=exported)
+
+    xs = [batching.moveaxis(args[i], dims[i], 0) for i in batched]
+    outs = lax_map(one, xs)
+    return list(outs), [0] * len(outs)
+
+
+call_exported_p.def_batching(_batching)
+
+
+def _zeros_for_float0(ct, aval):
+    """A float0 cotangent where the VJP expects one (integer results)."""
+    if aval.dtype != dtypes.float0:
+        return ct
+    return np.zeros(aval.shape, dtypes.float0)
+
+
+def call_exported(exported):
+    """A function of ``exported``'s arguments (its pytree ``(args, kwargs)``) that runs
+    the exported module; reverse-mode differentiable through ``exported.vjp()``."""
+
+    @custom_vjp
+    def f_flat(*args_flat):
+        return call_exported_p.bind(*args_flat, exported=exported)
+
+    def f_flat_vjp_fwd(*args_flat):
+        return f_flat(*args_flat), args_flat
+
+    def f_flat_vjp_bwd(args_flat, cts):
+        exp_vjp = exported.vjp()
+        expected = exp_vjp.in_avals[len(args_flat) :]
+        cts = [_zeros_for_float0(c, a) for c, a in zip(cts, expected, strict=True)]
+        return tuple(call_exported(exp_vjp)(*args_flat, *cts))
+
+    f_flat.defvjp(f_flat_vjp_fwd, f_flat_vjp_bwd)
+
+    def f_imported(*args, **kwargs):
+        args_flat, in_tree = tree_util.tree_flatten((args, kwargs))
+        if in_tree != exported.in_tree:
+            got = in_tree.unflatten([0] * in_tree.num_leaves)
+            want = exported.in_tree.unflatten([0] * exported.in_tree.num_leaves)
+            lines = "\n".join(
+                f"   - {_path_str(path)} is a {thing1} in the invocation and a "
+                f"{thing2} when exported, so {why}.\n"
+                for path, thing1, thing2, why in tree_util.equality_errors(got, want)
+            )
+            raise ValueError(
+                "The invocation args and kwargs must have the same pytree structure "
+                f"as when the function '{exported.fun_name}' was exported, but they "
+                "have the following structural differences:\n" + lines
+            )
+        return exported.out_tree.unflatten(list(f_flat(*args_flat)))
+
+    return f_imported

@@ -1,0 +1,199 @@
+"""``export``: a jitted function traced and lowered for given argument types and
+platforms, its module checked and serialized as a StableHLO portable artifact, and
+packed with its calling convention into an ``Exported``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lamina.export.artifact_check import trust_artifact
+from lamina.export.exported import (
+    Exported,
+    default_export_platform,
+    expected_signature,
+    maximum_supported_calling_convention_version,
+    minimum_supported_calling_convention_version,
+)
+from lamina.export.safety_checks import DisabledSafetyCheck
+from lamina.export.shape_poly import is_symbolic_dim
+from lamina.interpreters import ShapeDtypeStruct, ad, config, eval_jaxpr, jit, mlir, vjp
+
+__all__ = ["export"]
+
+# Custom call targets whose compatibility JAX guarantees: only these may be exported
+# unless a DisabledSafetyCheck.custom_call allows another.
+_LAPACK = [
+    f"lapack_{t}{op}_ffi"
+    for op, types in (
+        ("potrf", "sdcz"), ("geqrf", "sdcz"), ("getrf", "sdcz"), ("gesdd", "sdcz"),
+        ("geev", "sdcz"), ("gehrd", "sdcz"), ("gees", "sdcz"), ("trsm", "sdcz"),
+        ("gtsv", "sdcz"),
+    )
+    for t in types
+] + [
+    "lapack_sorgqr_ffi", "lapack_dorgqr_ffi", "lapack_cungqr_ffi", "lapack_zungqr_ffi",
+    "lapack_ssyevd_ffi", "lapack_dsyevd_ffi", "lapack_cheevd_ffi", "lapack_zheevd_ffi",
+    "lapack_ssytrd_ffi", "lapack_dsytrd_ffi", "lapack_chetrd_ffi", "lapack_zhetrd_ffi",
+]  # fmt: skip
+_GPU_SOLVERS = [
+    "cu_lu_pivots_to_permutation", "cusolver_getrf_ffi", "hip_lu_pivots_to_permutation",
+    "hipsolver_getrf_ffi", "cusolver_geqrf_ffi", "cusolver_orgqr_ffi", "hipsolver_geqrf_ffi",
+    "hipsolver_orgqr_ffi", "cusolver_potrf_ffi", "hipsolver_potrf_ffi", "cusolver_syevd_ffi",
+    "hipsolver_syevd_ffi", "cusolver_gesvd_ffi", "cusolver_gesvdj_ffi", "hipsolver_gesvd_ffi",
+    "hipsolver_gesvdj_ffi", "hipsolver_gesdd_ffi", "cusolver_sytrd_ffi", "hipsolver_sytrd_ffi",
+    "cusparse_gtsv2_ffi",
+]  # fmt: skip
+STABLE_CUSTOM_CALL_TARGETS = frozenset(
+    [
+        *_LAPACK,
+        *_GPU_SOLVERS,
+        "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement",
+        "cu_threefry2x32_ffi", "hip_threefry2x32_ffi", "Eigh", "Qr",
+        "ProductOfElementaryHouseholderReflectors", "LuDecomposition", "ApproxTopK",
+        "stablehlo.dynamic_approx_top_k", "tf.call_tf_function", "tpu_custom_call",
+        "AllocateBuffer", "mosaic_gpu_v2", "stablehlo.dynamic_reduce_window",
+        "stablehlo.dynamic_rng_bit_generator", "stablehlo.dynamic_top_k", "shape_assertion",
+    ]
+)  # fmt: skip
+
+
+def _check_custom_calls(module, disabled_checks: Sequence[DisabledSafetyCheck]) -> None:
+    allowed = set(STABLE_CUSTOM_CALL_TARGETS)
+    allowed.update(t for c in disabled_checks if (t := c.is_custom_call()) is not None)
+    bad = []
+
+    def walk(op):
+        if op.name == "stablehlo.custom_call":
+            target = mlir.ir.StringAttr(op.attributes["call_target_name"]).value
+            if "ALL" not in allowed and target not in allowed:
+                bad.append(f"{op} at {op.location}")
+        for region in op.regions:
+            for block in region:
+                for inner in block:
+                    walk(inner.operation)
+
+    walk(module.operation)
+    if bad:
+        raise ValueError(
+            "Cannot serialize code with custom calls whose targets have no "
+            "compatibility guarantees. "
+            "See https://docs.jax.dev/en/latest/export/export.html"
+            "#compatibility-guarantees-for-custom-calls. "
+            "Examples are:\n" + "\n".join(bad) + ".\n"
+        )
+
+
+def _serialized_module(lowered, uses_dim_vars: bool, disabled_checks) -> bytes:
+    """The lowered module, marked with ``jax.uses_shape_polymorphism`` and checked, as
+    a portable artifact of the StableHLO version at least 4 weeks old (as JAX's)."""
+    context = mlir.make_ir_context()
+    with context, mlir.ir.Location.unknown(context):
+        module = mlir.ir.Module.parse(lowered.as_bytecode())
+        partitions = mlir.ir.IntegerAttr(module.operation.attributes["mhlo.num_partitions"])
+        if partitions.value != 1:
+            raise NotImplementedError(
+                "lamina.export does not export functions partitioned over several devices yet"
+            )
+        module.operation.attributes["jax.uses_shape_polymorphism"] = mlir.ir.BoolAttr.get(
+            uses_dim_vars
+        )
+        _check_custom_calls(module, disabled_checks)
+        target = mlir.stablehlo.get_version_from_compatibility_requirement(
+            mlir.stablehlo.StablehloCompatibilityRequirement.WEEK_4
+        )
+        return mlir.stablehlo.serialize_portable_artifact(module, target)
+
+
+def _spec(aval) -> ShapeDtypeStruct:
+    return ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type)
+
+
+def _vjp_getter(closed_jaxpr):
+    """Exports the VJP of the function ``closed_jaxpr`` computes, for the same
+    platforms and checks as its primal export."""
+
+    def get_vjp(primal: Exported) -> Exported:
+        n_in = len(primal.in_avals)
+
+        def fun_vjp_jax(*args_and_out_cts_flat_jax):
+            args, cts = args_and_out_cts_flat_jax[:n_in], args_and_out_cts_flat_jax[n_in:]
+
+            def primal_fun(*xs):
+                return eval_jaxpr(closed_jaxpr.jaxpr, closed_jaxpr.consts, *xs)
+
+            _, pullback = vjp(primal_fun, *args)
+            return pullback(list(cts))
+
+        avals = [*primal.in_avals, *(ad.tangent_aval(a) for a in primal.out_avals)]
+        return export(
+            jit(fun_vjp_jax),
+            platforms=primal.platforms,
+            disabled_checks=primal.disabled_safety_checks,
+        )(*map(_spec, avals))
+
+    return get_vjp
+
+
+def export(
+    fun_jit,
+    *,
+    platforms: Sequence[str] | None = None,
+    disabled_checks: Sequence[DisabledSafetyCheck] = (),
+):
+    """Returns a function that exports ``fun_jit`` (the result of ``jit``) for the
+    arguments it is given (arrays, or anything with ``shape`` and ``dtype`` such as
+    ``ShapeDtypeStruct``), lowered for ``platforms`` (default: the default backend's)."""
+    if not (hasattr(fun_jit, "trace") and hasattr(fun_jit, "lower")):
+        raise ValueError(f"Function to be exported must be the result of `jit` but is: {fun_jit}")
+
+    def do_export(*args_specs, **kwargs_specs) -> Exported:
+        version = config.jax_export_calling_convention_version
+        if not (
+            minimum_supported_calling_convention_version
+            <= version
+            <= maximum_supported_calling_convention_version
+        ):
+            raise ValueError(
+                f"The requested export calling convention version {version} is outside the "
+                f"range of supported versions [{minimum_supported_calling_convention_version}"
+                f"..{maximum_supported_calling_convention_version}]"
+            )
+        lowering_platforms = tuple(platforms or (default_export_platform(),))
+        traced = fun_jit.trace(*args_specs, **kwargs_specs)
+        lowered = traced.lower(lowering_platforms=lowering_platforms).lowered_module
+        if lowered.host_callbacks:
+            raise NotImplementedError("serialization of host_callbacks is not yet implemented")
+        closed = traced.jaxpr
+        in_avals = tuple(closed.in_avals)
+        out_avals = tuple(closed.out_avals)
+        # Dimension variables and the platform index are the module's global constants.
+        uses_dim_vars = len(lowering_platforms) > 1 or any(
+            is_symbolic_dim(d) for a in in_avals for d in a.shape
+        )
+        effects = list(lowered.ordered_effects)
+        exp = Exported(
+            fun_name=traced.fun_name,
+            in_tree=traced.in_tree,
+            in_avals=in_avals,
+            out_tree=traced.out_tree,
+            out_avals=out_avals,
+            _has_named_shardings=True,
+            _in_named_shardings=(None,) * len(in_avals),
+            _out_named_shardings=(None,) * len(out_avals),
+            in_shardings_hlo=(None,) * len(in_avals),
+            out_shardings_hlo=(None,) * len(out_avals),
+            nr_devices=1,
+            platforms=lowering_platforms,
+            ordered_effects=tuple(effects),
+            unordered_effects=tuple(e for e in closed.effects if e not in effects),
+            disabled_safety_checks=tuple(disabled_checks),
+            mlir_module_serialized=_serialized_module(lowered, uses_dim_vars, disabled_checks),
+            calling_convention_version=version,
+            module_kept_var_idx=tuple(lowered.kept_var_idx),
+            uses_global_constants=uses_dim_vars,
+            _get_vjp=_vjp_getter(closed),
+        )
+        trust_artifact(exp.mlir_module_serialized, *expected_signature(vars(exp)))
+        return exp
+
+    return do_export

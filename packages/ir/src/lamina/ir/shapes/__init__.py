@@ -1,0 +1,2 @@
+"""Symbolic shapes: dimension expressions, their scopes and the reading of shape
+specifications."""

@@ -1,0 +1,146 @@
+"""Linear algebra lowered for CUDA (and ROCm) on a machine without a GPU: each
+primitive's custom calls against those JAX 0.10.2 emits (recorded in
+data/gpu_linalg_calls.json: target, operand and result types, layouts, aliases,
+backend_config, ``num_batch_dims``), never a LAPACK target, and modules for several
+platforms at once."""
+
+import json
+import pathlib
+import re
+
+import numpy as np
+import pytest
+
+import lamina.lax.linalg as L
+from lamina.interpreters import jit
+
+RECORDED = json.loads(
+    (pathlib.Path(__file__).parent / "data" / "gpu_linalg_calls.json").read_text()
+)["calls"]
+
+f32, c64, i32 = np.float32, np.complex64, np.int32
+
+
+def z(shape, dtype=f32):
+    return np.zeros(shape, dtype)
+
+
+CASES = {
+    "cholesky": (lambda x: L.cholesky(x, symmetrize_input=False), [z((4, 4))]),
+    "cholesky_batched_c64": (
+        lambda x: L.cholesky(x, symmetrize_input=False),
+        [z((2, 3, 4, 4), c64)],
+    ),
+    "lu": (L.lu, [z((4, 4))]),
+    "lu_rect_batched": (L.lu, [z((2, 5, 3))]),
+    "lu_pivots_to_permutation": (lambda p: L.lu_pivots_to_permutation(p, 6), [z((2, 4), i32)]),
+    "qr": (lambda x: L.qr(x, full_matrices=False), [z((4, 3))]),
+    "qr_full": (lambda x: L.qr(x, full_matrices=True), [z((4, 3))]),
+    "qr_wide": (lambda x: L.qr(x, full_matrices=False), [z((3, 5), c64)]),
+    "qr_pivoting": (lambda x: L.qr(x, pivoting=True, full_matrices=False), [z((4, 3))]),
+    "householder_product": (L.householder_product, [z((4, 3)), z((3,))]),
+    "eigh": (lambda x: L.eigh(x, symmetrize_input=False), [z((4, 4))]),
+    "eigh_upper_c64": (
+        lambda x: L.eigh(x, lower=False, symmetrize_input=False),
+        [z((2, 5, 5), c64)],
+    ),
+    "svd": (lambda x: L.svd(x, full_matrices=False), [z((4, 3))]),
+    "svd_full": (lambda x: L.svd(x, full_matrices=True), [z((40, 50))]),
+    "svd_econ_big": (lambda x: L.svd(x, full_matrices=False), [z((64, 40))]),
+    "svd_nouv": (lambda x: L.svd(x, compute_uv=False), [z((5, 3))]),
+    "svd_c64": (lambda x: L.svd(x, full_matrices=False), [z((3, 5), c64)]),
+    "svd_gesvd": (lambda x: L.svd(x, full_matrices=False), [z((1100, 2000))]),
+    "svd_gesvd_tall": (lambda x: L.svd(x, full_matrices=True), [z((2000, 1100))]),
+    "svd_qr": (lambda x: L.svd(x, full_matrices=False, algorithm=L.SvdAlgorithm.QR), [z((6, 4))]),
+    "triangular_solve": (
+        lambda a, b: L.triangular_solve(a, b, left_side=True, lower=True),
+        [z((4, 4)), z((4, 3))],
+    ),
+    "triangular_solve_conj": (
+        lambda a, b: L.triangular_solve(
+            a, b, left_side=False, lower=False, transpose_a=True, conjugate_a=True
+        ),
+        [z((3, 3), c64), z((4, 3), c64)],
+    ),
+    "tridiagonal": (L.tridiagonal, [z((4, 4))]),
+    "tridiagonal_upper_c64": (lambda x: L.tridiagonal(x, lower=False), [z((2, 4, 4), c64)]),
+    "tridiagonal_solve": (L.tridiagonal_solve, [z(4), z(4), z(4), z((4, 3))]),
+    "tridiagonal_solve_small": (L.tridiagonal_solve, [z(2), z(2), z(2), z((2, 3))]),
+    "tridiagonal_solve_perturbed": (
+        lambda dl, d, du, b: L.tridiagonal_solve(dl, d, du, b, perturb_singular=True),
+        [z(4), z(4), z(4), z((4, 3))],
+    ),
+    "ormqr": (
+        lambda a, t, c: L.ormqr(a, t, c, left=True, transpose=True),
+        [z((5, 3)), z(3), z((5, 2))],
+    ),
+    "cholesky_update": (L.cholesky_update, [z((4, 4)), z(4)]),
+    "symmetric_product": (
+        lambda a, c: L.symmetric_product(a, c, alpha=2.0, beta=0.5),
+        [z((4, 3)), z((4, 4))],
+    ),
+    "symmetric_product_batched": (
+        lambda a, c: L.symmetric_product(a, c, alpha=2.0, beta=0.5),
+        [z((2, 4, 3)), z((2, 4, 4))],
+    ),
+    "eig": (L.eig, [z((4, 4))]),
+    "eig_c64_right": (lambda x: L.eig(x, compute_left_eigenvectors=False), [z((2, 4, 4), c64)]),
+}
+
+
+def _lowered(fun, args, platforms=("cuda",)):
+    return jit(fun).trace(*args).lower(lowering_platforms=platforms).as_text()
+
+
+def _calls(text):
+    calls = []
+    for line in text.splitlines():
+        m = re.search(r"(stablehlo\.custom_call @.*|\"?stablehlo\.triangular_solve.*)", line)
+        if m:
+            calls.append(re.sub(r"%[\w#]+", "%_", m.group(1)))
+    return calls
+
+
+def test_every_case_is_recorded():
+    assert set(CASES) == set(RECORDED)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_cuda_custom_calls_are_jaxs(name):
+    fun, args = CASES[name]
+    text = _lowered(fun, args)
+    assert "lapack_" not in text
+    assert _calls(text) == RECORDED[name]
+
+
+@pytest.mark.parametrize("name", ["schur", "hessenberg"])
+def test_cpu_only_decompositions_refuse_cuda(name):
+    # As in JAX 0.10.2, which has no GPU lowering for them.
+    with pytest.raises(NotImplementedError, match=f"'{name}' not implemented for platform 'cuda'"):
+        _lowered(getattr(L, name), [z((4, 4))])
+
+
+def test_rocm_uses_the_hip_targets():
+    text = _lowered(L.lu, [z((4, 4))], ("rocm",))
+    assert "@hipsolver_getrf_ffi(" in text and "@hip_lu_pivots_to_permutation(" in text
+
+
+def test_cpu_and_cuda_module_has_a_branch_for_each_library():
+    text = _lowered(lambda x: L.cholesky(x, symmetrize_input=False), [z((3, 3))], ("cpu", "cuda"))
+    assert '{jax.global_constant = "_platform_index"}' in text
+    assert text.count('"stablehlo.case"') == 2
+    assert text.index("@lapack_spotrf_ffi(") < text.index("@cusolver_potrf_ffi(")
+
+
+def test_small_tridiagonal_solve_for_cuda_runs_anywhere():
+    # Fewer than 3 rows: plain StableHLO (no custom call), so the CUDA module runs here.
+    rng = np.random.default_rng(0)
+    dl, d, du = (rng.standard_normal((3, 2)).astype(f32) for _ in range(3))
+    d = d + 4
+    dl[:, 0] = du[:, -1] = 0
+    b = rng.standard_normal((3, 2, 4)).astype(f32)
+    fn = jit(L.tridiagonal_solve).trace(dl, d, du, b).lower(lowering_platforms=("cuda",))
+    out = np.asarray(fn.compile()(dl, d, du, b))
+    for i in range(3):
+        a = np.diag(d[i]) + np.diag(dl[i, 1:], -1) + np.diag(du[i, :-1], 1)
+        np.testing.assert_allclose(out[i], np.linalg.solve(a, b[i]), rtol=1e-5)

@@ -1,0 +1,131 @@
+"""Serialized exports between JAX and lamina: writes the test data of
+packages/export/tests/data, and checks that either library runs the other's bytes.
+
+The programs below are written once against the ``jax`` API; run this file with JAX
+0.10.2's Python to record JAX's artifacts and results, or with lamina's to write
+lamina's artifacts, then ``run`` a folder of artifacts with the other library::
+
+    /path/to/jax/python tools/export_interop.py record packages/export/tests/data
+    uv run python tools/export_interop.py write --lamina /tmp/lamina_artifacts
+    /path/to/jax/python tools/export_interop.py run /tmp/lamina_artifacts
+    uv run python tools/export_interop.py run --lamina packages/export/tests/data
+
+Each artifact ``<name>.bin`` comes with ``<name>.npz``: the arguments (``arg0``, ...)
+and the results the exporting library computed (``out0``, ...).
+"""
+
+from __future__ import annotations
+
+import collections
+import sys
+from pathlib import Path
+
+import numpy as np
+
+if "--lamina" in sys.argv:
+    import lamina as jax
+    import lamina.numpy as jnp
+else:
+    import jax
+    import jax.numpy as jnp
+
+export = jax.export
+
+
+def _sin(x):
+    return jnp.sin(x)
+
+
+def _sin_mul(x, y):
+    return jnp.sin(x) * y, x + 1
+
+
+def _dict_matmul(d):
+    return {"s": d["a"] @ d["b"], "t": [d["a"].sum()]}
+
+
+def _int_where(x, m, unused):
+    del unused
+    return jnp.where(m, jnp.cumsum(x), -x), (x > 2).astype(jnp.float16) * 1.5
+
+
+def _multi_platform(x):
+    return jax.lax.platform_dependent(x, cpu=lambda x: x * 2.0, cuda=lambda x: x * 3.0)
+
+
+def _ordered_dict(od):
+    return od["w"] * od["v"] - 1.0
+
+
+def _solve(a, b):
+    return jnp.linalg.solve(a, b)
+
+
+def _f32(*shape, seed=0):
+    return np.random.RandomState(seed).uniform(-1, 1, shape).astype(np.float32)
+
+
+# name -> (function, arguments, export options, VJP orders to serialize)
+PROGRAMS = {
+    "sin": (_sin, (_f32(4),), {}, 0),
+    "sin_mul": (_sin_mul, (_f32(3), 2.0), {}, 1),
+    "dict_matmul": (_dict_matmul, ({"a": _f32(2, 3), "b": _f32(3, 4, seed=1)},), {}, 2),
+    "int_where": (
+        _int_where,
+        (np.arange(5, dtype=np.int32), np.array([1, 0, 1, 1, 0], bool), _f32(2)),
+        {},
+        0,
+    ),
+    "multi_platform": (_multi_platform, (_f32(4),), {"platforms": ("cpu", "cuda")}, 0),
+    "ordered_dict": (
+        _ordered_dict,
+        (collections.OrderedDict(w=_f32(3), v=_f32(3, seed=2)),),
+        {},
+        1,
+    ),
+    "solve": (_solve, (_f32(3, 3) + 3 * np.eye(3, dtype=np.float32), _f32(3, seed=3)), {}, 0),
+}
+
+
+def _flat(tree) -> list:
+    return [np.asarray(x) for x in jax.tree_util.tree_leaves(tree)]
+
+
+def write(folder: Path, prefix: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, (fun, args, options, vjp_order) in PROGRAMS.items():
+        exp = export.export(jax.jit(fun), **options)(*args)
+        (folder / f"{prefix}{name}.bin").write_bytes(bytes(exp.serialize(vjp_order=vjp_order)))
+        outs = _flat(exp.call(*args))
+        arrays = {f"arg{i}": a for i, a in enumerate(_flat(args))}
+        arrays.update({f"out{i}": o for i, o in enumerate(outs)})
+        np.savez(folder / f"{prefix}{name}.npz", **arrays)
+        print(f"wrote {prefix}{name}")
+
+
+def run(folder: Path) -> bool:
+    ok = True
+    for path in sorted(folder.glob("*.bin")):
+        exp = export.deserialize(bytearray(path.read_bytes()))
+        saved = np.load(path.with_suffix(".npz"))
+        n_args = sum(k.startswith("arg") for k in saved.files)
+        args = exp.in_tree.unflatten([saved[f"arg{i}"] for i in range(n_args)])
+        outs = _flat(exp.out_tree.unflatten(_flat(exp.call(*args[0], **args[1]))))
+        want = [saved[f"out{i}"] for i in range(len(outs))]
+        same = all(
+            np.allclose(o.astype(np.float64), w.astype(np.float64), rtol=1e-6, atol=1e-6)
+            for o, w in zip(outs, want, strict=True)
+        )
+        ok &= same
+        print(f"{path.name}: {'same results' if same else 'DIFFERENT results'}")
+    return ok
+
+
+if __name__ == "__main__":
+    command, target = sys.argv[1], Path(next(a for a in sys.argv[2:] if a != "--lamina"))
+    if command == "record":
+        write(target, "jax_")
+    elif command == "write":
+        write(target, "lamina_")
+    else:
+        sys.exit(0 if run(target) else 1)
