@@ -144,3 +144,12 @@ def test_small_tridiagonal_solve_for_cuda_runs_anywhere():
     for i in range(3):
         a = np.diag(d[i]) + np.diag(dl[i, 1:], -1) + np.diag(du[i, :-1], 1)
         np.testing.assert_allclose(out[i], np.linalg.solve(a, b[i]), rtol=1e-5)
+
+
+@pytest.mark.parametrize("implementation, number", [(None, 0), ("QR", 1), ("JACOBI", 2)])
+def test_eigh_passes_the_algorithm_to_the_kernel(implementation, number):
+    # Recorded from JAX 0.10.2: 0 lets the kernel choose (Jacobi syevj for small
+    # matrices), 1 is syevd, 2 is syevj.
+    impl = None if implementation is None else L.EighImplementation[implementation]
+    text = _lowered(lambda x: L.eigh(x, implementation=impl), [z((4, 4))])
+    assert f"mhlo.backend_config = {{algorithm = {number} : ui8, lower = true}}" in text
