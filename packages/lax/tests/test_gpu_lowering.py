@@ -153,3 +153,14 @@ def test_eigh_passes_the_algorithm_to_the_kernel(implementation, number):
     impl = None if implementation is None else L.EighImplementation[implementation]
     text = _lowered(lambda x: L.eigh(x, implementation=impl), [z((4, 4))])
     assert f"mhlo.backend_config = {{algorithm = {number} : ui8, lower = true}}" in text
+
+
+def test_lowering_registers_the_plugin_targets_once_installed():
+    from jaxlib.plugin_support import import_from_plugin
+
+    if import_from_plugin("cuda", "_solver") is None:
+        pytest.skip("needs the jax-cuda12 or jax-cuda13 plugin (the cuda12/cuda13 extras)")
+    # The first GPU lowering registers the plugin's solver, linalg and sparse targets
+    # for CUDA and loads its hybrid kernels; a failure there raises.
+    for fun, args in [(L.eig, [z((4, 4))]), (L.tridiagonal_solve, CASES["tridiagonal_solve"][1])]:
+        assert "custom_call @cu" in _lowered(fun, args)
