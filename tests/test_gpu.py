@@ -127,7 +127,7 @@ def test_tridiagonal_and_its_solve():
         np.testing.assert_allclose(_ran_on_gpu(out), np.linalg.solve(full, b), **TOL)
 
 
-def test_eig_through_the_hybrid_kernel():
+def test_eig():  # cuSOLVER's geev (11.7.1 and newer) or the plugin's hybrid kernel
     a = RNG.standard_normal((5, 5)).astype(np.float32)
     (x,) = _on(_gpu(), a)
     w, v = jnp.linalg.eig(x)
@@ -178,7 +178,8 @@ def test_training_step_matches_the_cpu():
 
 
 def _attention_grads(implementation, device, dtype):
-    q, k, v = (RNG.standard_normal((2, 128, 4, 64)).astype(np.float32) for _ in range(3))
+    rng = np.random.default_rng(1)  # the same inputs on every call
+    q, k, v = (rng.standard_normal((2, 128, 4, 64)).astype(np.float32) for _ in range(3))
     q, k, v = (jnp.asarray(t, dtype) for t in _on(device, q, k, v))
 
     def loss(q, k, v):

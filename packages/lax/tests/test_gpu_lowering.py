@@ -144,3 +144,84 @@ def test_small_tridiagonal_solve_for_cuda_runs_anywhere():
     for i in range(3):
         a = np.diag(d[i]) + np.diag(dl[i, 1:], -1) + np.diag(du[i, :-1], 1)
         np.testing.assert_allclose(out[i], np.linalg.solve(a, b[i]), rtol=1e-5)
+
+
+@pytest.mark.parametrize("implementation, number", [(None, 0), ("QR", 1), ("JACOBI", 2)])
+def test_eigh_passes_the_algorithm_to_the_kernel(implementation, number):
+    # Recorded from JAX 0.10.2: 0 lets the kernel choose (Jacobi syevj for small
+    # matrices), 1 is syevd, 2 is syevj.
+    impl = None if implementation is None else L.EighImplementation[implementation]
+    text = _lowered(lambda x: L.eigh(x, implementation=impl), [z((4, 4))])
+    assert f"mhlo.backend_config = {{algorithm = {number} : ui8, lower = true}}" in text
+
+
+def test_lowering_registers_the_plugin_targets_once_installed():
+    from jaxlib.plugin_support import import_from_plugin
+
+    if import_from_plugin("cuda", "_solver") is None:
+        pytest.skip("needs the jax-cuda12 or jax-cuda13 plugin (the cuda12/cuda13 extras)")
+    # The first GPU lowering registers the plugin's solver, linalg and sparse targets
+    # for CUDA and loads its hybrid kernels; a failure there raises.
+    for fun, args in [(L.eig, [z((4, 4))]), (L.tridiagonal_solve, CASES["tridiagonal_solve"][1])]:
+        assert "custom_call @cu" in _lowered(fun, args)
+
+
+GEEV = json.loads((pathlib.Path(__file__).parent / "data" / "gpu_linalg_calls.json").read_text())[
+    "calls_with_cusolver_11701"
+]
+
+
+@pytest.fixture
+def cusolver_11701(monkeypatch):
+    import lamina.lax.linalg._gpu_solver as gpu_solver
+
+    monkeypatch.setattr(gpu_solver, "_cusolver_version", 11701)
+
+
+@pytest.mark.parametrize(
+    "name, shape, dtype", [("eig_geev", (4, 4), f32), ("eig_geev_c64_batched", (2, 3, 3), c64)]
+)
+def test_eig_uses_cusolver_geev_where_cusolver_has_it(cusolver_11701, name, shape, dtype):
+    text = _lowered(lambda x: L.eig(x, compute_left_eigenvectors=False), [z(shape, dtype)])
+    assert _calls(text) == GEEV[name]
+
+
+def test_left_eigenvectors_take_the_hybrid_kernel(cusolver_11701):
+    assert "@cuhybrid_eig_real(" in _lowered(L.eig, [z((4, 4))])
+    with pytest.raises(NotImplementedError, match="Left eigenvectors are not supported"):
+        _lowered(lambda x: L.eig(x, implementation=L.EigImplementation.CUSOLVER), [z((4, 4))])
+
+
+def test_cusolver_eig_needs_cusolver_11_7_1():
+    import lamina.lax.linalg._gpu_solver as gpu_solver
+
+    if gpu_solver.cusolver_version() >= 11701:
+        pytest.skip("this machine's cuSOLVER has geev")
+
+    def fun(x):
+        impl = L.EigImplementation.CUSOLVER
+        return L.eig(x, compute_left_eigenvectors=False, implementation=impl)
+
+    with pytest.raises(RuntimeError, match=r"requires cusolver 11\.7\.1 or newer"):
+        _lowered(fun, [z((4, 4))])
+
+
+def test_geev_vectors_are_unpacked_as_lapack_packs_them():
+    from lamina.lax.linalg.decompositions import unpack_conjugate_pairs
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 6, 6))
+    w, v = np.linalg.eig(a)
+    packed = np.empty_like(a)
+    for b in range(2):  # LAPACK's packing: (re, im) columns for each conjugate pair
+        j = 0
+        while j < 6:
+            if w[b, j].imag == 0:
+                packed[b, :, j] = v[b, :, j].real
+                j += 1
+            else:
+                packed[b, :, j], packed[b, :, j + 1] = v[b, :, j].real, v[b, :, j].imag
+                j += 2
+    assert np.any(w.imag != 0)
+    (out,) = jit(unpack_conjugate_pairs)(w.astype(np.complex64), packed.astype(f32))
+    np.testing.assert_allclose(np.asarray(out), v, rtol=1e-5, atol=1e-6)

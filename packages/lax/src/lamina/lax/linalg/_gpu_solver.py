@@ -74,6 +74,24 @@ def initialize_hybrid_kernels() -> None:
     gpu_solver.initialize_hybrid_kernels()
 
 
+_cusolver_version: int | None = None
+
+
+def cusolver_version() -> int:
+    """cuSOLVER's version as the CUDA plugin reports it (``11701`` for 11.7.1); 0
+    without the plugin or the library."""
+    global _cusolver_version
+    if _cusolver_version is None:
+        from jaxlib.plugin_support import import_from_plugin
+
+        versions = import_from_plugin("cuda", "_versions")
+        try:
+            _cusolver_version = int(versions.cusolver_get_version()) if versions else 0
+        except Exception:  # the plugin is there but the library cannot be loaded
+            _cusolver_version = 0
+    return _cusolver_version
+
+
 def _layout(ndim: int, column_major: bool) -> ir.Attribute:
     if column_major:
         order = [ndim - 2, ndim - 1, *range(ndim - 3, -1, -1)]

@@ -1,8 +1,10 @@
 """``eig`` (LAPACK ``geev``), ``schur`` (``gees``), ``hessenberg`` (``gehrd``) and
 ``tridiagonal`` (``sytrd``/``hetrd``). Of these only ``eig`` has a derivative rule,
-for its eigenvalues (as in JAX). On GPUs, as JAX 0.10.2 lowers them: ``eig`` by the
-plugin's hybrid kernel (``cuhybrid_eig_real``/``_comp``: LAPACK or MAGMA on the host)
-and ``tridiagonal`` by cuSOLVER's ``sytrd``; ``schur`` and ``hessenberg`` are CPU-only."""
+for its eigenvalues (as in JAX). On GPUs, as JAX 0.10.2 lowers them: ``eig`` by
+cuSOLVER's ``geev`` where cuSOLVER is 11.7.1 or newer and no left eigenvectors are asked
+for (``implementation=CUSOLVER`` insists), else by the plugin's hybrid kernel
+(``cuhybrid_eig_real``/``_comp``: LAPACK or MAGMA on the host); ``tridiagonal`` by
+cuSOLVER's ``sytrd``; ``schur`` and ``hessenberg`` are CPU-only."""
 
 from __future__ import annotations
 
@@ -14,12 +16,29 @@ from lamina.interpreters import ad
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.filling import full_like
-from lamina.lax.base.operands import standard_primitive
-from lamina.lax.base.primitives import add, convert_element_type, div, mul, reduce_sum, sub
-from lamina.lax.base.reshaping import expand_dims
+from lamina.lax.base.operands import aval_of, standard_primitive
+from lamina.lax.base.primitives import (
+    add,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    broadcast_in_dim,
+    complex,
+    convert_element_type,
+    div,
+    eq,
+    imag,
+    mul,
+    neg,
+    reduce_sum,
+    select,
+    sub,
+)
+from lamina.lax.base.reshaping import expand_dims, pad
 from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
 from lamina.lax.linalg.lu import lu_p, permutation_matrix
 from lamina.lax.linalg.triangular_solve import triangular_solve
+from lamina.lax.windowed.cumulative import cumsum
 
 __all__ = [
     "EigImplementation",
@@ -122,11 +141,14 @@ def _eig_lowering(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvecto
 
 def _eig_gpu_lowering(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors,
                       enable_eigvec_derivs, implementation):  # fmt: skip
-    if implementation == EigImplementation.CUSOLVER:
-        raise NotImplementedError(
-            "lamina lowers eig on GPUs with the hybrid kernel only (implementation=None, "
-            "MAGMA or LAPACK)"
-        )
+    has_geev = ctx.platform == "cuda" and _gpu_solver.cusolver_version() >= 11701
+    wants_geev = implementation is None and has_geev and not compute_left_eigenvectors
+    if wants_geev or implementation == EigImplementation.CUSOLVER:
+        if not has_geev:
+            raise RuntimeError("Nonsymmetric eigendecomposition requires cusolver 11.7.1 or newer")
+        if compute_left_eigenvectors:
+            raise NotImplementedError("Left eigenvectors are not supported by cusolver")
+        return _eig_geev_lowering(ctx, x, compute_right_eigenvectors)
     aval = ctx.avals_in[0]
     batch, n = aval.shape[:-2], aval.shape[-1]
     nb = len(batch)
@@ -157,6 +179,50 @@ def _eig_gpu_lowering(ctx, x, *, compute_left_eigenvectors, compute_right_eigenv
     if compute_right_eigenvectors:
         outs, avals = [*outs, vr], [*avals, vec]
     return _masked(ok, outs, avals, nb)
+
+
+def _eig_geev_lowering(ctx, x, compute_right_eigenvectors):
+    aval = ctx.avals_in[0]
+    batch, n = aval.shape[:-2], aval.shape[-1]
+    c = _complex_dtype(aval.dtype)
+    mat, w_aval = ShapedArray((*batch, n, n), aval.dtype), ShapedArray((*batch, n), c)
+    _, w, _, vr, info = _gpu_solver.custom_call(
+        _gpu_solver.solver(ctx, "geev"), [x], [aval],
+        [mat, w_aval, mat, mat, ShapedArray(batch, _I32)],
+        config={"left": False, "right": bool(compute_right_eigenvectors)},
+    )  # fmt: skip
+    ok = _lapack.info_ok(info, batch)
+    vec = ShapedArray((*batch, n, n), c)
+    outs, avals = [w], [w_aval]
+    if compute_right_eigenvectors:
+        if np.dtype(aval.dtype).kind != "c":
+            (vr,) = matrix_algebra.inline(ctx, unpack_conjugate_pairs, [w, vr], [w_aval, mat])
+        outs, avals = [*outs, vr], [*avals, vec]
+    return _masked(ok, outs, avals, len(batch))
+
+
+def unpack_conjugate_pairs(w, vr):
+    """The complex eigenvectors of a real matrix from ``geev``'s packed real columns:
+    a conjugate pair of eigenvalues (``w[j]``, ``w[j+1]``) shares the columns
+    ``re = vr[:, j]``, ``im = vr[:, j+1]``, its vectors being ``re ± i·im``."""
+    vr_aval = aval_of(vr)
+    nd = vr_aval.ndim
+    if vr_aval.shape[-1] == 0:
+        return [complex(vr, full_like(vr, 0))]
+    is_real = eq(imag(w), full_like(imag(w), 0))
+    # A pair starts where an odd number of non-real eigenvalues has been seen.
+    count = cumsum(convert_element_type(bitwise_not(is_real), np.int32), axis=nd - 2)
+    starts = eq(bitwise_and(count, np.int32(1)), np.int32(1))
+    zero = np.zeros((), vr_aval.dtype)
+    next_col = pad(vr, zero, [(0, 0, 0)] * (nd - 1) + [(-1, 1, 0)])
+    prev_col = pad(vr, zero, [(0, 0, 0)] * (nd - 1) + [(1, -1, 0)])
+    columns = [d for d in range(nd) if d != nd - 2]
+    is_real = broadcast_in_dim(is_real, vr_aval.shape, columns)
+    starts = broadcast_in_dim(starts, vr_aval.shape, columns)
+    re = select(bitwise_or(is_real, starts), vr, prev_col)
+    im = select(starts, next_col, neg(vr))
+    im = select(is_real, full_like(vr, 0), im)
+    return [complex(re, im)]
 
 
 eig_p = standard_primitive("eig", _eig_abstract_eval, _eig_lowering, "cpu")
