@@ -15,7 +15,9 @@ import lamina.export
 import lamina.nn
 import lamina.numpy
 import lamina.pallas
-import lamina.random  # noqa: F401
+import lamina.random
+import lamina.scipy
+import lamina.sharding  # noqa: F401
 from lamina.ir import (
     abstract_eval_rules,
     batching_rules,
