@@ -42,6 +42,14 @@ def test_the_same_133_options_as_jax():
     assert set(config.values) == set(JAX_OPTIONS)
 
 
+# lamina's documented differences: the persistent compilation cache is on by default and
+# keeps every program (the cache directory comes from the environment: see below).
+LAMINA_DEFAULTS = {
+    "jax_compilation_cache_dir": config.jax_compilation_cache_dir,
+    "jax_persistent_cache_min_compile_time_secs": 0.0,
+}
+
+
 @pytest.mark.parametrize("name", sorted(JAX_OPTIONS))
 def test_kind_and_default(name):
     want = JAX_OPTIONS[name]
@@ -49,7 +57,7 @@ def test_kind_and_default(name):
     assert type(holder).__name__ == want["kind"]
     value = config.values[name]
     plain = value.value if isinstance(value, enum.Enum) else value
-    assert plain == want["default"]
+    assert plain == LAMINA_DEFAULTS.get(name, want["default"])
     if want["kind"] == "State":
         assert getattr(config, name) == value  # readable as an attribute
         assert (name in _jax.config.trace_context_names()) == want["trace"]
@@ -238,6 +246,27 @@ def test_num_cpu_devices_refused_after_start():
         "after `import jax`."
     )
     config.update("jax_num_cpu_devices", config.jax_num_cpu_devices)  # no change: fine
+
+
+def test_compilation_cache_defaults():
+    code = """
+        import lamina.interpreters as li
+        print(li.config.jax_compilation_cache_dir)
+        print(li.config.jax_persistent_cache_min_compile_time_secs)
+        print(li.config.jax_persistent_cache_min_entry_size_bytes)
+    """
+    out = run_python(code, XDG_CACHE_HOME="/somewhere/cache")
+    assert out.stdout.split() == ["/somewhere/cache/lamina/compilation_cache", "0.0", "0"]
+    home = {k: v for k, v in os.environ.items() if k != "XDG_CACHE_HOME"}
+    out = subprocess.run(
+        [sys.executable, "-c", "import lamina.interpreters as li;"
+         "print(li.config.jax_compilation_cache_dir)"],
+        env={**{k: v for k, v in home.items() if not k.startswith("JAX_")}, "HOME": "/h"},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert out.stdout.strip() == "/h/.cache/lamina/compilation_cache"
+    out = run_python(code, JAX_COMPILATION_CACHE_DIR="/elsewhere")
+    assert out.stdout.split()[0] == "/elsewhere"
 
 
 def test_environment_variables_of_each_kind():
