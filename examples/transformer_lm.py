@@ -111,17 +111,16 @@ def adam(lr, b1=0.9, b2=0.99, eps=1e-8):
     return init, update
 
 
-def main(small=False, steps=None, seed=0):
+def setup(small=False, seed=0):
+    """The sizes, the corpus, the parameters, Adam's state and the jitted training step."""
     vocab, length, batch_size = (32, 16, 16) if small else (64, 32, 32)
     width, heads, layers = (32, 2, 2) if small else (64, 4, 4)
-    steps = steps or (150 if small else 300)
     key_corpus, key_params = jax.random.split(jax.random.key(seed))
     corpus = make_corpus(key_corpus, 4096, length + 1, vocab)
     params = init_params(key_params, vocab, length, width, heads, layers)
     count = sum(x.size for x in jax.tree.leaves(params))
     print(f"transformer: {layers} layers, width {width}, {count:,} parameters, vocab {vocab}")
     opt_init, opt_update = adam(1e-2 if small else 3e-3)
-    opt_state = opt_init(params)
 
     @jax.jit
     def train_step(params, opt_state, batch):
@@ -129,6 +128,12 @@ def main(small=False, steps=None, seed=0):
         params, opt_state = opt_update(grads, opt_state, params)
         return params, opt_state, loss
 
+    return (vocab, length, batch_size), corpus, params, opt_init(params), train_step
+
+
+def main(small=False, steps=None, seed=0):
+    steps = steps or (150 if small else 300)
+    (vocab, length, batch_size), corpus, params, opt_state, train_step = setup(small, seed)
     rng = np.random.default_rng(seed)
     losses = []
     start = time.perf_counter()
