@@ -28,6 +28,7 @@ JAX_OPTIONS = json.loads(
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_FLAGS"))}
+    clean["JAX_COMPILATION_CACHE_DIR"] = ""  # cache off, as in conftest.py
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         env={**clean, **env},
@@ -249,24 +250,23 @@ def test_num_cpu_devices_refused_after_start():
 
 
 def test_compilation_cache_defaults():
-    code = """
-        import lamina.interpreters as li
-        print(li.config.jax_compilation_cache_dir)
-        print(li.config.jax_persistent_cache_min_compile_time_secs)
-        print(li.config.jax_persistent_cache_min_entry_size_bytes)
-    """
-    out = run_python(code, XDG_CACHE_HOME="/somewhere/cache")
-    assert out.stdout.split() == ["/somewhere/cache/lamina/compilation_cache", "0.0", "0"]
-    home = {k: v for k, v in os.environ.items() if k != "XDG_CACHE_HOME"}
-    out = subprocess.run(
-        [sys.executable, "-c", "import lamina.interpreters as li;"
-         "print(li.config.jax_compilation_cache_dir)"],
-        env={**{k: v for k, v in home.items() if not k.startswith("JAX_")}, "HOME": "/h"},
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
-    assert out.stdout.strip() == "/h/.cache/lamina/compilation_cache"
-    out = run_python(code, JAX_COMPILATION_CACHE_DIR="/elsewhere")
-    assert out.stdout.split()[0] == "/elsewhere"
+    # lamina's own defaults (JAX: no directory, 1 second); read in fresh processes
+    code = (
+        "import lamina.interpreters as li; c = li.config; print(c.jax_compilation_cache_dir, "
+        "c.jax_persistent_cache_min_compile_time_secs, "
+        "c.jax_persistent_cache_min_entry_size_bytes)"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    clean.pop("XDG_CACHE_HOME", None)
+    for env, want in [
+        ({"XDG_CACHE_HOME": "/somewhere/cache"}, "/somewhere/cache/lamina/compilation_cache"),
+        ({"HOME": "/h"}, "/h/.cache/lamina/compilation_cache"),
+        ({"JAX_COMPILATION_CACHE_DIR": "/elsewhere"}, "/elsewhere"),
+    ]:
+        out = subprocess.run(
+            [sys.executable, "-c", code], env={**clean, **env}, capture_output=True, text=True
+        )
+        assert out.stdout.split() == [want, "0.0", "0"], out.stderr
 
 
 def test_environment_variables_of_each_kind():
