@@ -5,6 +5,7 @@ The test suite runs with the cache off (conftest.py at the repository root); eac
 here gives it a directory under pytest's tmp_path."""
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -285,6 +286,13 @@ def test_unusable_directory_warns_and_compiles(tmp_path):
         jax.config.update("jax_raise_persistent_cache_errors", False)
         cc.set_cache_dir("")
         backend.clear_in_memory_compilation_cache()
+
+
+def test_directory_removed_while_running(cache_dir):
+    _run_fresh()
+    shutil.rmtree(cache_dir)
+    _run_fresh()
+    assert len(_entries(cache_dir)) == 1
 
 
 def test_eviction_keeps_the_limit(cache_dir):

@@ -184,6 +184,7 @@ def _read(path: pathlib.Path, key: str) -> tuple[bytes, float] | None:
 
 
 def _write(directory: pathlib.Path, path: pathlib.Path, entry: bytes) -> None:
+    directory.mkdir(parents=True, exist_ok=True)  # removed since it was first made?
     fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
     try:
         with os.fdopen(fd, "wb") as f:
