@@ -17,6 +17,7 @@ from lamina.interpreters import backend
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_FLAGS"))}
+    clean["JAX_COMPILATION_CACHE_DIR"] = ""  # cache off, as in conftest.py
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         env={**clean, **env},

@@ -21,6 +21,7 @@ config_module = importlib.import_module("lamina.interpreters.core.config")
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter with extra environment variables."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_FLAGS"))}
+    clean["JAX_COMPILATION_CACHE_DIR"] = ""  # cache off, as in conftest.py
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         env={**clean, **env},

@@ -249,6 +249,7 @@ def test_default_device_places_new_arrays():
         print(li.device_put(1.0).devices() == {d0}, f(x).devices() == {d0})
     """
     clean = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    clean["JAX_COMPILATION_CACHE_DIR"] = ""  # cache off, as in conftest.py
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         env={**clean, "JAX_NUM_CPU_DEVICES": "2", "PYTHONPATH": os.path.dirname(__file__)},

@@ -28,6 +28,7 @@ JAX_OPTIONS = json.loads(
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_FLAGS"))}
+    clean["JAX_COMPILATION_CACHE_DIR"] = ""  # cache off, as in conftest.py
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
         env={**clean, **env},
@@ -42,6 +43,14 @@ def test_the_same_133_options_as_jax():
     assert set(config.values) == set(JAX_OPTIONS)
 
 
+# lamina's documented differences: the persistent compilation cache is on by default and
+# keeps every program (the cache directory comes from the environment: see below).
+LAMINA_DEFAULTS = {
+    "jax_compilation_cache_dir": config.jax_compilation_cache_dir,
+    "jax_persistent_cache_min_compile_time_secs": 0.0,
+}
+
+
 @pytest.mark.parametrize("name", sorted(JAX_OPTIONS))
 def test_kind_and_default(name):
     want = JAX_OPTIONS[name]
@@ -49,7 +58,7 @@ def test_kind_and_default(name):
     assert type(holder).__name__ == want["kind"]
     value = config.values[name]
     plain = value.value if isinstance(value, enum.Enum) else value
-    assert plain == want["default"]
+    assert plain == LAMINA_DEFAULTS.get(name, want["default"])
     if want["kind"] == "State":
         assert getattr(config, name) == value  # readable as an attribute
         assert (name in _jax.config.trace_context_names()) == want["trace"]
@@ -238,6 +247,26 @@ def test_num_cpu_devices_refused_after_start():
         "after `import jax`."
     )
     config.update("jax_num_cpu_devices", config.jax_num_cpu_devices)  # no change: fine
+
+
+def test_compilation_cache_defaults():
+    # lamina's own defaults (JAX: no directory, 1 second); read in fresh processes
+    code = (
+        "import lamina.interpreters as li; c = li.config; print(c.jax_compilation_cache_dir, "
+        "c.jax_persistent_cache_min_compile_time_secs, "
+        "c.jax_persistent_cache_min_entry_size_bytes)"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+    clean.pop("XDG_CACHE_HOME", None)
+    for env, want in [
+        ({"XDG_CACHE_HOME": "/somewhere/cache"}, "/somewhere/cache/lamina/compilation_cache"),
+        ({"HOME": "/h"}, "/h/.cache/lamina/compilation_cache"),
+        ({"JAX_COMPILATION_CACHE_DIR": "/elsewhere"}, "/elsewhere"),
+    ]:
+        out = subprocess.run(
+            [sys.executable, "-c", code], env={**clean, **env}, capture_output=True, text=True
+        )
+        assert out.stdout.split() == [want, "0.0", "0"], out.stderr
 
 
 def test_environment_variables_of_each_kind():

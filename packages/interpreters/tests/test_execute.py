@@ -139,6 +139,7 @@ print(w.devices() == {{d[0]}}, w.committed)
 
 def test_devices_follow_committed_arguments():
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_FLAGS"))}
+    clean["JAX_COMPILATION_CACHE_DIR"] = ""  # cache off, as in conftest.py
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(MULTI_DEVICE.format(text=AFFINE))],
         env=clean, capture_output=True, text=True, timeout=120,

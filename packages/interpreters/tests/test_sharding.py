@@ -103,6 +103,7 @@ except ValueError as e:
 
 def test_python_shardings_follow_the_protocol():
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("JAX_", "XLA_FLAGS"))}
+    clean["JAX_COMPILATION_CACHE_DIR"] = ""  # cache off, as in conftest.py
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(PYTHON_SHARDINGS)],
         env=clean, capture_output=True, text=True, timeout=120,

@@ -21,6 +21,7 @@ import contextlib
 import enum
 import functools
 import logging
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -381,9 +382,19 @@ object_state("jax_pjrt_client_create_options", None, _check_client_options)
 string_state("jax_platforms", None)
 enum_state("jax_use_magma", ("off", "on", "auto"), "auto")
 
-# Compilation and the compilation cache.
+# Compilation and the compilation cache. Unlike JAX, lamina keeps every compiled program
+# in the user's cache directory by default (see runtime/compilation_cache.py).
+
+
+def default_compilation_cache_dir() -> str:
+    """``lamina/compilation_cache`` in ``$XDG_CACHE_HOME`` or else ``~/.cache``: where
+    compiled executables are kept unless ``jax_compilation_cache_dir`` says otherwise."""
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(home, "lamina", "compilation_cache")
+
+
 bool_state("jax_compilation_cache_check_contents", False)
-string_state("jax_compilation_cache_dir", None)
+string_state("jax_compilation_cache_dir", default_compilation_cache_dir())
 bool_state("jax_compilation_cache_expect_pgle", False)
 bool_state("jax_compilation_cache_include_metadata_in_key", False)
 int_state("jax_compilation_cache_max_size", -1)
@@ -398,7 +409,7 @@ float_state("jax_memory_fitting_effort", 0.0)
 enum_state("jax_memory_fitting_level", _EFFORT_LEVELS, "O2", key="jit")
 enum_state("jax_optimization_level", _EFFORT_LEVELS, "UNKNOWN", key="jit")
 string_state("jax_persistent_cache_enable_xla_caches", "xla_gpu_per_fusion_autotune_cache_dir")
-float_state("jax_persistent_cache_min_compile_time_secs", 1.0)
+float_state("jax_persistent_cache_min_compile_time_secs", 0.0)
 int_state("jax_persistent_cache_min_entry_size_bytes", 0)
 int_state("jax_pgle_aggregation_percentile", 90)
 int_state("jax_pgle_profiling_runs", 3, key="jit+trace")
