@@ -109,6 +109,7 @@ from lamina.interpreters.jaxprs import staging as staging
 from lamina.interpreters.jaxprs import tokens as tokens
 from lamina.interpreters.jaxprs import trace_api as trace_api
 from lamina.interpreters.jaxprs.calls import call_jaxpr, call_staged, eval_jaxpr, jit_p
+from lamina.interpreters.jaxprs.dim_as_value import dim_as_value, dim_as_value_p
 from lamina.interpreters.jaxprs.discharge import (
     Discharged,
     discharge_state,
@@ -404,6 +405,8 @@ __all__ = [
     "device_put_p",
     "device_put_value",
     "devices",
+    "dim_as_value",
+    "dim_as_value_p",
     "disable_jit",
     "discharge_state",
     "effects_barrier",

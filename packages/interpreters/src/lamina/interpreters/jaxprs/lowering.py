@@ -40,7 +40,8 @@ from typing import Any
 
 import numpy as np
 
-from lamina.interpreters.core.mlir_bindings import func, ir
+from lamina.interpreters.core.mlir_bindings import func, hlo, ir
+from lamina.interpreters.jaxprs import dim_values
 from lamina.interpreters.jaxprs import mlir_builders as mb
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.ir import (
@@ -58,6 +59,7 @@ from lamina.ir import (
     lowering_rules,
     ordered_effects,
     physical_aval,
+    solve_dim_vars,
 )
 
 __all__ = [
@@ -137,6 +139,26 @@ class ModuleContext:
         # their location names, which XLA keeps as its ops' ``op_name``.
         self.name_stack = ""
         self.locations: dict[tuple, ir.Location] = {}  # see _location
+        # The dimension variables of a shape-polymorphic module: every function after
+        # ``main`` takes their values first (see ``jaxprs/dim_values.py``).
+        self.dim_vars: tuple[str, ...] = ()
+
+    def _dim_args(self, ftype: ir.FunctionType) -> ir.FunctionType:
+        scalars = [dim_values.dim_type()] * len(self.dim_vars)
+        return ir.FunctionType.get([*scalars, *ftype.inputs], list(ftype.results))
+
+    def _mark_dim_args(self, op, n_other: int) -> None:
+        attrs = [
+            ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get(v)}) for v in self.dim_vars
+        ]
+        op.arg_attrs = ir.ArrayAttr.get(attrs + [ir.DictAttr.get({})] * n_other)
+
+    def dim_values_now(self) -> list[ir.Value]:
+        """The current values of the dimension variables, to pass to a function."""
+        if not self.dim_vars:
+            return []
+        env = dim_values.current_env()
+        return [env[v] for v in self.dim_vars]
 
     def add_host_callback(self, callback: Callable) -> int:
         """Register a Python function the program calls; returns its index."""
@@ -161,6 +183,9 @@ class ModuleContext:
         jaxpr = closed_jaxpr.jaxpr
         tokens = [abstract_token] * len(effects)
         ftype = mb.func_type([*tokens, *jaxpr.in_avals], [*tokens, *jaxpr.out_avals])
+        n_dims = len(self.dim_vars)
+        if n_dims:
+            ftype = self._dim_args(ftype)
         with ir.InsertionPoint(self.module.body):
             op = func.FuncOp("main" if public else name or "fn", ftype)
         op.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
@@ -174,14 +199,16 @@ class ModuleContext:
         locs = None
         if arg_names is not None:
             unknown = ir.Location.unknown()
-            locs = [unknown] * len(effects) + [
+            locs = [unknown] * (n_dims + len(effects)) + [
                 ir.Location.name(n) if n else unknown for n in arg_names
             ]
+        if n_dims:
+            self._mark_dim_args(op, len(effects) + len(jaxpr.invars))
         block = op.add_entry_block(arg_locs=locs)
         outer_tokens = self.tokens
         try:
-            with ir.InsertionPoint(block):
-                args = list(block.arguments)
+            with ir.InsertionPoint(block), self._dims_from(block):
+                args = list(block.arguments)[n_dims:]
                 self.tokens = dict(zip(effects, args[: len(effects)], strict=True))
                 outs = lower_jaxpr_body(self, jaxpr, closed_jaxpr.consts, args[len(effects) :])
                 mb.return_op([*(self.tokens[e] for e in effects), *outs])
@@ -199,21 +226,35 @@ class ModuleContext:
             pass
         jaxpr = closed_jaxpr.jaxpr
         ftype = mb.func_type(jaxpr.in_avals, jaxpr.out_avals)
+        n_dims = len(self.dim_vars)
+        if n_dims:
+            ftype = self._dim_args(ftype)
         with ir.InsertionPoint(self.module.body):
             op = func.FuncOp(name or "fn", ftype)
         op.attributes["sym_visibility"] = ir.StringAttr.get("private")
         self.symbol_table.insert(op)  # renames it (inner_0, ...) if the name is taken
+        if n_dims:
+            self._mark_dim_args(op, len(jaxpr.invars))
         block = op.add_entry_block()
         outer_stack, self.name_stack = self.name_stack, ""  # the call op carries the scope
         try:
-            with ir.InsertionPoint(block):
-                outs = lower_jaxpr_body(self, jaxpr, closed_jaxpr.consts, list(block.arguments))
+            with ir.InsertionPoint(block), self._dims_from(block):
+                args = list(block.arguments)[n_dims:]
+                outs = lower_jaxpr_body(self, jaxpr, closed_jaxpr.consts, args)
                 mb.return_op(outs)
         finally:
             self.name_stack = outer_stack
         with contextlib.suppress(TypeError):  # unhashable params somewhere: no caching
             self._functions[key] = op
         return op
+
+    def _dims_from(self, block):
+        """The dimension environment of a function whose leading block arguments are
+        the dimension variables' values (nothing for a module without them)."""
+        if not self.dim_vars:
+            return contextlib.nullcontext()
+        args = list(block.arguments)[: len(self.dim_vars)]
+        return dim_values.dim_env(dict(zip(self.dim_vars, args, strict=True)))
 
 
 class LoweringRuleContext:
@@ -292,7 +333,7 @@ class LoweringRuleContext:
                 self.module_context, closed_jaxpr.jaxpr, closed_jaxpr.consts, list(args)
             )
         callee = self.module_context.lower_private_function(closed_jaxpr, name)
-        call = func.CallOp(callee, list(args))
+        call = func.CallOp(callee, [*self.module_context.dim_values_now(), *args])
         return list(call.results)
 
 
@@ -471,6 +512,22 @@ def _default_result_names(n: int) -> list[str]:
     return ["result"] if n == 1 else [f"result[{i}]" for i in range(n)]
 
 
+def _solve_dim_vars(in_avals, args) -> dict:
+    """The dimension variables' values, computed from the sizes of ``main``'s
+    arguments, with the ``shape_assertion`` checks of the shapes and constraints."""
+    scalar = dim_values.dim_type()
+    sizes: dict = {}
+
+    def dim_of(i, j):
+        if (i, j) not in sizes:
+            v = hlo.get_dimension_size(args[i], j)
+            sizes[i, j] = dim_values.HloOps.wrap(v if v.type == scalar else hlo.convert(scalar, v))
+        return sizes[i, j]
+
+    env = solve_dim_vars(in_avals, dim_of, dim_values.HloOps)
+    return {v: dim_values.HloOps.value_of(x) for v, x in env.items()}
+
+
 def lower_jaxpr(
     closed_jaxpr: ClosedJaxpr,
     *,
@@ -534,6 +591,9 @@ def lower_jaxpr(
         attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
         mctx = ModuleContext(context, module, platform)
         mctx.name_stack = name_stack
+        dim_vars = dim_values.dim_vars_of(in_avals)
+        if dim_vars:
+            attrs["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(True)
         with ir.InsertionPoint(module.body):
             tokens = [abstract_token] * n_tok
             main = func.FuncOp("main", mb.func_type([*tokens, *in_avals], [*tokens, *out_avals]))
@@ -567,7 +627,10 @@ def lower_jaxpr(
         with ir.InsertionPoint(block):
             args = list(block.arguments)
             mctx.tokens = dict(zip(ordered, args[:n_tok], strict=True))
-            outs = lower_jaxpr_body(mctx, jaxpr, closed_jaxpr.consts, args[n_tok:])
+            env = _solve_dim_vars(in_avals, args[n_tok:]) if dim_vars else {}
+            mctx.dim_vars = dim_vars
+            with dim_values.dim_env(env):
+                outs = lower_jaxpr_body(mctx, jaxpr, closed_jaxpr.consts, args[n_tok:])
             mb.return_op([*(mctx.tokens[e] for e in ordered), *outs])
     return LoweredModule(
         module=module,

@@ -18,11 +18,14 @@ import functools
 import math
 import operator
 
+from lamina.ir import dtypes
+
 __all__ = [
     "DimExpr",
     "InconclusiveDimensionOperation",
     "dim_constant_value",
     "is_constant_dim",
+    "is_constant_shape",
     "is_symbolic_dim",
     "max_dim",
     "min_dim",
@@ -56,7 +59,7 @@ def _cmp(a, b) -> int:
 
 
 def _cmp_seq(xs, ys, elem) -> int:
-    for x, y in zip(xs, ys):
+    for x, y in zip(xs, ys, strict=False):
         if c := elem(x, y):
             return c
     return _cmp(len(xs), len(ys))
@@ -556,6 +559,11 @@ def is_constant_dim(d) -> bool:
     return not isinstance(d, DimExpr) and _is_int(d)
 
 
+def is_constant_shape(shape) -> bool:
+    """Whether every dimension of ``shape`` is constant."""
+    return not any(isinstance(d, DimExpr) for d in shape)
+
+
 def dim_constant_value(d) -> int | None:
     return None if isinstance(d, DimExpr) else operator.index(d)
 
@@ -720,3 +728,7 @@ def _evaluate_factor(f: Factor, env, maximum, minimum):
     if f.operation == MOD:
         return a % b
     return (maximum if f.operation == MAX else minimum)(a, b)
+
+
+# A dimension in an arithmetic expression with arrays is a weakly typed Python integer.
+dtypes.register_weak_scalar_type(DimExpr)
