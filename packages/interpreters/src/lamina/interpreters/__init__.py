@@ -150,6 +150,7 @@ from lamina.interpreters.runtime import executables as executables
 from lamina.interpreters.runtime import execute as execute
 from lamina.interpreters.runtime import extended as extended
 from lamina.interpreters.runtime import float_checks as float_checks
+from lamina.interpreters.runtime import polymorphic_calls as polymorphic_calls
 from lamina.interpreters.runtime import runtime_tokens as runtime_tokens
 from lamina.interpreters.runtime import sharding as sharding
 from lamina.interpreters.runtime import transfer as transfer
@@ -198,6 +199,7 @@ from lamina.interpreters.runtime.ffi_targets import (
     register_ffi_type,
     register_ffi_type_id,
 )
+from lamina.interpreters.runtime.polymorphic_calls import call_polymorphic, refine_module
 from lamina.interpreters.runtime.refs import Ref
 from lamina.interpreters.runtime.runtime_tokens import effects_barrier
 from lamina.interpreters.runtime.sharding import (
@@ -369,6 +371,7 @@ __all__ = [
     "block_until_ready",
     "call_jaxpr",
     "call_lowering",
+    "call_polymorphic",
     "call_staged",
     "check_tracer_leaks",
     "checking_leaks",
@@ -476,6 +479,7 @@ __all__ = [
     "put_on_device",
     "pycapsule",
     "ref_methods",
+    "refine_module",
     "register_ffi_target",
     "register_ffi_target_as_batch_partitionable",
     "register_ffi_type",
