@@ -74,6 +74,7 @@ from lamina.ir.parsing.parser import parse_closed_jaxpr, parse_jaxpr
 from lamina.ir.shapes.dim_expr import (
     DimExpr,
     InconclusiveDimensionOperation,
+    canonicalize_dim,
     is_constant_dim,
     is_constant_shape,
     is_symbolic_dim,
@@ -131,6 +132,7 @@ __all__ = [
     "abstract_token",
     "api_boundary",
     "batching_rules",
+    "canonicalize_dim",
     "check_jaxpr",
     "collective_rules",
     "control_flow_allowed_effects",

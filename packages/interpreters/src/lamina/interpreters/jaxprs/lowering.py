@@ -564,6 +564,8 @@ def lower_jaxpr(
         raise ValueError(
             f"result_names has {len(result_names)} entries for {len(jaxpr.outvars)} results"
         )
+    # A polymorphic program reads its dimension variables from every argument's shape.
+    keep_unused = keep_unused or bool(dim_values.dim_vars_of(jaxpr.in_avals))
     jaxpr, kept = _dce(jaxpr, keep_unused)
     in_avals = jaxpr.in_avals
     out_avals = [a.aval for a in jaxpr.outvars]

@@ -23,6 +23,7 @@ from lamina.ir import dtypes
 __all__ = [
     "DimExpr",
     "InconclusiveDimensionOperation",
+    "canonicalize_dim",
     "dim_constant_value",
     "is_constant_dim",
     "is_constant_shape",
@@ -557,6 +558,12 @@ def is_symbolic_dim(d) -> bool:
 def is_constant_dim(d) -> bool:
     """Whether ``d`` is a constant dimension (an integer)."""
     return not isinstance(d, DimExpr) and _is_int(d)
+
+
+def canonicalize_dim(d):
+    """A dimension size as it is kept in shapes: a symbolic expression, or an int
+    (anything with ``__index__``; ``TypeError`` otherwise)."""
+    return d if isinstance(d, DimExpr) else operator.index(d)
 
 
 def is_constant_shape(shape) -> bool:

@@ -26,7 +26,7 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import Tracer, ad, batching, device_put_value, reverse
+from lamina.interpreters import Tracer, ad, batching, device_put_value, dim_as_value, reverse
 from lamina.interpreters.mlir import chlo, eval_dynamic_shape_as_tensor, hlo, ir
 from lamina.ir import ShapedArray, abstract_eval_rules, dtypes, is_constant_shape, is_symbolic_dim
 from lamina.lax.base.operands import (
@@ -1672,6 +1672,8 @@ def to_dtype(operand, new_dtype, weak_type: bool = False, sharding=None):
     Host values (Python and NumPy scalars and arrays) are converted on the host, as JAX
     folds them; an array already of that type is returned as it is."""
     new_dtype = dtypes.dtype(new_dtype)
+    if is_symbolic_dim(operand):  # a dimension size used as a value
+        operand = dim_as_value(operand)
     if not (isinstance(operand, Tracer) or hasattr(operand, "aval")):
         value = np.asarray(operand)
         if dtypes.canonicalize_dtype(new_dtype) != new_dtype:
