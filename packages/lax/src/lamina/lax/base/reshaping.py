@@ -13,8 +13,8 @@ import operator
 import numpy as np
 
 from lamina.interpreters import ad, batching, reverse
-from lamina.interpreters.mlir import hlo
-from lamina.ir import ShapedArray
+from lamina.interpreters.mlir import eval_dynamic_shape_as_tensor, hlo
+from lamina.ir import ShapedArray, canonicalize_dim, is_constant_shape
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax.base.primitives import broadcast_in_dim, reduce_sum, select_n, sub
 
@@ -455,6 +455,18 @@ def _clamped_starts(shape, start_indices, limit_indices):
 
 
 def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
+    if not is_constant_shape((*start_indices, *limit_indices, *ctx.avals_in[0].shape)):
+        # Symbolic bounds or operand: a slice whose bounds are computed in the program.
+        steps = [1] * len(start_indices) if strides is None else list(strides)
+        return [
+            hlo.real_dynamic_slice(
+                ctx.ir_type(ctx.avals_out[0]),
+                x,
+                eval_dynamic_shape_as_tensor(ctx, start_indices),
+                eval_dynamic_shape_as_tensor(ctx, limit_indices),
+                eval_dynamic_shape_as_tensor(ctx, steps),
+            )
+        ]
     if strides is None:
         sizes = [lim - s for s, lim in zip(start_indices, limit_indices, strict=True)]
         start_indices = _clamped_starts(ctx.avals_in[0].shape, start_indices, limit_indices)
@@ -503,8 +515,8 @@ def slice(operand, start_indices, limit_indices, strides=None):
     ``limit_indices``, every ``strides``-th along each dimension."""
     return slice_p.bind(
         operand,
-        start_indices=_ints(start_indices),
-        limit_indices=_ints(limit_indices),
+        start_indices=tuple(map(canonicalize_dim, start_indices)),
+        limit_indices=tuple(map(canonicalize_dim, limit_indices)),
         strides=None if strides is None else _ints(strides),
     )
 

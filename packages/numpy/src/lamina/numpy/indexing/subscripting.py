@@ -17,7 +17,7 @@ import operator
 import warnings
 
 import numpy as np
-from lamina.ir import dtypes
+from lamina.ir import dtypes, max_dim
 from lamina.lax import (
     GatherDimensionNumbers,
     GatherScatterMode,
@@ -152,7 +152,7 @@ def _static_slicing(x, parsed, wrap, mode):
             reversed_axes.append(axis)
         else:
             starts.append(start)
-            limits.append(max(start, stop))
+            limits.append(max_dim(start, stop))
             strides.append(step)
     unit = all(s == 1 for s in strides)
     if not unit or any((a, b) != (0, n) for a, b, n in zip(starts, limits, sizes, strict=True)):
