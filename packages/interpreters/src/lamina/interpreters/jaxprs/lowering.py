@@ -283,6 +283,8 @@ class LoweringRuleContext:
     dtype_to_ir_type = staticmethod(mb.dtype_to_ir_type)
     constant = staticmethod(mb.constant)
     broadcast_in_dim = staticmethod(mb.broadcast_in_dim)
+    reshape = staticmethod(mb.reshape)
+    iota = staticmethod(mb.iota)
     convert = staticmethod(mb.convert)
 
     def broadcast_to(self, values: Sequence[ir.Value], shape=None) -> list[ir.Value]:

@@ -25,7 +25,9 @@ __all__ = [
     "dtype_to_ir_type",
     "ir_type",
     "ir_types",
+    "iota",
     "make_context",
+    "reshape",
 ]
 
 _registry: ir.DialectRegistry | None = None
@@ -166,6 +168,23 @@ def broadcast_in_dim(value: ir.Value, aval_out: ShapedArray, dims: Sequence[int]
         sizes = dim_values.shape_tensor(aval_out.shape)
         return stablehlo.dynamic_broadcast_in_dim(ir_type(aval_out), value, sizes, list(dims))
     return stablehlo.broadcast_in_dim(ir_type(aval_out), value, list(dims))
+
+
+def reshape(value: ir.Value, aval_out: ShapedArray) -> ir.Value:
+    """``stablehlo.reshape`` to ``aval_out``'s shape; ``stablehlo.dynamic_reshape`` to a
+    symbolic one."""
+    if not dim_values.is_static_shape(aval_out.shape):
+        sizes = dim_values.shape_tensor(aval_out.shape)
+        return stablehlo.dynamic_reshape(ir_type(aval_out), value, sizes)
+    return stablehlo.reshape(ir_type(aval_out), value)
+
+
+def iota(aval_out: ShapedArray, dimension: int) -> ir.Value:
+    """``stablehlo.iota`` along ``dimension`` (``dynamic_iota`` for a symbolic shape)."""
+    if not dim_values.is_static_shape(aval_out.shape):
+        sizes = dim_values.shape_tensor(aval_out.shape)
+        return stablehlo.dynamic_iota(ir_type(aval_out), sizes, dimension)
+    return stablehlo.iota(ir_type(aval_out), dimension)
 
 
 def broadcast_to(value: ir.Value, aval_in: ShapedArray, shape: Sequence[int]) -> ir.Value:

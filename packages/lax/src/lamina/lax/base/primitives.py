@@ -2381,7 +2381,7 @@ def _arg_lowering(direction, identity):
         aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
         dtype = aval_in.dtype
         index_aval = ShapedArray(aval_in.shape, index_dtype)
-        iota = hlo.iota(ctx.ir_type(index_aval), axis)
+        iota = ctx.iota(index_aval, axis)
         value_scalar, index_scalar = ShapedArray((), dtype), ShapedArray((), index_dtype)
         inits = [
             ctx.constant(identity(dtype), value_scalar),

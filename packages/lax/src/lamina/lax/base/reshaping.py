@@ -334,7 +334,7 @@ def _squeeze_abstract_eval(x, *, dimensions):
 
 
 def _squeeze_lowering(ctx, x, *, dimensions):
-    return [hlo.reshape(ctx.ir_type(ctx.avals_out[0]), x)]
+    return [ctx.reshape(x, ctx.avals_out[0])]
 
 
 squeeze_p = standard_primitive("squeeze", _squeeze_abstract_eval, _squeeze_lowering)

@@ -168,7 +168,7 @@ def _wrap_static(given, size: int, wrap: bool) -> int:
     value = operator.index(given)
     if wrap and value < 0 and not dtypes.issubdtype(np.asarray(given).dtype, np.unsignedinteger):
         value += size
-    if not _INT32.min <= value <= _INT32.max:
+    if not is_symbolic_dim(value) and not _INT32.min <= value <= _INT32.max:
         value = min(max(value, -1), size)
     return value
 
