@@ -23,9 +23,9 @@ __all__ = [
     "constant",
     "convert",
     "dtype_to_ir_type",
+    "iota",
     "ir_type",
     "ir_types",
-    "iota",
     "make_context",
     "reshape",
 ]

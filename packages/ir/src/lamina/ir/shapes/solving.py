@@ -136,13 +136,14 @@ def solve_dim_vars(in_avals, dim_of, ops) -> dict:
             progress = True
     unsolved = {v for _, _, d in pending for v in d.variables()} - env.keys()
     if unsolved:
+        names = "{" + ", ".join(repr(v) for v in sorted(unsolved)) + "}"
         left = ", ".join(
             f"'{d}' for dimension size args[{i}].shape[{j}]"
             for i, j, d in pending
             if (i, j) not in used
         )
         raise ValueError(
-            f"Cannot solve for values of dimension variables {unsolved}. "
+            f"Cannot solve for values of dimension variables {names}. "
             "We can only solve linear uni-variate constraints. "
             f"Using the following polymorphic shapes specifications: {specs}. "
             f"Unprocessed specifications: {left}. Please see {_SOLVABLE} for more details."
