@@ -137,7 +137,7 @@ def test_inconclusive_message_as_jax():
         "Please see https://docs.jax.dev/en/latest/export/shape_poly.html"
         "#comparison-of-symbolic-dimensions-is-partially-supported\nfor more details.\n"
     )
-    with pytest.raises(InconclusiveDimensionOperation, match="^Symbolic dimension 'b' used in a "):
+    with pytest.raises(InconclusiveDimensionOperation, match=r"^Symbolic dimension 'b' used in a "):
         int(b)
     with pytest.raises(InconclusiveDimensionOperation, match=re.escape("'b + 1' < 'b*n'")):
         sorted([n * b, b + 1, 3, b])
@@ -197,7 +197,7 @@ def test_scope_errors_as_jax():
         symbolic_shape("a", scope=SymbolicScope(), constraints=("a >= 2",))
     with pytest.raises(ValueError, match="should be a sequence of strings"):
         SymbolicScope("a >= 2")
-    with pytest.raises(ValueError, match="^Unsatisfiable explicit constraint: 2 >= 3$"):
+    with pytest.raises(ValueError, match=r"^Unsatisfiable explicit constraint: 2 >= 3$"):
         SymbolicScope(["2 >= 3"])
 
 
