@@ -192,6 +192,7 @@ PROGRAMS = {
     "sort": (lambda x: jnp.sort(x, axis=0), (S(b, n),), [(3, 4)]),
     "argmax": (lambda x: jnp.argmax(x, axis=0), (S(b, n),), [(3, 4)]),
     "softmax": (lambda x: lamina.nn.softmax(x, axis=-1), (S(b, n),), [(3, 4)]),
+    "rank_promotion": (lambda x, y: jnp.tanh(x + y) * y, (S(b, n), S(n)), [(3, 4), (4,)]),
     "matmul_two_args": (lambda x, y: x @ y, (S(b, n), S(n, 5)), [(3, 4), (4, 5)]),
     "flip_pad_tile": (
         lambda x: jnp.tile(jnp.pad(jnp.flip(x, 0), ((1, 1), (0, 0))), (2, 1)),
@@ -205,6 +206,27 @@ PROGRAMS = {
         (S(b, n),),
         [(3, 4)],
     ),
+    "scan": (
+        lambda x: lax.scan(lambda c, r: (c * 0.5 + r, jnp.sum(c)), jnp.zeros(x.shape[1]), x),
+        (S(b, n),),
+        [(3, 4), (1, 2)],
+    ),
+    "scan_reverse": (
+        lambda x: lax.scan(lambda c, r: (c + r, r * 2), x[0], x, reverse=True)[1],
+        (S(b, n),),
+        [(3, 4)],
+    ),
+    "dynamic_slice": (
+        lambda x: (
+            lax.dynamic_slice_in_dim(x, jnp.int32(x.shape[0]) - 1, 1, axis=0)
+            + lax.dynamic_slice_in_dim(x, 5, 1, axis=0)
+        ),
+        (S(b, n),),
+        [(3, 4), (7, 1)],
+    ),
+    "take": (lambda x: jnp.take(x, jnp.array([0, -1, 7]), axis=0), (S(b, n),), [(3, 4)]),
+    "einsum": (lambda x: jnp.einsum("ij,kj->ik", x, x), (S(b, n),), [(3, 4)]),
+    "eye_tril": (lambda x: jnp.eye(x.shape[0]) @ jnp.tril(x), (S(b, n),), [(3, 4)]),
     "grad": (lambda x: lamina.grad(lambda y: jnp.sum(jnp.sin(y)))(x), (S(b, n),), [(3, 4)]),
     "vmap": (lambda x: lamina.vmap(lambda r: r * jnp.sum(r))(x), (S(b, n),), [(3, 4)]),
 }
@@ -219,10 +241,54 @@ def test_run_polymorphic_against_numpy(name):
     else:
         cases = [[rng.normal(size=s).astype(np.float32) for s in shapes]]
     for xs in cases:
-        (out,) = _run(f, specs, *xs)
-        expected = np.asarray(f(*xs))  # the same program with static shapes
-        assert out.shape == expected.shape and out.dtype == expected.dtype
-        np.testing.assert_allclose(np.asarray(out), expected, rtol=1e-5, atol=1e-5)
+        outs = _run(f, specs, *xs)
+        expected = lamina.tree_util.tree_leaves(f(*xs))  # the program with static shapes
+        assert len(outs) == len(expected)
+        for out, want in zip(outs, expected, strict=True):
+            want = np.asarray(want)
+            assert out.shape == want.shape and out.dtype == want.dtype
+            np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5, atol=1e-5)
+
+
+# name -> (function, NumPy reference, shapes of the arguments to run it on)
+NUMPY_REFERENCES = {
+    "mean_over_symbolic_axis": (
+        lambda x: jnp.mean(x, axis=0),
+        lambda x: x.mean(0),
+        [(3, 4), (9, 2)],
+    ),
+    "size_as_value": (
+        lambda x: x * x.shape[0] + x.shape[1],
+        lambda x: x * x.shape[0] + x.shape[1],
+        [(3, 4)],
+    ),
+    "reshape_concat_arange": (
+        lambda x: (
+            jnp.concatenate([x, x], axis=0).reshape((-1,))
+            + jnp.arange(2 * x.shape[0] * x.shape[1], dtype=jnp.float32)
+        ),
+        lambda x: np.concatenate([x, x]).reshape(-1) + np.arange(2 * x.size, dtype=np.float32),
+        [(3, 4), (2, 6)],
+    ),
+    "gram": (lambda x: x @ x.T, lambda x: x @ x.T, [(3, 4), (5, 2)]),
+    "slices": (lambda x: x[1:, :3] - x[-1, :3], lambda x: x[1:, :3] - x[-1, :3], [(3, 4), (2, 2)]),
+    "cumulative_scan": (
+        lambda x: lax.scan(lambda c, r: (c + r, c + r), jnp.zeros(x.shape[1]), x)[1],
+        lambda x: np.cumsum(x, axis=0),
+        [(4, 3)],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(NUMPY_REFERENCES))
+def test_run_polymorphic_against_numpy_formulas(name):
+    f, reference, shapes = NUMPY_REFERENCES[name]
+    spec = S(*symbolic_shape("b, n"))
+    rng = np.random.default_rng(1)
+    for shape in shapes:
+        x = rng.normal(size=shape).astype(np.float32)
+        (out,) = _run(f, (spec,), x)
+        np.testing.assert_allclose(np.asarray(out), reference(x), rtol=1e-5, atol=1e-5)
 
 
 def test_polymorphic_module_as_jax():
