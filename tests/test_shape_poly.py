@@ -9,9 +9,8 @@ import pytest
 import lamina
 import lamina.numpy as jnp
 from lamina import lax
-from lamina.export.shape_poly import symbolic_args_specs, symbolic_shape
 from lamina.interpreters import call_polymorphic, refine_module
-from lamina.ir import ShapedArray
+from lamina.ir import ShapedArray, symbolic_shape
 
 b, n = symbolic_shape("b, n")
 
@@ -367,15 +366,3 @@ def test_shape_assertions_run_in_the_program():
     good = ShapedArray((3, 4), np.float32)
     refined = refine_module(lowered, [good], [good])
     assert b"?x" not in refined and isinstance(refined, bytes)
-
-
-def test_symbolic_args_specs():
-    x, y = np.zeros((3, 4), np.float32), np.zeros((4,), np.int32)
-    specs = symbolic_args_specs((x, y), ("b, n", "n"))
-    assert [str(s.shape) for s in specs] == ["(b, n)", "(n,)"]
-    assert specs[0].shape[1] is not specs[1].shape[0] and specs[0].shape[1] == specs[1].shape[0]
-    assert specs[1].dtype == np.int32
-    specs = symbolic_args_specs((x, y), "b, ...", constraints=("b >= 2",))
-    assert [str(s.shape) for s in specs] == ["(b, 4)", "(b,)"]
-    with pytest.raises(ValueError):
-        symbolic_args_specs((x, y), ("b", "n", "m"))
