@@ -239,6 +239,13 @@ PROGRAMS = {
         [(3, 4)],
     ),
     "argsort_at_set": (lambda x: jnp.argsort(x.at[0].set(1.0), axis=1), (S(b, n),), [(3, 4)]),
+    "conv_symbolic_batch": (
+        lambda x, w: lax.conv_general_dilated(
+            x, w, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")
+        ),
+        (S(b, 8, 8, 3), S(3, 3, 3, 4)),
+        [(2, 8, 8, 3), (3, 3, 3, 4)],
+    ),
     "grad": (lambda x: lamina.grad(lambda y: jnp.sum(jnp.sin(y)))(x), (S(b, n),), [(3, 4)]),
     "vmap": (lambda x: lamina.vmap(lambda r: r * jnp.sum(r))(x), (S(b, n),), [(3, 4)]),
 }
