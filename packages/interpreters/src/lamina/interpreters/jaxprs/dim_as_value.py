@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from lamina.interpreters.core.mlir_bindings import hlo
+from lamina.interpreters.core.tangents import Zero, tangent_aval
 from lamina.interpreters.jaxprs import dim_values
 from lamina.interpreters.jaxprs import mlir_builders as mb
 from lamina.ir import Primitive, ShapedArray, dtypes, register_dim_as_value
@@ -38,9 +39,21 @@ def _lowering(ctx, *, dim):
     return [value if value.type == out_type else hlo.convert(out_type, value)]
 
 
+def _jvp(primals, tangents, *, dim):
+    """No operands: an integer with a symbolic zero tangent."""
+    return dim_as_value_p.bind(dim=dim), Zero(tangent_aval(_abstract_eval(dim=dim)))
+
+
+def _batching(axis_data, vals, dims, *, dim):
+    """No operands, so nothing is batched: the value is the same for every example."""
+    return dim_as_value_p.bind(dim=dim), None
+
+
 dim_as_value_p.def_abstract_eval(_abstract_eval)
 dim_as_value_p.def_impl(_impl)
 dim_as_value_p.def_lowering(_lowering)
+dim_as_value_p.def_jvp(_jvp)
+dim_as_value_p.def_batching(_batching)
 
 
 def dim_as_value(dim):
