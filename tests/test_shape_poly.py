@@ -246,6 +246,7 @@ PROGRAMS = {
         (S(b, 8, 8, 3), S(3, 3, 3, 4)),
         [(2, 8, 8, 3), (3, 3, 3, 4)],
     ),
+    "split": (lambda x: jnp.split(x, 2, axis=1)[1] * 2, (S(b, 2 * n),), [(3, 4)]),
     "grad": (lambda x: lamina.grad(lambda y: jnp.sum(jnp.sin(y)))(x), (S(b, n),), [(3, 4)]),
     "grad_of_mean": (lambda x: lamina.grad(lambda y: jnp.mean(y**2))(x), (S(b, n),), [(3, 4)]),
     "vmap_of_size": (lambda x: lamina.vmap(lambda r: r * x.shape[0])(x), (S(b, n),), [(3, 4)]),

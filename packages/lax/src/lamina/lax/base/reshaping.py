@@ -288,7 +288,12 @@ def _split_lowering(ctx, x, *, sizes, axis):
         begin = [0] * len(shape)
         limit = list(shape)
         begin[axis], limit[axis] = start, start + size
-        outs.append(hlo.slice(x, begin, limit, [1] * len(shape)))
+        if is_constant_shape((*begin, *limit)):
+            outs.append(hlo.slice(x, begin, limit, [1] * len(shape)))
+        else:  # symbolic sizes: bounds computed in the program
+            outs.append(_slice_lowering(ctx.replace(avals_out=[ctx.avals_out[len(outs)]]), x,
+                                        start_indices=begin, limit_indices=limit,
+                                        strides=None)[0])  # fmt: skip
         start += size
     return outs
 
@@ -317,7 +322,7 @@ split_p.def_batching(_split_batching)
 def split(operand, sizes, axis=0):
     """``operand`` cut along ``axis`` into consecutive pieces of ``sizes``."""
     axis = canonical_axis(axis, aval_of(operand).ndim)
-    return split_p.bind(operand, sizes=_ints(sizes), axis=axis)
+    return split_p.bind(operand, sizes=tuple(map(canonicalize_dim, sizes)), axis=axis)
 
 
 # ------------------------------------------------------------------ squeeze
