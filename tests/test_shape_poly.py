@@ -10,7 +10,7 @@ import lamina
 import lamina.numpy as jnp
 from lamina import lax
 from lamina.interpreters import call_polymorphic, refine_module
-from lamina.ir import ShapedArray, symbolic_shape
+from lamina.ir import ShapedArray, UnexpectedDimVar, symbolic_shape
 
 b, n = symbolic_shape("b, n")
 
@@ -389,3 +389,16 @@ def test_shape_assertions_run_in_the_program():
     good = ShapedArray((3, 4), np.float32)
     refined = refine_module(lowered, [good], [good])
     assert b"?x" not in refined and isinstance(refined, bytes)
+
+
+def test_symbolic_shape_outside_a_polymorphic_program_as_jax():
+    # recorded from JAX 0.10.2
+    with pytest.raises(UnexpectedDimVar) as e:
+        jnp.ones((b, 3))
+    assert str(e.value) == (
+        "Encountered dimension variable 'b' that is not appearing in the shapes of the "
+        "function arguments.\nThe following dimension variables are appearing in the shapes "
+        "of the function arguments: [].\nPlease see https://docs.jax.dev/en/latest/export/"
+        "shape_poly.html#dimension-variables-must-be-solvable-from-the-input-shapes for more "
+        "details."
+    )

@@ -74,6 +74,7 @@ from lamina.ir.parsing.parser import parse_closed_jaxpr, parse_jaxpr
 from lamina.ir.shapes.dim_expr import (
     DimExpr,
     InconclusiveDimensionOperation,
+    UnexpectedDimVar,
     canonicalize_dim,
     is_constant_dim,
     is_constant_shape,
@@ -125,6 +126,7 @@ __all__ = [
     "ShapedArray",
     "SourceInfo",
     "SymbolicScope",
+    "UnexpectedDimVar",
     "UnfilteredStackTrace",
     "Var",
     "WriteEffect",

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from lamina.interpreters.core.mlir_bindings import hlo, ir
-from lamina.ir import dtypes, is_symbolic_dim
+from lamina.ir import UnexpectedDimVar, dtypes, is_symbolic_dim
 
 __all__ = [
     "HloOps",
@@ -160,9 +160,7 @@ def _min(a, b):
 
 def current_env() -> dict:
     env = _env.get()
-    if env is None:
-        raise ValueError("symbolic dimensions can only be lowered inside a polymorphic program")
-    return env
+    return {} if env is None else env
 
 
 def eval_dim(d) -> ir.Value:
@@ -170,6 +168,9 @@ def eval_dim(d) -> ir.Value:
     if not is_symbolic_dim(d):
         return _const(int(d))
     env = {k: _Dim(v) for k, v in current_env().items()}
+    missing = d.variables() - env.keys()
+    if missing:
+        raise UnexpectedDimVar(min(missing), env)
     return _Dim.of(d.evaluate(env, maximum=_max, minimum=_min)).value
 
 

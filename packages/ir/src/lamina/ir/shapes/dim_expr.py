@@ -23,6 +23,7 @@ from lamina.ir import dtypes
 __all__ = [
     "DimExpr",
     "InconclusiveDimensionOperation",
+    "UnexpectedDimVar",
     "canonicalize_dim",
     "dim_constant_value",
     "is_constant_dim",
@@ -50,6 +51,18 @@ class InconclusiveDimensionOperation(Exception):
 
     def __init__(self, message: str):
         super().__init__(f"{message}\n{self._HELP}" if message else message)
+
+
+class UnexpectedDimVar(Exception):
+    """A dimension variable that the shapes of a function's arguments do not define."""
+
+    def __init__(self, var: str, known):
+        super().__init__(
+            f"Encountered dimension variable '{var}' that is not appearing in the shapes of "
+            "the function arguments.\nThe following dimension variables are appearing in the "
+            f"shapes of the function arguments: {list(known)}.\nPlease see {_DOCS}"
+            "#dimension-variables-must-be-solvable-from-the-input-shapes for more details."
+        )
 
 
 FLOORDIV, MOD, MAX, MIN = "floordiv", "mod", "max", "min"
