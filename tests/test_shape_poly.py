@@ -247,6 +247,11 @@ PROGRAMS = {
         [(2, 8, 8, 3), (3, 3, 3, 4)],
     ),
     "split": (lambda x: jnp.split(x, 2, axis=1)[1] * 2, (S(b, 2 * n),), [(3, 4)]),
+    "cumulative": (
+        lambda x: jnp.cumsum(x, axis=0) + lax.cummax(x, axis=1, reverse=True) + jnp.cumprod(x, 0),
+        (S(b, n),),
+        [(3, 4), (1, 5)],
+    ),
     "grad": (lambda x: lamina.grad(lambda y: jnp.sum(jnp.sin(y)))(x), (S(b, n),), [(3, 4)]),
     "grad_of_mean": (lambda x: lamina.grad(lambda y: jnp.mean(y**2))(x), (S(b, n),), [(3, 4)]),
     "vmap_of_size": (lambda x: lamina.vmap(lambda r: r * x.shape[0])(x), (S(b, n),), [(3, 4)]),
