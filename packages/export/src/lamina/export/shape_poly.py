@@ -31,7 +31,8 @@ def _shape_and_dtype(a):
     try:
         return tuple(a.shape), a.dtype
     except AttributeError:
-        raise TypeError(f"symbolic_args_specs needs arrays or ShapeDtypeStructs, got {a!r}") from None
+        msg = f"symbolic_args_specs needs arrays or ShapeDtypeStructs, got {a!r}"
+        raise TypeError(msg) from None
 
 
 def symbolic_args_specs(args, shapes_specs, constraints=(), scope=None):

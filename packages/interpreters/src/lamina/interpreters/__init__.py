@@ -109,6 +109,7 @@ from lamina.interpreters.jaxprs import staging as staging
 from lamina.interpreters.jaxprs import tokens as tokens
 from lamina.interpreters.jaxprs import trace_api as trace_api
 from lamina.interpreters.jaxprs.calls import call_jaxpr, call_staged, eval_jaxpr, jit_p
+from lamina.interpreters.jaxprs.dim_as_value import dim_as_value, dim_as_value_p
 from lamina.interpreters.jaxprs.discharge import (
     Discharged,
     discharge_state,
@@ -149,6 +150,7 @@ from lamina.interpreters.runtime import executables as executables
 from lamina.interpreters.runtime import execute as execute
 from lamina.interpreters.runtime import extended as extended
 from lamina.interpreters.runtime import float_checks as float_checks
+from lamina.interpreters.runtime import polymorphic_calls as polymorphic_calls
 from lamina.interpreters.runtime import runtime_tokens as runtime_tokens
 from lamina.interpreters.runtime import sharding as sharding
 from lamina.interpreters.runtime import transfer as transfer
@@ -197,6 +199,7 @@ from lamina.interpreters.runtime.ffi_targets import (
     register_ffi_type,
     register_ffi_type_id,
 )
+from lamina.interpreters.runtime.polymorphic_calls import call_polymorphic, refine_module
 from lamina.interpreters.runtime.refs import Ref
 from lamina.interpreters.runtime.runtime_tokens import effects_barrier
 from lamina.interpreters.runtime.sharding import (
@@ -368,6 +371,7 @@ __all__ = [
     "block_until_ready",
     "call_jaxpr",
     "call_lowering",
+    "call_polymorphic",
     "call_staged",
     "check_tracer_leaks",
     "checking_leaks",
@@ -404,6 +408,8 @@ __all__ = [
     "device_put_p",
     "device_put_value",
     "devices",
+    "dim_as_value",
+    "dim_as_value_p",
     "disable_jit",
     "discharge_state",
     "effects_barrier",
@@ -473,6 +479,7 @@ __all__ = [
     "put_on_device",
     "pycapsule",
     "ref_methods",
+    "refine_module",
     "register_ffi_target",
     "register_ffi_target_as_batch_partitionable",
     "register_ffi_type",

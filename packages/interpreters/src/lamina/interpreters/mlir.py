@@ -34,6 +34,7 @@ from lamina.interpreters.core.mlir_bindings import ir
 from lamina.interpreters.core.mlir_bindings import jax_mlir_ext as jax_mlir_ext
 from lamina.interpreters.core.mlir_bindings import lazy_module as lazy_module
 from lamina.interpreters.core.mlir_bindings import stablehlo as stablehlo
+from lamina.interpreters.jaxprs import dim_values
 from lamina.interpreters.jaxprs import mlir_builders as mb
 from lamina.interpreters.jaxprs.host_callbacks import emit_python_callback
 from lamina.interpreters.jaxprs.lowering import (
@@ -53,6 +54,7 @@ from lamina.ir import (
     Jaxpr,
     Primitive,
     ShapedArray,
+    is_symbolic_dim,
     lowerable_effects,
 )
 
@@ -81,6 +83,8 @@ __all__ = [
     "dense_int_elements",
     "dtype_to_ir_type",
     "emit_python_callback",
+    "eval_dynamic_shape",
+    "eval_dynamic_shape_as_tensor",
     "flatten_ir_types",
     "flatten_ir_values",
     "i32_attr",
@@ -318,8 +322,11 @@ def ir_constant(val, *, const_lowering=None, aval=None) -> ir.Value:
 
 
 def shape_tensor(ctx, sizes: Sequence[int | ir.Value]) -> ir.Value:
-    """A 1-D ``i32`` tensor of ``sizes`` (static sizes as a constant)."""
+    """A 1-D ``i32`` tensor of ``sizes`` (static sizes as a constant; symbolic sizes
+    and ``ir.Value`` s in the dimension type)."""
     del ctx
+    if any(is_symbolic_dim(d) for d in sizes):
+        return dim_values.shape_tensor(sizes)
     if all(isinstance(d, int | np.integer) for d in sizes):
         return ir_constant(np.array(sizes, np.int32))
     i32 = ir.IntegerType.get_signless(32)
@@ -330,6 +337,19 @@ def shape_tensor(ctx, sizes: Sequence[int | ir.Value]) -> ir.Value:
         for d in sizes
     ]
     return hlo.concatenate(pieces, 0)
+
+
+def eval_dynamic_shape(ctx, shape) -> tuple:
+    """The sizes of ``shape``: ints stay ints, symbolic dimensions become scalar values
+    computed in the program."""
+    del ctx
+    return tuple(dim_values.eval_shape(shape))
+
+
+def eval_dynamic_shape_as_tensor(ctx, shape) -> ir.Value:
+    """The sizes of ``shape`` (symbolic or not) as a 1-D tensor."""
+    del ctx
+    return dim_values.shape_tensor(shape)
 
 
 def dense_int_elements(xs) -> ir.DenseElementsAttr:

@@ -32,6 +32,7 @@ from lamina.interpreters import (
 )
 from lamina.ir import dtypes, filter_traceback, register_boundary
 from lamina.lax.base import primitives as prims
+from lamina.lax.base.filling import broadcast_shapes
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import broadcast_in_dim, reshape, to_dtype
 from lamina.lax.dot.dot_general import dot_general
@@ -141,7 +142,7 @@ def _rank_promotion_warning_or_error(fun_name, avals):
 
 def _check_broadcastable(fun_name, avals):
     try:
-        np.broadcast_shapes(*(a.shape for a in avals))
+        broadcast_shapes(*(a.shape for a in avals))  # symbolic sizes too
     except ValueError:
         shapes = ", ".join(str(a.shape) for a in avals)
         raise ValueError(f"Incompatible shapes for broadcasting: shapes=[{shapes}]") from None

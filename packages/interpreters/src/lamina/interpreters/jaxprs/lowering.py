@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from lamina.interpreters.core.mlir_bindings import func, hlo, ir
+from lamina.interpreters.jaxprs import dim_values
 from lamina.interpreters.jaxprs import mlir_builders as mb
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.ir import (
@@ -65,6 +66,7 @@ from lamina.ir import (
     lowering_rules,
     ordered_effects,
     physical_aval,
+    solve_dim_vars,
 )
 
 __all__ = [
@@ -233,6 +235,9 @@ class ModuleContext:
         # their location names, which XLA keeps as its ops' ``op_name``.
         self.name_stack = ""
         self.locations: dict[tuple, ir.Location] = {}  # see _location
+        # The dimension variables of a shape-polymorphic module: every function after
+        # ``main`` takes their values first (see ``jaxprs/dim_values.py``).
+        self.dim_vars: tuple[str, ...] = ()
 
     @property
     def multi_platform(self) -> bool:
@@ -249,9 +254,30 @@ class ModuleContext:
             return []
         return [ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get("_platform_index")})]
 
+    def _leading_args(self, ftype: ir.FunctionType) -> ir.FunctionType:
+        """``ftype`` with the module's leading parameters: the platform index (when
+        multi-platform), then the dimension variables' values (when polymorphic)."""
+        scalars = [dim_values.dim_type()] * len(self.dim_vars)
+        inputs = [*self._index_types(), *scalars, *ftype.inputs]
+        return ir.FunctionType.get(inputs, list(ftype.results))
+
+    def _mark_leading_args(self, op, n_other: int) -> None:
+        dims = [
+            ir.DictAttr.get({"jax.global_constant": ir.StringAttr.get(v)}) for v in self.dim_vars
+        ]
+        op.arg_attrs = ir.ArrayAttr.get(
+            self._index_attrs() + dims + [ir.DictAttr.get({})] * n_other
+        )
+
     def call_args(self, args: Sequence[ir.Value]) -> list[ir.Value]:
-        """``args`` of a call to a function of this module (the platform index first)."""
-        return [self.platform_index, *args] if self.multi_platform else list(args)
+        """``args`` of a call to a function of this module, after the leading ones: the
+        platform index and the dimension variables' current values."""
+        index = [self.platform_index] if self.multi_platform else []
+        dims = []
+        if self.dim_vars:
+            env = dim_values.current_env()
+            dims = [env[v] for v in self.dim_vars]
+        return [*index, *dims, *args]
 
     def add_host_callback(self, callback: Callable) -> int:
         """Register a Python function the program calls; returns its index."""
@@ -277,16 +303,14 @@ class ModuleContext:
         tokens = [abstract_token] * len(effects)
         ftype = mb.func_type([*tokens, *jaxpr.in_avals], [*tokens, *jaxpr.out_avals])
         n_idx = len(self._index_types())
-        if n_idx:
-            ftype = ir.FunctionType.get([*self._index_types(), *ftype.inputs], ftype.results)
+        n_dims = len(self.dim_vars)
+        ftype = self._leading_args(ftype)
         with ir.InsertionPoint(self.module.body):
             op = func.FuncOp("main" if public else name or "fn", ftype)
         op.attributes["sym_visibility"] = ir.StringAttr.get("public" if public else "private")
         self.symbol_table.insert(op)
-        if n_idx:
-            op.arg_attrs = ir.ArrayAttr.get(
-                self._index_attrs() + [ir.DictAttr.get({}) for _ in ftype.inputs[n_idx:]]
-            )
+        if n_idx or n_dims:
+            self._mark_leading_args(op, len(ftype.inputs) - n_idx - n_dims)
         if result_names is not None:
             token_attrs = [ir.DictAttr.get({}) for _ in effects]
             op.result_attrs = ir.ArrayAttr.get(
@@ -296,7 +320,7 @@ class ModuleContext:
         locs = None
         if arg_names is not None:
             unknown = ir.Location.unknown()
-            locs = [unknown] * (n_idx + len(effects)) + [
+            locs = [unknown] * (n_idx + n_dims + len(effects)) + [
                 ir.Location.name(n) if n else unknown for n in arg_names
             ]
         block = op.add_entry_block(arg_locs=locs)
@@ -306,6 +330,8 @@ class ModuleContext:
                 args = list(block.arguments)
                 if n_idx:
                     self.platform_index, args = args[0], args[1:]
+                dims, args = args[:n_dims], args[n_dims:]
+            with ir.InsertionPoint(block), self._dims_from(dims):
                 self.tokens = dict(zip(effects, args[: len(effects)], strict=True))
                 outs = lower_jaxpr_body(self, jaxpr, closed_jaxpr.consts, args[len(effects) :])
                 mb.return_op([*(self.tokens[e] for e in effects), *outs])
@@ -322,16 +348,14 @@ class ModuleContext:
         except (KeyError, TypeError):
             pass
         jaxpr = closed_jaxpr.jaxpr
-        in_types = [*self._index_types(), *mb.ir_types(jaxpr.in_avals)]
-        ftype = ir.FunctionType.get(in_types, mb.ir_types(jaxpr.out_avals))
+        ftype = self._leading_args(mb.func_type(jaxpr.in_avals, jaxpr.out_avals))
+        n_dims = len(self.dim_vars)
         with ir.InsertionPoint(self.module.body):
             op = func.FuncOp(name or "fn", ftype)
         op.attributes["sym_visibility"] = ir.StringAttr.get("private")
         self.symbol_table.insert(op)  # renames it (inner_0, ...) if the name is taken
-        if self.multi_platform:
-            op.arg_attrs = ir.ArrayAttr.get(
-                self._index_attrs() + [ir.DictAttr.get({}) for _ in jaxpr.in_avals]
-            )
+        if self.multi_platform or n_dims:
+            self._mark_leading_args(op, len(jaxpr.invars))
         block = op.add_entry_block()
         outer_stack, self.name_stack = self.name_stack, ""  # the call op carries the scope
         outer_index = self.platform_index
@@ -340,6 +364,8 @@ class ModuleContext:
                 args = list(block.arguments)
                 if self.multi_platform:
                     self.platform_index, args = args[0], args[1:]
+                dims, args = args[:n_dims], args[n_dims:]
+            with ir.InsertionPoint(block), self._dims_from(dims):
                 outs = lower_jaxpr_body(self, jaxpr, closed_jaxpr.consts, args)
                 mb.return_op(outs)
         finally:
@@ -347,6 +373,13 @@ class ModuleContext:
         with contextlib.suppress(TypeError):  # unhashable params somewhere: no caching
             self._functions[key] = op
         return op
+
+    def _dims_from(self, values):
+        """The dimension environment of a function given its dimension variables'
+        values (nothing for a module without them)."""
+        if not self.dim_vars:
+            return contextlib.nullcontext()
+        return dim_values.dim_env(dict(zip(self.dim_vars, values, strict=True)))
 
 
 class LoweringRuleContext:
@@ -387,6 +420,8 @@ class LoweringRuleContext:
     dtype_to_ir_type = staticmethod(mb.dtype_to_ir_type)
     constant = staticmethod(mb.constant)
     broadcast_in_dim = staticmethod(mb.broadcast_in_dim)
+    reshape = staticmethod(mb.reshape)
+    iota = staticmethod(mb.iota)
     convert = staticmethod(mb.convert)
 
     def broadcast_to(self, values: Sequence[ir.Value], shape=None) -> list[ir.Value]:
@@ -616,6 +651,22 @@ def _default_result_names(n: int) -> list[str]:
     return ["result"] if n == 1 else [f"result[{i}]" for i in range(n)]
 
 
+def _solve_dim_vars(in_avals, args) -> dict:
+    """The dimension variables' values, computed from the sizes of ``main``'s
+    arguments, with the ``shape_assertion`` checks of the shapes and constraints."""
+    scalar = dim_values.dim_type()
+    sizes: dict = {}
+
+    def dim_of(i, j):
+        if (i, j) not in sizes:
+            v = hlo.get_dimension_size(args[i], j)
+            sizes[i, j] = dim_values.HloOps.wrap(v if v.type == scalar else hlo.convert(scalar, v))
+        return sizes[i, j]
+
+    env = solve_dim_vars(in_avals, dim_of, dim_values.HloOps)
+    return {v: dim_values.HloOps.value_of(x) for v, x in env.items()}
+
+
 def lower_jaxpr(
     closed_jaxpr: ClosedJaxpr,
     *,
@@ -655,6 +706,8 @@ def lower_jaxpr(
         raise ValueError(
             f"result_names has {len(result_names)} entries for {len(jaxpr.outvars)} results"
         )
+    # A polymorphic program reads its dimension variables from every argument's shape.
+    keep_unused = keep_unused or bool(dim_values.dim_vars_of(jaxpr.in_avals))
     jaxpr, kept = _dce(jaxpr, keep_unused)
     in_avals = jaxpr.in_avals
     out_avals = [a.aval for a in jaxpr.outvars]
@@ -685,6 +738,9 @@ def lower_jaxpr(
         mctx.name_stack = name_stack
         index_types = mctx._index_types()
         n_idx = len(index_types)
+        dim_vars = dim_values.dim_vars_of(in_avals)
+        if dim_vars:
+            attrs["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(True)
         with ir.InsertionPoint(module.body):
             tokens = [abstract_token] * n_tok
             ftype = mb.func_type([*tokens, *in_avals], [*tokens, *out_avals])
@@ -724,7 +780,10 @@ def lower_jaxpr(
             if n_idx:
                 mctx.platform_index, args = args[0], args[1:]
             mctx.tokens = dict(zip(ordered, args[:n_tok], strict=True))
-            outs = lower_jaxpr_body(mctx, jaxpr, closed_jaxpr.consts, args[n_tok:])
+            env = _solve_dim_vars(in_avals, args[n_tok:]) if dim_vars else {}
+            mctx.dim_vars = dim_vars
+            with dim_values.dim_env(env):
+                outs = lower_jaxpr_body(mctx, jaxpr, closed_jaxpr.consts, args[n_tok:])
             mb.return_op([*(mctx.tokens[e] for e in ordered), *outs])
     return LoweredModule(
         module=module,

@@ -14,6 +14,7 @@ import ml_dtypes
 import numpy as np
 
 from lamina.interpreters.core.mlir_bindings import chlo, func, ir, jax_mlir_ext, sdy, stablehlo
+from lamina.interpreters.jaxprs import dim_values
 from lamina.ir import AbstractToken, ShapedArray, dtypes, physical_aval
 
 __all__ = [
@@ -22,9 +23,11 @@ __all__ = [
     "constant",
     "convert",
     "dtype_to_ir_type",
+    "iota",
     "ir_type",
     "ir_types",
     "make_context",
+    "reshape",
 ]
 
 _registry: ir.DialectRegistry | None = None
@@ -122,7 +125,9 @@ def ir_type(aval) -> ir.Type:
     if isinstance(aval, ShapedArray):
         if not isinstance(aval.dtype, np.dtype):  # an extended dtype: its physical data
             aval = physical_aval(aval)
-        return ir.RankedTensorType.get(aval.shape, dtype_to_ir_type(aval.dtype))
+        return ir.RankedTensorType.get(
+            dim_values.ir_shape(aval.shape), dtype_to_ir_type(aval.dtype)
+        )
     raise TypeError(f"cannot lower abstract value {aval!r} to an MLIR type")
 
 
@@ -159,8 +164,28 @@ def constant(value, aval: ShapedArray | None = None) -> ir.Value:
 
 def broadcast_in_dim(value: ir.Value, aval_out: ShapedArray, dims: Sequence[int]) -> ir.Value:
     """``stablehlo.broadcast_in_dim``: operand dimension i becomes result dimension
-    ``dims[i]``."""
+    ``dims[i]``; ``stablehlo.dynamic_broadcast_in_dim`` to a symbolic shape."""
+    if not dim_values.is_static_shape(aval_out.shape):
+        sizes = dim_values.shape_tensor(aval_out.shape)
+        return stablehlo.dynamic_broadcast_in_dim(ir_type(aval_out), value, sizes, list(dims))
     return stablehlo.broadcast_in_dim(ir_type(aval_out), value, list(dims))
+
+
+def reshape(value: ir.Value, aval_out: ShapedArray) -> ir.Value:
+    """``stablehlo.reshape`` to ``aval_out``'s shape; ``stablehlo.dynamic_reshape`` to a
+    symbolic one."""
+    if not dim_values.is_static_shape(aval_out.shape):
+        sizes = dim_values.shape_tensor(aval_out.shape)
+        return stablehlo.dynamic_reshape(ir_type(aval_out), value, sizes)
+    return stablehlo.reshape(ir_type(aval_out), value)
+
+
+def iota(aval_out: ShapedArray, dimension: int) -> ir.Value:
+    """``stablehlo.iota`` along ``dimension`` (``dynamic_iota`` for a symbolic shape)."""
+    if not dim_values.is_static_shape(aval_out.shape):
+        sizes = dim_values.shape_tensor(aval_out.shape)
+        return stablehlo.dynamic_iota(ir_type(aval_out), sizes, dimension)
+    return stablehlo.iota(ir_type(aval_out), dimension)
 
 
 def broadcast_to(value: ir.Value, aval_in: ShapedArray, shape: Sequence[int]) -> ir.Value:

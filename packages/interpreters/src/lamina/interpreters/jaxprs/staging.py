@@ -31,6 +31,7 @@ from lamina.interpreters.core.tracing import (
     set_current_trace,
     shaped_abstractify,
 )
+from lamina.interpreters.jaxprs.dim_as_value import dim_as_value_p
 from lamina.ir import (
     AbstractRef,
     ClosedJaxpr,
@@ -42,6 +43,7 @@ from lamina.ir import (
     abstract_eval_rules,
     check_jaxpr,
     dtypes,
+    is_symbolic_dim,
     new_jaxpr_eqn,
     no_effects,
 )
@@ -108,6 +110,8 @@ class DynamicJaxprTrace(Trace):
             return tracer
         if isinstance(x, Tracer) and not x._trace.is_valid():
             raise leaked_tracer_error(x)
+        if is_symbolic_dim(x):  # a dimension size as an operand: computed in the program
+            return self.process_primitive(dim_as_value_p, [], {"dim": x})
         aval = shaped_abstractify(x)
         if not aval.shape and not isinstance(x, Tracer) and isinstance(aval.dtype, np.dtype):
             atom = Literal(_literal_value(x, aval), aval)

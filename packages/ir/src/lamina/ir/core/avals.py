@@ -3,6 +3,7 @@ tokens, and mutable references to arrays)."""
 
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -69,6 +70,8 @@ class ShapedArray(AbstractValue):
 
     @property
     def size(self) -> int:
+        if any(_is_symbolic_dim(d) for d in self.shape):
+            return math.prod(self.shape)  # a symbolic expression
         return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
 
     def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:

@@ -18,11 +18,16 @@ import functools
 import math
 import operator
 
+from lamina.ir import dtypes
+
 __all__ = [
     "DimExpr",
     "InconclusiveDimensionOperation",
+    "UnexpectedDimVar",
+    "canonicalize_dim",
     "dim_constant_value",
     "is_constant_dim",
+    "is_constant_shape",
     "is_symbolic_dim",
     "max_dim",
     "min_dim",
@@ -48,6 +53,18 @@ class InconclusiveDimensionOperation(Exception):
         super().__init__(f"{message}\n{self._HELP}" if message else message)
 
 
+class UnexpectedDimVar(Exception):
+    """A dimension variable that the shapes of a function's arguments do not define."""
+
+    def __init__(self, var: str, known):
+        super().__init__(
+            f"Encountered dimension variable '{var}' that is not appearing in the shapes of "
+            "the function arguments.\nThe following dimension variables are appearing in the "
+            f"shapes of the function arguments: {list(known)}.\nPlease see {_DOCS}"
+            "#dimension-variables-must-be-solvable-from-the-input-shapes for more details."
+        )
+
+
 FLOORDIV, MOD, MAX, MIN = "floordiv", "mod", "max", "min"
 
 
@@ -56,7 +73,7 @@ def _cmp(a, b) -> int:
 
 
 def _cmp_seq(xs, ys, elem) -> int:
-    for x, y in zip(xs, ys):
+    for x, y in zip(xs, ys, strict=False):
         if c := elem(x, y):
             return c
     return _cmp(len(xs), len(ys))
@@ -556,6 +573,17 @@ def is_constant_dim(d) -> bool:
     return not isinstance(d, DimExpr) and _is_int(d)
 
 
+def canonicalize_dim(d):
+    """A dimension size as it is kept in shapes: a symbolic expression, or an int
+    (anything with ``__index__``; ``TypeError`` otherwise)."""
+    return d if isinstance(d, DimExpr) else operator.index(d)
+
+
+def is_constant_shape(shape) -> bool:
+    """Whether every dimension of ``shape`` is constant."""
+    return not any(isinstance(d, DimExpr) for d in shape)
+
+
 def dim_constant_value(d) -> int | None:
     return None if isinstance(d, DimExpr) else operator.index(d)
 
@@ -720,3 +748,7 @@ def _evaluate_factor(f: Factor, env, maximum, minimum):
     if f.operation == MOD:
         return a % b
     return (maximum if f.operation == MAX else minimum)(a, b)
+
+
+# A dimension in an arithmetic expression with arrays is a weakly typed Python integer.
+dtypes.register_weak_scalar_type(DimExpr)

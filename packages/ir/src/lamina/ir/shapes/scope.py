@@ -53,8 +53,7 @@ class SymbolicScope:
     def __init__(self, constraints_str=()):
         if isinstance(constraints_str, str):
             raise ValueError(
-                "The symbolic constraints should be a sequence of strings. "
-                f"Got {constraints_str!r}"
+                f"The symbolic constraints should be a sequence of strings. Got {constraints_str!r}"
             )
         self._location = _user_location()
         self.explicit_constraints: list[SymbolicConstraint] = []

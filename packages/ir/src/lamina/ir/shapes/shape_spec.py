@@ -75,11 +75,8 @@ class _Reader:
     def add(self, d, tok) -> None:
         if d is None:
             raise self.error(tok, f"unexpected placeholder for unknown dimension; like={self.like}")
-        if not isinstance(d, DimExpr) and self.like is not None:
-            if d != self.like[len(self.dims)]:
-                raise self.error(
-                    tok, f"different size {d} for known dimension; like={self.like}"
-                )
+        if not isinstance(d, DimExpr) and self.like is not None and d != self.like[len(self.dims)]:
+            raise self.error(tok, f"different size {d} for known dimension; like={self.like}")
         self.dims.append(d)
 
     def shape(self, tok):

@@ -10,7 +10,7 @@ import operator
 import numpy as np
 
 from lamina.interpreters import Tracer, device_put_value
-from lamina.ir import ShapedArray, dtypes
+from lamina.ir import ShapedArray, canonicalize_dim, dtypes, is_symbolic_dim
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import broadcast_in_dim, reshape, to_dtype
 
@@ -26,7 +26,9 @@ __all__ = [
 
 
 def _shape(shape) -> tuple[int, ...]:
-    return (operator.index(shape),) if np.ndim(shape) == 0 else tuple(map(operator.index, shape))
+    if is_symbolic_dim(shape):
+        return (shape,)
+    return (operator.index(shape),) if np.ndim(shape) == 0 else tuple(map(canonicalize_dim, shape))
 
 
 def broadcast(operand, sizes, *, out_sharding=None):

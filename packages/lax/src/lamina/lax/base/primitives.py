@@ -26,9 +26,9 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import Tracer, ad, batching, device_put_value, reverse
-from lamina.interpreters.mlir import chlo, hlo, ir
-from lamina.ir import ShapedArray, abstract_eval_rules, dtypes
+from lamina.interpreters import Tracer, ad, batching, device_put_value, dim_as_value, reverse
+from lamina.interpreters.mlir import chlo, eval_dynamic_shape_as_tensor, hlo, ir
+from lamina.ir import ShapedArray, abstract_eval_rules, dtypes, is_constant_shape, is_symbolic_dim
 from lamina.lax.base.operands import (
     ANY,
     COMPLEX,
@@ -1672,6 +1672,8 @@ def to_dtype(operand, new_dtype, weak_type: bool = False, sharding=None):
     Host values (Python and NumPy scalars and arrays) are converted on the host, as JAX
     folds them; an array already of that type is returned as it is."""
     new_dtype = dtypes.dtype(new_dtype)
+    if is_symbolic_dim(operand):  # a dimension size used as a value
+        operand = dim_as_value(operand)
     if not (isinstance(operand, Tracer) or hasattr(operand, "aval")):
         value = np.asarray(operand)
         if dtypes.canonicalize_dtype(new_dtype) != new_dtype:
@@ -1828,6 +1830,11 @@ def _ints(xs) -> tuple[int, ...]:
     return tuple(operator.index(x) for x in xs)
 
 
+def _dims(xs) -> tuple:
+    """Sizes of a shape: ints, or symbolic dimensions (shape polymorphism)."""
+    return tuple(x if is_symbolic_dim(x) else operator.index(x) for x in xs)
+
+
 def _is_array(x) -> bool:
     return isinstance(x, Tracer) or hasattr(x, "aval")
 
@@ -1918,7 +1925,7 @@ broadcast_in_dim_p.def_batching(_broadcast_in_dim_batching)
 def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None):
     """Broadcast ``operand`` to ``shape``: its dimension ``i`` becomes dimension
     ``broadcast_dimensions[i]`` of the result (where it has size 1 or that size)."""
-    shape, dims = _ints(shape), _ints(broadcast_dimensions)
+    shape, dims = _dims(shape), _ints(broadcast_dimensions)
     if (
         _is_array(operand)
         and out_sharding is None
@@ -1969,7 +1976,14 @@ def _reshape_abstract_eval(x, *, new_sizes, dimensions, sharding):
 def _reshape_lowering(ctx, x, *, new_sizes, dimensions, sharding):
     if dimensions is not None:
         x = hlo.transpose(x, list(dimensions))
-    return [hlo.reshape(ctx.ir_type(ctx.avals_out[0]), x)]
+    aval_out = ctx.avals_out[0]
+    if not is_constant_shape(aval_out.shape):
+        return [
+            hlo.dynamic_reshape(
+                ctx.ir_type(aval_out), x, eval_dynamic_shape_as_tensor(ctx, aval_out.shape)
+            )
+        ]
+    return [hlo.reshape(ctx.ir_type(aval_out), x)]
 
 
 reshape_p = standard_primitive("reshape", _reshape_abstract_eval, _reshape_lowering)
@@ -1989,7 +2003,9 @@ reshape_p.def_batching(_reshape_batching)
 def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
     """``operand`` with shape ``new_sizes``; with ``dimensions``, its axes are first
     permuted into that order."""
-    new_sizes = _ints((new_sizes,) if isinstance(new_sizes, int) else new_sizes)
+    new_sizes = _dims(
+        (new_sizes,) if isinstance(new_sizes, int) or is_symbolic_dim(new_sizes) else new_sizes
+    )
     ndim = aval_of(operand).ndim
     dims = None if dimensions is None else _ints(dimensions)
     if dims == tuple(range(ndim)):
@@ -2063,6 +2079,12 @@ def _iota_abstract_eval(*, dtype, shape, dimension, sharding):
 
 
 def _iota_lowering(ctx, *, dtype, shape, dimension, sharding):
+    if not is_constant_shape(shape):
+        return [
+            hlo.dynamic_iota(
+                ctx.ir_type(ctx.avals_out[0]), eval_dynamic_shape_as_tensor(ctx, shape), dimension
+            )
+        ]
     return [hlo.iota(ctx.ir_type(ctx.avals_out[0]), dimension)]
 
 
@@ -2076,7 +2098,7 @@ def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
     dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "broadcasted_iota")
     return iota_p.bind(
         dtype=dtype,
-        shape=_ints(shape),
+        shape=_dims(shape),
         dimension=operator.index(dimension),
         sharding=out_sharding,
     )
@@ -2085,7 +2107,7 @@ def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
 def iota(dtype, size):
     """``[0, 1, ..., size - 1]`` as an array of ``dtype``."""
     dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "broadcasted_iota")
-    return iota_p.bind(dtype=dtype, shape=(operator.index(size),), dimension=0, sharding=None)
+    return iota_p.bind(dtype=dtype, shape=_dims((size,)), dimension=0, sharding=None)
 
 
 ad.zero_jvp(iota_p)  # no operands: never differentiated
@@ -2359,7 +2381,7 @@ def _arg_lowering(direction, identity):
         aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
         dtype = aval_in.dtype
         index_aval = ShapedArray(aval_in.shape, index_dtype)
-        iota = hlo.iota(ctx.ir_type(index_aval), axis)
+        iota = ctx.iota(index_aval, axis)
         value_scalar, index_scalar = ShapedArray((), dtype), ShapedArray((), index_dtype)
         inits = [
             ctx.constant(identity(dtype), value_scalar),

@@ -13,8 +13,8 @@ import operator
 import numpy as np
 
 from lamina.interpreters import ad, batching, reverse
-from lamina.interpreters.mlir import hlo
-from lamina.ir import ShapedArray
+from lamina.interpreters.mlir import eval_dynamic_shape_as_tensor, hlo
+from lamina.ir import ShapedArray, canonicalize_dim, is_constant_shape
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax.base.primitives import broadcast_in_dim, reduce_sum, select_n, sub
 
@@ -288,7 +288,12 @@ def _split_lowering(ctx, x, *, sizes, axis):
         begin = [0] * len(shape)
         limit = list(shape)
         begin[axis], limit[axis] = start, start + size
-        outs.append(hlo.slice(x, begin, limit, [1] * len(shape)))
+        if is_constant_shape((*begin, *limit)):
+            outs.append(hlo.slice(x, begin, limit, [1] * len(shape)))
+        else:  # symbolic sizes: bounds computed in the program
+            outs.append(_slice_lowering(ctx.replace(avals_out=[ctx.avals_out[len(outs)]]), x,
+                                        start_indices=begin, limit_indices=limit,
+                                        strides=None)[0])  # fmt: skip
         start += size
     return outs
 
@@ -317,7 +322,7 @@ split_p.def_batching(_split_batching)
 def split(operand, sizes, axis=0):
     """``operand`` cut along ``axis`` into consecutive pieces of ``sizes``."""
     axis = canonical_axis(axis, aval_of(operand).ndim)
-    return split_p.bind(operand, sizes=_ints(sizes), axis=axis)
+    return split_p.bind(operand, sizes=tuple(map(canonicalize_dim, sizes)), axis=axis)
 
 
 # ------------------------------------------------------------------ squeeze
@@ -334,7 +339,7 @@ def _squeeze_abstract_eval(x, *, dimensions):
 
 
 def _squeeze_lowering(ctx, x, *, dimensions):
-    return [hlo.reshape(ctx.ir_type(ctx.avals_out[0]), x)]
+    return [ctx.reshape(x, ctx.avals_out[0])]
 
 
 squeeze_p = standard_primitive("squeeze", _squeeze_abstract_eval, _squeeze_lowering)
@@ -455,6 +460,18 @@ def _clamped_starts(shape, start_indices, limit_indices):
 
 
 def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
+    if not is_constant_shape((*start_indices, *limit_indices, *ctx.avals_in[0].shape)):
+        # Symbolic bounds or operand: a slice whose bounds are computed in the program.
+        steps = [1] * len(start_indices) if strides is None else list(strides)
+        return [
+            hlo.real_dynamic_slice(
+                ctx.ir_type(ctx.avals_out[0]),
+                x,
+                eval_dynamic_shape_as_tensor(ctx, start_indices),
+                eval_dynamic_shape_as_tensor(ctx, limit_indices),
+                eval_dynamic_shape_as_tensor(ctx, steps),
+            )
+        ]
     if strides is None:
         sizes = [lim - s for s, lim in zip(start_indices, limit_indices, strict=True)]
         start_indices = _clamped_starts(ctx.avals_in[0].shape, start_indices, limit_indices)
@@ -503,8 +520,8 @@ def slice(operand, start_indices, limit_indices, strides=None):
     ``limit_indices``, every ``strides``-th along each dimension."""
     return slice_p.bind(
         operand,
-        start_indices=_ints(start_indices),
-        limit_indices=_ints(limit_indices),
+        start_indices=tuple(map(canonicalize_dim, start_indices)),
+        limit_indices=tuple(map(canonicalize_dim, limit_indices)),
         strides=None if strides is None else _ints(strides),
     )
 

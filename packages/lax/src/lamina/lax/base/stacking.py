@@ -36,10 +36,8 @@ def _stack_abstract_eval(*xs, axis):
 
 def _stack_lowering(ctx, *xs, axis):
     aval_out = ctx.avals_out[0]
-    piece = ctx.ir_type(
-        aval_out.update(shape=(*aval_out.shape[:axis], 1, *aval_out.shape[axis + 1 :]))
-    )
-    return [hlo.concatenate([hlo.reshape(piece, x) for x in xs], axis)]
+    piece = aval_out.update(shape=(*aval_out.shape[:axis], 1, *aval_out.shape[axis + 1 :]))
+    return [hlo.concatenate([ctx.reshape(x, piece) for x in xs], axis)]
 
 
 stack_p = standard_primitive("stack", _stack_abstract_eval, _stack_lowering)
@@ -141,7 +139,7 @@ def _tile_lowering(ctx, x, *, reps):
     aval_in, aval_out = ctx.avals_in[0], ctx.avals_out[0]
     spread = aval_in.update(shape=_interleaved(reps, aval_in.shape))
     dims = [2 * i + 1 for i in range(aval_in.ndim)]
-    return [hlo.reshape(ctx.ir_type(aval_out), ctx.broadcast_in_dim(x, spread, dims))]
+    return [ctx.reshape(ctx.broadcast_in_dim(x, spread, dims), aval_out)]
 
 
 tile_p = standard_primitive("tile", _tile_abstract_eval, _tile_lowering)

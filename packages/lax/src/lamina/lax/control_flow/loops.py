@@ -24,12 +24,13 @@ from lamina.interpreters import (
     batching,
     def_standard_impl,
     describe_function,
+    dim_as_value,
     lower_jaxpr_body,
     set_current_trace,
     trace_to_jaxpr,
 )
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import AbstractRef, ClosedJaxpr, Primitive, Var, dtypes, tree_util
+from lamina.ir import AbstractRef, ClosedJaxpr, Primitive, Var, dtypes, is_symbolic_dim, tree_util
 from lamina.lax.base.primitives import (
     broadcast_in_dim,
     convert_element_type,
@@ -125,7 +126,8 @@ def _static_int(x):
 def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``: a ``scan`` when
     the bounds are concrete (so it can be reverse-differentiated), else a ``while``."""
-
+    # A symbolic bound (shape polymorphism) is a value computed in the program.
+    lower, upper = (dim_as_value(v) if is_symbolic_dim(v) else v for v in (lower, upper))
     lo, hi = _static_int(lower), _static_int(upper)
     lower_dtype = bodies.abstractify(lower).dtype
     upper_dtype = bodies.abstractify(upper).dtype

@@ -23,8 +23,17 @@ import numpy as np
 
 from lamina.interpreters import lower_jaxpr_body
 from lamina.interpreters import mlir_builders as mb
-from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ClosedJaxpr, DropVar, Jaxpr, Literal, ShapedArray, physical_aval
+from lamina.interpreters.mlir import eval_dynamic_shape, hlo, ir
+from lamina.ir import (
+    ClosedJaxpr,
+    DropVar,
+    Jaxpr,
+    Literal,
+    ShapedArray,
+    is_constant_shape,
+    is_symbolic_dim,
+    physical_aval,
+)
 
 __all__ = ["scan_lowering"]
 
@@ -35,7 +44,11 @@ def _unstacked(aval: ShapedArray) -> ShapedArray:
     return aval.update(shape=aval.shape[1:])
 
 
-def _i32(value: int):
+def _i32(value):
+    """An int32 scalar: a constant, or the value of a symbolic dimension."""
+    if is_symbolic_dim(value):
+        (v,) = eval_dynamic_shape(None, (value,))
+        return hlo.convert(mb.ir_type(_I32), v)
     return mb.constant(np.int32(value), _I32)
 
 
@@ -91,7 +104,8 @@ def scan_lowering(ctx, *args, jaxpr, length, reverse, num_consts, num_carry, unr
     consts = list(args[:num_consts])
     carry = list(args[num_consts : num_consts + num_carry])
     xs = list(args[num_consts + num_carry :])
-    split = _hoist_invariants(jaxpr, num_consts) if length > 1 else None
+    symbolic = is_symbolic_dim(length)
+    split = _hoist_invariants(jaxpr, num_consts) if not symbolic and length > 1 else None
     if split is not None:
         head, jaxpr = split
         values = lower_jaxpr_body(ctx.module_context, head.jaxpr, head.consts, consts)
@@ -103,6 +117,9 @@ def scan_lowering(ctx, *args, jaxpr, length, reverse, num_consts, num_carry, unr
     steps = _Steps(ctx, jaxpr, length, reverse, num_consts, num_carry)
     ys = [mb.broadcast_to(mb.constant(np.zeros((), a.dtype), a.update(shape=())),
                           a.update(shape=()), a.shape) for a in steps.ys_avals]  # fmt: skip
+    if symbolic:  # a loop of a length read from the shapes (at least 1)
+        carry, ys = _loop(ctx, steps, length, 1, consts, carry, xs, ys)
+        return list(carry) + list(ys)
     unroll = max(1, min(int(unroll), length)) if length else 1
     trips = length // unroll
     if trips:
@@ -156,11 +173,22 @@ def _starts(idx, rank):
 
 def _index(x, aval, idx):
     one = aval.update(shape=(1, *aval.shape[1:]))
-    sl = hlo.dynamic_slice(x, _starts(idx, len(aval.shape)), list(one.shape))
-    return hlo.reshape(mb.ir_type(_unstacked(aval)), sl)
+    if is_constant_shape(aval.shape):
+        sl = hlo.dynamic_slice(x, _starts(idx, len(aval.shape)), list(one.shape))
+    else:  # symbolic sizes: the slice's bounds computed in the program
+        starts = _vector([idx, *([_i32(0)] * (len(aval.shape) - 1))])
+        limits = hlo.add(starts, _vector([_i32(d) for d in one.shape]))  # what refinement reads
+        strides = _vector([_i32(1)] * len(aval.shape))
+        sl = hlo.real_dynamic_slice(mb.ir_type(one), x, starts, limits, strides)
+    return mb.reshape(sl, _unstacked(aval))
+
+
+def _vector(scalars):
+    one = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(32))
+    return hlo.concatenate([hlo.reshape(one, v) for v in scalars], 0)
 
 
 def _update(ys, aval, idx, y):
     one = aval.update(shape=(1, *aval.shape[1:]))
-    y1 = hlo.reshape(mb.ir_type(one), y)
+    y1 = mb.reshape(y, one)
     return hlo.dynamic_update_slice(ys, y1, _starts(idx, len(aval.shape)))

@@ -13,7 +13,7 @@ import numpy as np
 
 from lamina.interpreters import reverse
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ShapedArray, dtypes
+from lamina.ir import ShapedArray, canonicalize_dim, dtypes
 from lamina.lax.base.bilinear import bilinear_jvp
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax.base.primitives import convert_element_type, reshape
@@ -40,7 +40,7 @@ __all__ = [
 
 
 def _taken(shape, spec) -> tuple[int, ...]:
-    return tuple(int(shape[i]) for i in spec)
+    return tuple(canonicalize_dim(shape[i]) for i in spec)  # symbolic sizes too
 
 
 def _check_group_counts(lhs_t, rhs_t, feature_group_count, batch_group_count) -> None:

@@ -15,7 +15,7 @@ import operator
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from lamina.ir import parse_call_args, register_value_reader
+from lamina.ir import canonicalize_dim, parse_call_args, register_value_reader
 
 __all__ = [
     "ConvDimensionNumbers",
@@ -190,7 +190,8 @@ def conv_shape_tuple(lhs_shape, rhs_shape, strides, pads, batch_group_count=1):
         max((p - int(k)) // int(s) + 1, 0)
         for p, k, s in zip(padded, rhs_shape[2:], strides, strict=True)
     )
-    return (int(lhs_shape[0]) // batch_group_count, int(rhs_shape[0]), *spatial)
+    batch = canonicalize_dim(lhs_shape[0])  # may be symbolic
+    return (batch // batch_group_count, int(rhs_shape[0]), *spatial)
 
 
 def _permuted(shape, perm) -> tuple[int, ...]:

@@ -12,8 +12,8 @@ import operator
 import numpy as np
 
 from lamina.interpreters import Tracer, ad, batching, jit, reverse
-from lamina.interpreters.mlir import hlo
-from lamina.ir import ShapedArray, dtypes
+from lamina.interpreters.mlir import eval_dynamic_shape_as_tensor, hlo, ir
+from lamina.ir import ShapedArray, canonicalize_dim, dtypes, is_constant_shape, is_symbolic_dim
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax.base.primitives import add, broadcast_in_dim, lt, select_n, to_dtype
 from lamina.lax.base.reshaping import check_slice_sizes, concatenate, expand_dims, squeeze
@@ -63,7 +63,25 @@ def _dynamic_slice_abstract_eval(x, *indices, slice_sizes):
 
 
 def _dynamic_slice_lowering(ctx, x, *indices, slice_sizes):
+    if not is_constant_shape((*slice_sizes, *ctx.avals_in[0].shape)):
+        return [_symbolic_dynamic_slice(ctx, x, indices, slice_sizes)]
     return [hlo.dynamic_slice(x, list(indices), list(slice_sizes))]
+
+
+def _symbolic_dynamic_slice(ctx, x, indices, slice_sizes):
+    """A dynamic slice of symbolic sizes: its starts clamped into the operand as
+    ``dynamic_slice`` does, then a ``real_dynamic_slice``."""
+    shape = eval_dynamic_shape_as_tensor(ctx, ctx.avals_in[0].shape)
+    sizes = eval_dynamic_shape_as_tensor(ctx, slice_sizes)
+    vector = shape.type
+    one = ir.RankedTensorType.get([1], vector.element_type)
+    scalar = ir.RankedTensorType.get([], vector.element_type)
+    starts = hlo.concatenate([hlo.reshape(one, hlo.convert(scalar, i)) for i in indices], 0)
+    zeros = eval_dynamic_shape_as_tensor(ctx, [0] * len(indices))
+    ones = eval_dynamic_shape_as_tensor(ctx, [1] * len(indices))
+    starts = hlo.clamp(zeros, starts, hlo.subtract(shape, sizes))
+    limits = hlo.add(starts, sizes)
+    return hlo.real_dynamic_slice(ctx.ir_type(ctx.avals_out[0]), x, starts, limits, ones)
 
 
 dynamic_slice_p = standard_primitive(
@@ -241,7 +259,8 @@ def start_indices_for(name: str, shape, start_indices, allow_negative_indices):
             continue
         negative = lt(i, np.zeros((), aval.dtype))
         strong = to_dtype(i, aval.dtype, False) if aval.weak_type else i
-        out.append(select_n(negative, i, add(strong, np.array(d, aval.dtype))))
+        size = to_dtype(d, aval.dtype) if is_symbolic_dim(d) else np.array(d, aval.dtype)
+        out.append(select_n(negative, i, add(strong, size)))
     return out
 
 
@@ -251,7 +270,7 @@ def dynamic_slice(operand, start_indices, slice_sizes, *, allow_negative_indices
     where ``allow_negative_indices``)."""
     shape = aval_of(operand).shape
     indices = start_indices_for("dynamic_slice", shape, start_indices, allow_negative_indices)
-    sizes = tuple(operator.index(s) for s in slice_sizes)
+    sizes = tuple(canonicalize_dim(s) for s in slice_sizes)
     return dynamic_slice_p.bind(operand, *indices, slice_sizes=sizes)
 
 

@@ -25,8 +25,15 @@ from lamina.interpreters import (
     trace_to_jaxpr,
 )
 from lamina.interpreters import mlir_builders as mb
-from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ShapedArray, dtypes, parse_call_args, register_value_reader
+from lamina.interpreters.mlir import eval_dynamic_shape_as_tensor, hlo, ir
+from lamina.ir import (
+    ShapedArray,
+    canonicalize_dim,
+    dtypes,
+    is_constant_shape,
+    parse_call_args,
+    register_value_reader,
+)
 from lamina.lax.base import primitives as ew
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax.base.primitives import (
@@ -270,11 +277,19 @@ def in_bounds_mask(indices, indices_aval, operand_shape, window_sizes, index_map
     """``bool[batch...]``: whether each index vector's whole window lies in bounds."""
     idx_dtype = indices_aval.dtype
     k = indices_aval.shape[-1]
-    upper = np.array([operand_shape[d] - window_sizes[d] for d in index_map], np.int64)
+    bounds = [operand_shape[d] - window_sizes[d] for d in index_map]
     last = indices_aval.ndim - 1
-    upper_b = mb.broadcast_in_dim(
-        mb.constant(upper.astype(idx_dtype)), indices_aval, [last]
-    ) if k else mb.constant(np.zeros(indices_aval.shape, idx_dtype))  # fmt: skip
+    if k and not is_constant_shape(bounds):  # symbolic sizes: bounds computed in the program
+        vector = ir.RankedTensorType.get([k], mb.dtype_to_ir_type(idx_dtype))
+        upper = hlo.convert(vector, eval_dynamic_shape_as_tensor(None, bounds))
+        upper_b = mb.broadcast_in_dim(upper, indices_aval, [last])
+    elif k:
+        upper = np.array(bounds, np.int64)
+        upper_b = mb.broadcast_in_dim(mb.constant(upper.astype(idx_dtype)), indices_aval, [last])
+    elif is_constant_shape(indices_aval.shape):
+        upper_b = mb.constant(np.zeros(indices_aval.shape, idx_dtype))
+    else:
+        upper_b = mb.broadcast_in_dim(mb.constant(np.zeros((), idx_dtype)), indices_aval, [])
     zero_b = mb.broadcast_in_dim(mb.constant(np.zeros((), idx_dtype)), indices_aval, [])
     kind = hlo.ComparisonTypeAttr.get(
         "SIGNED" if dtypes.issubdtype(idx_dtype, np.signedinteger) else "UNSIGNED"
@@ -307,9 +322,16 @@ def _gather_lowering(ctx, operand, indices, *, dimension_numbers, slice_sizes,
         index_vector_dim=indices_aval.ndim - 1,
     )
     # stablehlo.gather clamps start indices into range, which is what CLIP asks for.
-    out = hlo.GatherOp(
-        operand, indices, attr, list(slice_sizes), indices_are_sorted=indices_are_sorted
-    ).result
+    if not is_constant_shape((*slice_sizes, *operand_aval.shape)):
+        sizes = eval_dynamic_shape_as_tensor(ctx, slice_sizes)
+        out = hlo.DynamicGatherOp(
+            operand, indices, sizes, attr, indices_are_sorted=indices_are_sorted,
+            results=[ctx.ir_type(out_aval)],
+        ).result  # fmt: skip
+    else:
+        out = hlo.GatherOp(
+            operand, indices, attr, list(slice_sizes), indices_are_sorted=indices_are_sorted
+        ).result
     if mode is not GatherScatterMode.FILL_OR_DROP:
         return [out]
     mask = in_bounds_mask(
@@ -349,7 +371,7 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_ind
         operand,
         start_indices,
         dimension_numbers=dn,
-        slice_sizes=ints(slice_sizes),
+        slice_sizes=tuple(canonicalize_dim(d) for d in slice_sizes),
         indices_are_sorted=bool(indices_are_sorted),
         unique_indices=bool(unique_indices),
         mode=parsed,

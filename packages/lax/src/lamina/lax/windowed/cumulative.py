@@ -25,7 +25,7 @@ from lamina.lax.base.primitives import (
     reduce_region,
 )
 from lamina.lax.control_flow.associative_scan import associative_scan
-from lamina.lax.windowed.windows import window_attrs
+from lamina.lax.windowed.windows import dynamic_reduce_window, is_static_window, window_attrs
 
 __all__ = [
     "cumlogsumexp",
@@ -79,6 +79,15 @@ def _cumulative(name, identity, combine, accepted=(NUMBER,)):
         scalar = ShapedArray((), aval.dtype)
         init = ctx.constant(identity(aval.dtype), scalar)
         params = cumulative_window(aval.shape, axis, reverse)
+        if not is_static_window(params):
+
+            def body(a, b):
+                return [combine(a, b, aval.dtype)]
+
+            types = [ctx.ir_type(aval)]
+            return dynamic_reduce_window(
+                ctx, types, [x], [init], [ctx.ir_type(scalar)], body, params
+            )
         op = hlo.ReduceWindowOp([ctx.ir_type(aval)], [x], [init], **window_attrs(**params))
         reduce_region(op, [ctx.ir_type(scalar)], lambda a, b: [combine(a, b, aval.dtype)])
         return list(op.results)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters.mlir import ir
+from lamina.interpreters.mlir import eval_dynamic_shape_as_tensor, func, hlo, ir
+from lamina.ir import is_constant_shape
 
 __all__ = ["reduce_window_shape_tuple"]
 
@@ -107,3 +108,43 @@ def with_batch_window(params, bdim):
         if key in params:
             new[key] = insert(params[key], 1)
     return new
+
+
+def dynamic_reduce_window(ctx, result_types, operands, inits, scalar_types, body, params):
+    """A window reduction whose window or padding holds symbolic sizes (shape
+    polymorphism): the ``stablehlo.dynamic_reduce_window`` custom call, whose sizes are
+    computed in the program, with ``body`` (scalars in, scalars out) as a function of
+    the module; shape refinement turns it into a ``reduce_window``."""
+    mctx = ctx.module_context
+    with ir.InsertionPoint(mctx.module.body):
+        reducer = func.FuncOp("reducer", ir.FunctionType.get(scalar_types * 2, scalar_types))
+    reducer.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    mctx.symbol_table.insert(reducer)
+    block = reducer.add_entry_block()
+    with ir.InsertionPoint(block):
+        func.ReturnOp(body(*block.arguments))
+    n = len(params["window_dimensions"])
+    pads = [d for pair in params["padding"] for d in pair]
+    pads = eval_dynamic_shape_as_tensor(ctx, pads)
+    pads_type = ir.RankedTensorType.get([n, 2], ir.RankedTensorType(pads.type).element_type)
+    sizes = [
+        eval_dynamic_shape_as_tensor(ctx, params[key])
+        for key in ("window_dimensions", "window_strides", "base_dilation", "window_dilation")
+    ]
+    op = hlo.CustomCallOp(
+        result_types,
+        [*operands, *inits, *sizes, hlo.reshape(pads_type, pads)],
+        call_target_name=ir.StringAttr.get("stablehlo.dynamic_reduce_window"),
+        called_computations=ir.ArrayAttr.get(
+            [ir.FlatSymbolRefAttr.get(ir.StringAttr(reducer.sym_name).value)]
+        ),
+    )
+    return list(op.results)
+
+
+def is_static_window(params) -> bool:
+    """Whether every size of the window params is an int (not symbolic)."""
+    values = [d for pair in params["padding"] for d in pair]
+    for key in ("window_dimensions", "window_strides", "base_dilation", "window_dilation"):
+        values.extend(params[key])
+    return is_constant_shape(values)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from lamina import lax
+from lamina.ir import canonicalize_dim
 from lamina.numpy.base.arguments import aval_of, canonicalize_axis, to_array
 
 __all__ = ["broadcast_arrays", "broadcast_to", "moveaxis", "ravel"]
@@ -44,7 +45,7 @@ def broadcast_to(x, shape):
     stretched): ``x`` itself (not converted) when it has that shape already, else its
     size-1 axes that stretch squeezed away and one ``broadcast_in_dim``. ValueError when
     it cannot be broadcast."""
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(map(canonicalize_dim, shape))
     old = aval_of(x).shape
     if old == shape:
         return x

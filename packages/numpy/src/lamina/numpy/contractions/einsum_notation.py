@@ -13,7 +13,7 @@ import functools
 import opt_einsum
 
 from lamina.interpreters import jit
-from lamina.ir import dtypes
+from lamina.ir import dtypes, is_symbolic_dim
 from lamina.lax import canonicalize_precision
 from lamina.lax import dot_general as lax_dot_general
 from lamina.numpy.base.arguments import aval_of, check_arraylike, to_array
@@ -74,6 +74,8 @@ def _folds(terms: list[str], output: str) -> tuple:
 
 
 def _make_plan(subscripts: str, shapes: tuple, optimize) -> _Plan:
+    # Symbolic sizes (shape polymorphism) are planned for as one fixed size.
+    shapes = tuple(tuple(8 if is_symbolic_dim(d) else d for d in shape) for shape in shapes)
     _, contractions = opt_einsum.contract_path(
         subscripts, *shapes, shapes=True, einsum_call=True, use_blas=True,
         optimize=_path_type(optimize),

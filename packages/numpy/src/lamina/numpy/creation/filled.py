@@ -9,7 +9,14 @@ import operator
 import numpy as np
 from lamina import lax
 from lamina.interpreters import Tracer
-from lamina.ir import AbstractRef, ShapedArray, dtypes, physical_aval
+from lamina.ir import (
+    AbstractRef,
+    ShapedArray,
+    canonicalize_dim,
+    dtypes,
+    is_symbolic_dim,
+    physical_aval,
+)
 from lamina.lax import to_dtype, wrap_key_data
 from lamina.numpy.base.arguments import aval_of, check_arraylike, from_jax_array, is_arraylike
 from lamina.numpy.creation.conversion import asarray, place
@@ -48,6 +55,8 @@ def canonical_shape(shape, fun_name: str, arg_name: str | None = None) -> tuple[
     else:
         sizes = (shape,)
     out = []
+    if any(is_symbolic_dim(d) for d in sizes):  # shape polymorphism
+        return tuple(canonicalize_dim(d) for d in sizes)
     for size in sizes:
         if isinstance(size, (Tracer, float, complex)) or size is None:
             raise _shape_error(sizes, fun_name, arg_name)

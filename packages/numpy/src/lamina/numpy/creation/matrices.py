@@ -12,7 +12,7 @@ from operator import eq, ge, le
 import numpy as np
 from lamina import lax
 from lamina.interpreters import Tracer, jit
-from lamina.ir import dtypes
+from lamina.ir import canonicalize_dim, dtypes, is_symbolic_dim
 from lamina.numpy.base.arguments import check_arraylike, from_jax_array, to_array
 from lamina.numpy.creation.conversion import asarray
 
@@ -26,7 +26,7 @@ def _dimension(size, fun_name: str, arg_name: str) -> int:
             f"({size!r},). argument of '{arg_name}' {fun_name}().\nIf using `jit`, try using "
             "`static_argnums` or applying `jit` to smaller subfunctions."
         )
-    return operator.index(size)
+    return canonicalize_dim(size)
 
 
 def _rows_cols(n, m, fun_name):
@@ -45,8 +45,10 @@ def _offset(k, rows: int, cols: int):
     offset does not mean a new compilation."""
     if np.ndim(k) != 0 or not dtypes.issubdtype(dtypes.dtype(k), np.integer):
         raise ValueError(f"k must be a scalar integer; got {k}")
-    if isinstance(k, (int, np.integer)):
+    if isinstance(k, (int, np.integer)) and not is_symbolic_dim(rows) and not is_symbolic_dim(cols):
         return np.int32(max(min(int(k), cols + 1), -rows - 1))
+    if isinstance(k, (int, np.integer)):  # symbolic sizes: k as given
+        return np.int32(k)
     return k
 
 

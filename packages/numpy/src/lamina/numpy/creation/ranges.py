@@ -11,7 +11,7 @@ import math
 import numpy as np
 from lamina import lax
 from lamina.interpreters import jit
-from lamina.ir import dtypes
+from lamina.ir import dtypes, is_symbolic_dim
 from lamina.lax import to_dtype
 from lamina.numpy.base.arguments import aval_of, check_arraylike, is_arraylike, to_array
 from lamina.numpy.base.static_values import concrete, concrete_index
@@ -43,6 +43,10 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
                 f"arange requires ndarray, scalar, or None arguments, got {type(x)} at "
                 f"position {position}."
             )
+    if is_symbolic_dim(start) and stop is None and step is None:  # shape polymorphism
+        dt = dtypes.result_type(start) if dtype is None else dtypes.canonicalize_dtype(dtype)
+        positions = lax.mul(to_dtype(1, dt), lax.iota(dt, start))
+        return _placed(lax.add(to_dtype(0, dt), positions), device)
     start_name = "stop" if stop is None and step is None else "start"
     named = [(start_name, start), ("stop", stop), ("step", step)]
     values = [concrete(v, f"It arose in the jnp.arange argument '{n}'") for n, v in named]

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from lamina.ir import dtypes
+from lamina.ir import dtypes, is_symbolic_dim
 from lamina.lax import add, aval_of, broadcast_in_dim, concatenate, lt, select_n, to_dtype
 from lamina.numpy.indexing.parsing import Advanced, ParsedIndex, StaticInt, Window
 
@@ -84,7 +84,8 @@ def _layout(parsed: ParsedIndex, block: tuple[int, ...]):
 
 
 def _index_dtype(shape) -> np.dtype:
-    if max(shape, default=0) < 2**31 or not dtypes.x64_enabled():
+    static = (d for d in shape if not is_symbolic_dim(d))  # symbolic sizes fit an int32
+    if max(static, default=0) < 2**31 or not dtypes.x64_enabled():
         return np.dtype(np.int32)
     return np.dtype(np.int64)
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from lamina.interpreters import NonConcreteBooleanIndexError, Tracer
-from lamina.ir import dtypes
+from lamina.ir import dtypes, is_symbolic_dim, max_dim, min_dim
 from lamina.lax import aval_of
 
 __all__ = ["Advanced", "ParsedIndex", "StaticInt", "Window", "is_traced_scalar", "parse_index"]
@@ -168,7 +168,7 @@ def _wrap_static(given, size: int, wrap: bool) -> int:
     value = operator.index(given)
     if wrap and value < 0 and not dtypes.issubdtype(np.asarray(given).dtype, np.unsignedinteger):
         value += size
-    if not _INT32.min <= value <= _INT32.max:
+    if not is_symbolic_dim(value) and not _INT32.min <= value <= _INT32.max:
         value = min(max(value, -1), size)
     return value
 
@@ -180,6 +180,23 @@ def _wrap_array(index: np.ndarray, size: int, wrap: bool) -> np.ndarray:
     if wrap:
         index = np.where(index < 0, index + size, index)
     return np.clip(index, -1, size)
+
+
+def _symbolic_slice(s: slice, size):
+    """``(start, stop, length)`` of a unit-step slice of an axis of symbolic ``size``."""
+    if s.step not in (None, 1):
+        raise TypeError(
+            f"slicing an axis of symbolic size {size} supports only step 1, got step {s.step}"
+        )
+
+    def bound(b, default):
+        if b is None:
+            return default
+        b = operator.index(b)
+        return min_dim(size, b) if b >= 0 else max_dim(size + b, 0)
+
+    start, stop = bound(s.start, 0), bound(s.stop, size)
+    return start, stop, max_dim(stop - start, 0)
 
 
 def parse_index(idx, shape: tuple[int, ...], wrap_negative: bool = True) -> ParsedIndex:
@@ -213,6 +230,11 @@ def parse_index(idx, shape: tuple[int, ...], wrap_negative: bool = True) -> Pars
                 expanded.append(shape[axis])
                 entries.append(Window(0, shape[axis], 1, (0, shape[axis], 1)))
                 axis += 1
+        elif kind == "slice" and is_symbolic_dim(shape[axis]):
+            start, stop, length = _symbolic_slice(value, shape[axis])
+            expanded.append(shape[axis])
+            entries.append(Window(start, length, 1, (start, stop, 1)))
+            axis += 1
         elif kind == "slice":
             start, stop, step = value.indices(shape[axis])
             length = len(range(start, stop, step))

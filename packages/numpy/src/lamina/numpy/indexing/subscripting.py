@@ -17,7 +17,7 @@ import operator
 import warnings
 
 import numpy as np
-from lamina.ir import dtypes
+from lamina.ir import dtypes, is_symbolic_dim, max_dim
 from lamina.lax import (
     GatherDimensionNumbers,
     GatherScatterMode,
@@ -152,7 +152,7 @@ def _static_slicing(x, parsed, wrap, mode):
             reversed_axes.append(axis)
         else:
             starts.append(start)
-            limits.append(max(start, stop))
+            limits.append(max_dim(start, stop))
             strides.append(step)
     unit = all(s == 1 for s in strides)
     if not unit or any((a, b) != (0, n) for a, b, n in zip(starts, limits, sizes, strict=True)):
@@ -216,7 +216,8 @@ def _dynamic_slicing(x, parsed, wrap):
             return None
     dtype = None  # several starts share one index type
     if len(starts) > 1:
-        dtype = np.int32 if max(shape, default=0) < 2**31 or not dtypes.x64_enabled() else np.int64
+        static = [d for d in shape if not is_symbolic_dim(d)]  # symbolic sizes fit an int32
+        dtype = np.int32 if max(static, default=0) < 2**31 or not dtypes.x64_enabled() else np.int64
     starts = [_start(s, dtype) for s in starts]
     x = dynamic_slice(x, starts, sizes, allow_negative_indices=wrap)
     return _finish(x, reversed_axes, dropped, new_axes)

@@ -11,6 +11,7 @@ import operator
 import numpy as np
 from lamina import lax
 from lamina.interpreters import Tracer
+from lamina.ir import canonicalize_dim, is_symbolic_dim
 from lamina.lax import GatherDimensionNumbers, ScatterDimensionNumbers
 from lamina.numpy.base.arguments import aval_of, to_array
 
@@ -58,9 +59,11 @@ def static_shape(shape, what: str = "Shapes") -> tuple[int, ...]:
             raise TypeError
         if type(shape) is int:
             return (shape,)
+        if is_symbolic_dim(shape):
+            return (shape,)
         if np.ndim(shape) == 0 and not isinstance(shape, (tuple, list)):
             return (operator.index(shape),)
-        return tuple(operator.index(d) for d in _host_sequence(shape))
+        return tuple(canonicalize_dim(d) for d in _host_sequence(shape))
     except TypeError:
         raise TypeError(
             f"{what} must be 1D sequences of concrete values of integer type, got {shape}."

@@ -11,6 +11,7 @@ integer type (``promote_integers``); float16/bfloat16 sums accumulate in float32
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import NamedTuple
 
@@ -234,7 +235,7 @@ def any(a, axis=None, out=None, keepdims=False, *, where=None):
 
 
 def _axes_size(shape, axes) -> int:
-    return int(np.prod([shape[d] for d in axes], dtype=np.int64))
+    return math.prod(shape[d] for d in axes)  # symbolic when the axes are
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
@@ -254,8 +255,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 @rc.staged(2, 3, 4, 5)
 def _staged_mean(a, where, axis, keepdims, compute_dtype, result_dtype):
     """The sum and the division in one program (one dispatch when eager)."""
+    n = count(a, axis, keepdims, where, compute_dtype)
     total = sum(a, axis, dtype=compute_dtype, keepdims=keepdims, where=where)
-    return rc.convert(lax.div(total, count(a, axis, keepdims, where, compute_dtype)), result_dtype)
+    return rc.convert(lax.div(total, n), result_dtype)
 
 
 def count(a, axis, keepdims, where, dtype):

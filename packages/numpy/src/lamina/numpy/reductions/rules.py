@@ -115,7 +115,7 @@ def isnan(x):
 
 
 def broadcast_shapes(*shapes):
-    return np.broadcast_shapes(*shapes)
+    return lax.broadcast_shapes(*shapes)
 
 
 def promoting_select(pred, on_true, on_false):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import lamina.lax as lax
 import numpy as np
 from lamina.interpreters import jit
-from lamina.ir import dtypes
+from lamina.ir import dtypes, is_symbolic_dim
 from lamina.lax import to_dtype
 from lamina.numpy.base.arguments import aval_of, promote_dtypes, to_array
 from lamina.numpy.base.shaping import broadcast_arrays, ravel
@@ -56,7 +56,7 @@ def scalar_like(value, dtype):
 def default_index_dtype(size: int):
     """The dtype JAX gives indices into an axis of ``size``: the default integer,
     unless the axis is too long for int32."""
-    if size > np.iinfo(np.int32).max:
+    if not is_symbolic_dim(size) and size > np.iinfo(np.int32).max:
         return np.dtype(np.int64)
     return dtypes.default_int_dtype()
 

@@ -13,7 +13,7 @@ import operator
 import lamina.lax as lax
 import numpy as np
 from lamina.interpreters import jit
-from lamina.ir import dtypes
+from lamina.ir import dtypes, is_symbolic_dim
 from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, to_array
 from lamina.numpy.base.shaping import broadcast_to, ravel
 from lamina.numpy.selection.plumbing import flat_true_positions, gather_rows
@@ -22,6 +22,8 @@ __all__ = ["fill_diagonal", "place", "put", "put_along_axis", "take", "take_alon
 
 
 def _const(value, like):
+    if is_symbolic_dim(value):  # an axis size computed in the program
+        return lax.convert_element_type(value, aval_of(like).dtype)
     return lax.full((), value, aval_of(like).dtype)
 
 
@@ -49,6 +51,9 @@ def _check_integer(name, indices):
 def _wide_enough(indices, size: int):
     """``indices`` in a dtype that holds ``size`` (int8 indices into a long axis)."""
     dtype = aval_of(indices).dtype
+    if is_symbolic_dim(size):  # taken to fit an int32, as the dimension values do
+        wide = dtypes.iinfo(dtype).bits >= 32
+        return indices if wide else lax.convert_element_type(indices, np.int32)
     if dtypes.iinfo(dtype).max >= size:
         return indices
     wider = np.int32 if size <= np.iinfo(np.int32).max else np.int64

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+from lamina import lax
 from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.lax import aval_of, broadcast_in_dim, promote_args, select_n, to_dtype
@@ -128,7 +129,7 @@ def full_like(x, value):
 
 def select(condition, on_true, on_false):
     """``on_true`` where ``condition`` holds, else ``on_false``; all three broadcast."""
-    shape = np.broadcast_shapes(*(aval_of(v).shape for v in (condition, on_true, on_false)))
+    shape = lax.broadcast_shapes(*(aval_of(v).shape for v in (condition, on_true, on_false)))
     condition, on_true, on_false = (broadcast_to(v, shape) for v in (condition, on_true, on_false))
     return select_n(condition, on_false, on_true)
 
