@@ -90,9 +90,20 @@ def axis_size_of(name) -> int:
 def check_no_groups(axis_index_groups) -> None:
     if axis_index_groups is not None:
         raise NotImplementedError(
-            "axis_index_groups is not supported under vmap; group the data yourself "
-            "or use shard_map"
+            "axis_index_groups not supported in vmap collectives. Please open a feature "
+            "request!"
         )
+
+
+def reduction_groups(axis_index_groups):
+    """``axis_index_groups`` of a reduction checked to hold each index once, as a
+    tuple of tuples (None stays None)."""
+    if axis_index_groups is None:
+        return None
+    seen = {i for g in axis_index_groups for i in g}
+    if seen != set(range(sum(len(g) for g in axis_index_groups))):
+        raise ValueError("axis_index_groups must cover all indices exactly once")
+    return tuple(tuple(g) for g in axis_index_groups)
 
 
 def _positional(axes) -> tuple[int, ...]:
@@ -200,6 +211,7 @@ psum_p.def_transpose(_psum_transpose)
 
 def _bind_each(prim, x, axis_name, axis_index_groups):
     axes = axis_names(axis_name)
+    axis_index_groups = reduction_groups(axis_index_groups)
     return tree_util.tree_map(
         lambda leaf: prim.bind(leaf, axes=axes, axis_index_groups=axis_index_groups), x
     )
