@@ -18,6 +18,7 @@ over the mesh's devices.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import re
@@ -49,11 +50,12 @@ from lamina.ir import ClosedJaxpr, Primitive, declare_param, dtypes, parse_call_
 from lamina.lax import bind_mesh_axes, div, psum, reshape
 from lamina.sharding.axis_types import AxisType
 from lamina.sharding.mesh import AbstractMesh, Mesh
-from lamina.sharding.mesh_context import current_mesh
+from lamina.sharding.mesh_context import current_mesh, get_abstract_mesh
+from lamina.sharding.mesh_state import abstract_mesh
 from lamina.sharding.named_sharding import NamedSharding
 from lamina.sharding.partition_spec import PartitionSpec
 
-__all__ = ["Infer", "shard_map", "shard_map_p"]
+__all__ = ["Infer", "body_mesh", "check_context_mesh", "shard_map", "shard_map_p"]
 
 
 class _InferFromArgs:
@@ -136,19 +138,53 @@ def _custom_call(target: str, x, aval, sharding: str):
     return op.result
 
 
+@functools.cache
+def _manual_sharding(mesh, manual, ndim: int) -> str:
+    """The sharding of a body value: manual over the axes in ``manual``; with other
+    axes of size above one, a subgroup sharding that leaves XLA those axes."""
+    auto = [a for a in mesh.axis_names if a not in manual]
+    if all(mesh.shape[a] == 1 for a in auto):
+        return str(xla_client.HloSharding.manual())
+    names = list(mesh.axis_names)
+    manual_axes = [a for a in names if a in manual]
+    proto = xla_client.OpSharding()
+    proto.type = xla_client.OpSharding.Type.OTHER
+    proto.tile_assignment_dimensions = [1] * ndim + [
+        int(np.prod([mesh.shape[a] for a in manual_axes])),
+        int(np.prod([mesh.shape[a] for a in auto])),
+    ]
+    proto.iota_reshape_dims = [mesh.shape[a] for a in names]
+    proto.iota_transpose_perm = [names.index(a) for a in manual_axes + auto]
+    proto.last_tile_dims = [
+        xla_client.OpSharding.Type.MANUAL,
+        xla_client.OpSharding.Type.REPLICATED,
+    ]
+    return str(xla_client.HloSharding.from_proto(proto))
+
+
 def _lowering(ctx, *args, mesh, in_specs, out_specs, jaxpr, **params):
-    manual = str(xla_client.HloSharding.manual())
+    manual = params["newly_manual_axes"]
     blocks = []
     for x, aval, local, spec in zip(args, ctx.avals_in, jaxpr.in_avals, in_specs, strict=True):
         full = str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(aval.ndim))
         x = _custom_call("Sharding", x, aval, full)
-        blocks.append(_custom_call("SPMDFullToShardShape", x, local, manual))
-    with _binding(mesh, params):
-        outs = ctx.call(jaxpr, blocks, name="shmap_body")
+        within = _manual_sharding(mesh, manual, aval.ndim)
+        blocks.append(_custom_call("SPMDFullToShardShape", x, local, within))
+    mctx = ctx.module_context
+    partial = _manual_sharding(mesh, manual, 0) != str(xla_client.HloSharding.manual())
+    outer, mctx.value_sharding = (
+        mctx.value_sharding,
+        functools.partial(_manual_sharding, mesh, manual) if partial else None,
+    )
+    try:
+        with _binding(mesh, params):
+            outs = ctx.call(jaxpr, blocks, name="shmap_body")
+    finally:
+        mctx.value_sharding = outer
     results = []
     for y, local, aval, spec in zip(outs, jaxpr.out_avals, ctx.avals_out, out_specs, strict=True):
         full = str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(aval.ndim))
-        y = _custom_call("Sharding", y, local, manual)
+        y = _custom_call("Sharding", y, local, _manual_sharding(mesh, manual, aval.ndim))
         results.append(_custom_call("SPMDShardToFullShape", y, aval, full))
     return results
 
@@ -559,6 +595,30 @@ def _check_replication(fun, mesh, manual, closed, in_specs, out_specs) -> None:
 # ---------------------------------------------------------------- the function
 
 
+def check_context_mesh(mesh) -> None:
+    """A mesh given to ``shard_map`` (or ``pmap``'s) must be the context mesh when
+    one is in force (``set_mesh``, or the body of another ``shard_map``)."""
+    context = get_abstract_mesh()
+    if not context.empty and mesh.abstract_mesh != context:
+        raise ValueError(
+            f"The context mesh {context} should match the mesh passed to shard_map {mesh}"
+        )
+
+
+@contextlib.contextmanager
+def body_mesh(mesh: AbstractMesh):
+    """The abstract mesh in force while a body is traced (its manual axes ``Manual``)."""
+    prev = abstract_mesh.swap_local(mesh)
+    try:
+        yield
+    finally:
+        abstract_mesh.set_local(prev)
+
+
+def _within(m, manual) -> AbstractMesh:
+    return m.abstract_mesh.update_axis_types(dict.fromkeys(manual, AxisType.Manual))
+
+
 def _spec_of(x, mesh) -> PartitionSpec:
     """The spec an argument is laid out by over ``mesh`` (P() when it is not)."""
     sharding = getattr(x, "sharding", None)
@@ -618,7 +678,7 @@ def _trace(f, m, manual, in_tree, avals, flat_in, out_specs, check_vma) -> tuple
         flat, box["tree"] = tree_util.tree_flatten(out)
         return flat
 
-    with bind_mesh_axes(m.axis_names, m.axis_sizes, manual):
+    with bind_mesh_axes(m.axis_names, m.axis_sizes, manual), body_mesh(_within(m, manual)):
         closed, _ = trace_to_jaxpr(body, local, f"shard_map({_fname(f)})", what="shard_map")
     out_tree = box["tree"]
     skeleton = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
@@ -665,7 +725,19 @@ def shard_map(
                 "The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter "
                 "into a mesh context"
             )
+        if mesh is not None:
+            check_context_mesh(m)
+        if not isinstance(axis_names, (frozenset, set)):
+            raise TypeError(
+                "`axis_names` argument of shard_map should be of type `frozenset` or "
+                f"`set`. Got type: {type(axis_names)}"
+            )
         manual = frozenset(axis_names) or frozenset(m.axis_names)
+        if not manual <= frozenset(m.axis_names):
+            raise ValueError(
+                f"jax.shard_map requires axis_names={manual} to be a subset of "
+                f"mesh.axis_names={frozenset(m.axis_names)}"
+            )
         leaves, in_tree = tree_util.tree_flatten(args)
         explicit = all(m._name_to_type[a] == AxisType.Explicit for a in manual)
         if in_specs is Infer or in_specs is None:

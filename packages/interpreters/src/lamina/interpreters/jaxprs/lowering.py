@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from lamina.interpreters.core.mlir_bindings import func, ir
+from lamina.interpreters.core.mlir_bindings import func, hlo, ir
 from lamina.interpreters.jaxprs import mlir_builders as mb
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.ir import (
@@ -64,6 +64,7 @@ __all__ = [
     "LoweredModule",
     "LoweringRuleContext",
     "ModuleContext",
+    "annotate_sharding",
     "call_lowering",
     "get_lowering_rule",
     "lower_jaxpr",
@@ -137,6 +138,9 @@ class ModuleContext:
         # their location names, which XLA keeps as its ops' ``op_name``.
         self.name_stack = ""
         self.locations: dict[tuple, ir.Location] = {}  # see _location
+        # In a partially manual region of an SPMD program (``shard_map`` with
+        # ``axis_names``): the sharding each value gets there (rank -> HloSharding text).
+        self.value_sharding: Callable[[int], str] | None = None
 
     def add_host_callback(self, callback: Callable) -> int:
         """Register a Python function the program calls; returns its index."""
@@ -192,7 +196,7 @@ class ModuleContext:
     def lower_private_function(self, closed_jaxpr: ClosedJaxpr, name: str) -> func.FuncOp:
         """``func.func private @name`` computing ``closed_jaxpr``; emitted once per
         distinct (name, Jaxpr) and reused after."""
-        key = (name, closed_jaxpr)
+        key = (name, closed_jaxpr, self.value_sharding)
         try:
             return self._functions[key]
         except (KeyError, TypeError):
@@ -392,10 +396,31 @@ def lower_jaxpr_body(
                 outs = _check_results(eqn, rule(ctx, *operands, **eqn.params))
         finally:
             mctx.name_stack = outer_stack
+        if mctx.value_sharding is not None:
+            outs = [annotate_sharding(mctx, v) for v in outs]
         for var, value in zip(eqn.outvars, outs, strict=True):
             if not isinstance(var, DropVar):
                 env[var] = value
     return [_read(env, a) for a in jaxpr.outvars]
+
+
+def annotate_sharding(mctx: ModuleContext, value: ir.Value) -> ir.Value:
+    """``value`` marked with the sharding of values in the current partially manual
+    region (``@Sharding``, its dimensions left to XLA); tokens as they are."""
+    if not isinstance(value.type, ir.RankedTensorType):  # a token
+        return value
+    rank = value.type.rank
+    dims = ",".join(str(d) for d in range(rank))
+    op = hlo.CustomCallOp.build_generic(
+        results=[value.type],
+        operands=[value],
+        attributes={
+            "call_target_name": ir.StringAttr.get("Sharding"),
+            "backend_config": ir.StringAttr.get(f"unspecified_dims=[{dims}]" if dims else ""),
+            "mhlo.sharding": ir.StringAttr.get(mctx.value_sharding(rank)),
+        },
+    )
+    return op.result
 
 
 def _scope(outer: str, inner: str) -> str:
