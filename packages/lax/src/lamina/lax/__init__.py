@@ -91,6 +91,7 @@ from lamina.lax.operators import (  # noqa: F401, E402
     promote_args_no_broadcast,
     true_divide,
 )
+from lamina.lax.sharding_constraint import register_spec_sharding  # noqa: F401, E402
 from lamina.lax.parallel.device_axes import (  # noqa: F401, E402  (pmap's, shard_map's axes)
     bind_device_axis,
     bind_mesh_axes,

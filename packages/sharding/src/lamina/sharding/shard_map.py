@@ -139,26 +139,29 @@ def _custom_call(target: str, x, aval, sharding: str):
 
 
 @functools.cache
-def _manual_sharding(mesh, manual, ndim: int) -> str:
+def _manual_sharding(mesh, manual, ndim: int, spec: tuple = ()) -> str:
     """The sharding of a body value: manual over the axes in ``manual``; with other
-    axes of size above one, a subgroup sharding that leaves XLA those axes."""
+    axes of size above one, a subgroup sharding that leaves XLA those axes (``spec``:
+    how the value's dimensions are split over them, as a sharding constraint asks)."""
     auto = [a for a in mesh.axis_names if a not in manual]
     if all(mesh.shape[a] == 1 for a in auto):
         return str(xla_client.HloSharding.manual())
     names = list(mesh.axis_names)
+    entries = [() if e is PartitionSpec.UNCONSTRAINED else _axes_of(e)
+               for e in _entries(spec, ndim)]  # fmt: skip
+    used = [a for e in entries for a in e]
+    rest = [a for a in auto if a not in used]
     manual_axes = [a for a in names if a in manual]
     proto = xla_client.OpSharding()
     proto.type = xla_client.OpSharding.Type.OTHER
-    proto.tile_assignment_dimensions = [1] * ndim + [
+    proto.tile_assignment_dimensions = [_factor(mesh, e) for e in entries] + [
         int(np.prod([mesh.shape[a] for a in manual_axes])),
-        int(np.prod([mesh.shape[a] for a in auto])),
+        int(np.prod([mesh.shape[a] for a in rest])),
     ]
     proto.iota_reshape_dims = [mesh.shape[a] for a in names]
-    proto.iota_transpose_perm = [names.index(a) for a in manual_axes + auto]
-    proto.last_tile_dims = [
-        xla_client.OpSharding.Type.MANUAL,
-        xla_client.OpSharding.Type.REPLICATED,
-    ]
+    proto.iota_transpose_perm = [names.index(a) for a in used + manual_axes + rest]
+    kinds = xla_client.OpSharding.Type
+    proto.last_tile_dims = [kinds.MANUAL, kinds.REPLICATED]
     return str(xla_client.HloSharding.from_proto(proto))
 
 
@@ -450,19 +453,26 @@ def _arg_names(fun, args) -> list[str]:
 
 
 def _check_specs(specs, what: str, manual) -> None:
-    for s in specs:
-        if not isinstance(s, PartitionSpec):
-            raise TypeError(
-                f"shard_map {what} argument must be a pytree of `jax.sharding.PartitionSpec` "
-                f"instances, but it was {s!r}"
-            )
-        for axis in _spec_axes(s):
-            if axis not in manual:
-                raise ValueError(
-                    f"shard_map {what} argument must refer to an axis marked as manual "
-                    f"({frozenset(manual)}), but:\n\n  {what} refers to {axis!r}\n\n"
-                    f"Check the {what} values passed to shard_map."
-                )
+    """Every leaf of ``specs`` (the pytree given) a ``PartitionSpec`` naming only
+    manual axes, else JAX's error listing each offending leaf by its key path."""
+    paths = tree_util.tree_flatten_with_path(specs, is_leaf=_is_spec_leaf)[0]
+    wrong = [f"  {what}{tree_util.keystr(k)} is {x} of type {type(x).__name__}, "
+             for k, x in paths if not isinstance(x, PartitionSpec)]  # fmt: skip
+    if wrong:
+        raise TypeError(
+            f"shard_map {what} argument must be a pytree of `jax.sharding.PartitionSpec` "
+            "instances, but:\n\n" + "\n\n".join(wrong) + "\n\nCheck the "
+            f"{what} values passed to shard_map."
+        )
+    msgs = [f"  {what}{tree_util.keystr(k)} refers to {axis!r}"
+            for k, x in paths for entry in x for axis in _axes_of(entry)
+            if axis is not PartitionSpec.UNCONSTRAINED and axis not in manual]  # fmt: skip
+    if msgs:
+        raise ValueError(
+            f"shard_map {what} argument must refer to an axis marked as manual "
+            f"({frozenset(manual)}), but:\n\n" + "\n\n".join(msgs) + "\n\n"
+            f"Check the {what} values passed to shard_map."
+        )
 
 
 def _check_in(fun, mesh, specs, avals, names) -> None:
@@ -567,29 +577,55 @@ def _varying(closed: ClosedJaxpr, in_axes: list[frozenset]) -> list[frozenset]:
     return [read(v) for v in closed.jaxpr.outvars]
 
 
-def _check_replication(fun, mesh, manual, closed, in_specs, out_specs) -> None:
+def _spec_keys(specs, tree_of) -> list:
+    """The key path within ``specs`` (a pytree prefix) of each leaf's spec."""
+    keys = [_Key(k) for k, _ in tree_util.tree_flatten_with_path(specs, is_leaf=_is_spec_leaf)[0]]
+    keyed = tree_util.tree_unflatten(tree_util.tree_structure(specs, is_leaf=_is_spec_leaf), keys)
+    return tree_util.broadcast_prefix(keyed, tree_of, is_leaf=lambda x: isinstance(x, _Key))
+
+
+class _Key:
+    def __init__(self, path):
+        self.path = path
+
+
+def _check_replication(fun, mesh, manual, closed, in_specs, out_specs, keys) -> None:
+    """Each result the same along the mesh axes its out spec does not name, as far as
+    the body shows; else JAX's error, one entry per result that may differ."""
     out_vary = _varying(closed, [frozenset(_spec_axes(s)) for s in in_specs])
-    for s, vary in zip(out_specs, out_vary, strict=True):
-        claimed = [a for a in _unmentioned(mesh, s, manual) if a in vary]
-        if claimed:
-            sure = [a for a in _unmentioned(mesh, s, manual) if a not in vary]
-            inferred = (
-                "could not infer replication over any axes"
-                if not sure
-                else f"could only infer replication over {', '.join(repr(a) for a in sure)}"
+    msgs = []
+    for s, vary, key in zip(out_specs, out_vary, keys, strict=True):
+        if not [a for a in _unmentioned(mesh, s, manual) if a in vary]:
+            continue
+        where = f"* out_specs{tree_util.keystr(key.path)} is {s} which implies that the"
+        unmentioned = [a for a in mesh.axis_names if a not in _spec_axes(s)]
+        if len(unmentioned) > 1:
+            need = ",".join(a for a in mesh.axis_names if a in _spec_axes(s))
+            got = ",".join(a for a in mesh.axis_names if a in vary)
+            diff = ",".join(a for a in unmentioned if a in vary)
+            msgs.append(
+                f"{where} corresponding output value is only varying across mesh axes "
+                f"{{{need}}} and not {{{diff}}}, but it was inferred to be possibly varying "
+                f"over {{{got}}}"
             )
-            axes = ", ".join(repr(a) for a in claimed)
-            raise ValueError(
-                f"shard_map applied to the function '{_fname(fun)}' was given out_specs "
-                "which require replication which can't be statically inferred given the "
-                f"mesh:\n\nThe mesh given has shape {tuple(mesh.axis_sizes)} with "
-                f"corresponding axis names {tuple(mesh.axis_names)}.\n\nout_specs is {s} "
-                "which implies that the corresponding output value is replicated across "
-                f"mesh axis {axes}, but {inferred}\n\nCheck if these output values are "
-                "meant to be replicated over those mesh axes. If not, consider revising "
-                "the corresponding out_specs entries. If so, consider disabling the check "
-                "by passing the check_vma=False argument to `jax.shard_map`."
+        else:
+            msgs.append(
+                f"{where} corresponding output value is replicated across mesh axis "
+                f"'{unmentioned[0]}', but could not infer replication over any axes"
             )
+    if not msgs:
+        return
+    if len(msgs) == 1:
+        msgs = [msgs[0][2:]]
+    raise ValueError(
+        f"shard_map applied to the function '{_fname(fun)}' was given out_specs which "
+        "require replication which can't be statically inferred given the mesh:\n\n"
+        f"The mesh given has shape {tuple(mesh.axis_sizes)} with corresponding axis "
+        f"names {tuple(mesh.axis_names)}.\n\n" + "\n\n".join(msgs) + "\n\nCheck if "
+        "these output values are meant to be replicated over those mesh axes. If not, "
+        "consider revising the corresponding out_specs entries. If so, consider "
+        "disabling the check by passing the check_vma=False argument to `jax.shard_map`."
+    )
 
 
 # ---------------------------------------------------------------- the function
@@ -683,10 +719,11 @@ def _trace(f, m, manual, in_tree, avals, flat_in, out_specs, check_vma) -> tuple
     out_tree = box["tree"]
     skeleton = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
     flat_out = _flat_specs(out_specs, skeleton, "out_specs")
-    _check_specs(flat_out, "out_specs", manual)
+    _check_specs(out_specs, "out_specs", manual)
     _check_out_rank(f, flat_out, closed.out_avals)
     if check_vma:
-        _check_replication(f, m, manual, closed, flat_in, flat_out)
+        keys = _spec_keys(out_specs, skeleton)
+        _check_replication(f, m, manual, closed, flat_in, flat_out, keys)
     params = _bind(
         closed,
         {"mesh": m, "check_vma": check_vma, "newly_manual_axes": manual},
@@ -751,10 +788,10 @@ def shard_map(
             flat_in = [_spec_of(x, m) for x in leaves]
         else:
             specs = tuple(in_specs) if isinstance(in_specs, list) else in_specs
+            _check_specs(specs, "in_specs", manual)
             flat_in = _flat_specs(specs, args, "in_specs")
             if explicit:
                 _check_explicit(flat_in, leaves, m)
-        _check_specs(flat_in, "in_specs", manual)
         avals = [shaped_abstractify(x) for x in leaves]
         key = (in_tree, tuple(avals), m, tuple(flat_in))
         eager = find_current_trace() is eval_trace and not any(
