@@ -35,6 +35,7 @@ from lamina.interpreters import (
     jit,
     lower_jaxpr,
     physical_value,
+    runtime_tokens,
     shaped_abstractify,
     trace_to_jaxpr,
 )
@@ -242,8 +243,14 @@ class _Program:
                 keep_unused=True,
             )
         self.out_avals = lowered.out_avals
+        callbacks = lowered.host_callbacks
+        self.calls_host = bool(callbacks)
         self.executable = backend.compile(
-            lowered.as_bytecode(), everywhere, _compile_options(everywhere), name=f"pmap({name})"
+            lowered.module if callbacks else lowered.as_bytecode(),
+            everywhere,
+            _compile_options(everywhere),
+            name=f"pmap({name})",
+            host_callbacks=callbacks,
         )
         mesh = Mesh(np.array(devices), (axis,))
         self.in_layouts = [_layout(mesh, axis, ax) for ax in in_axes]
@@ -261,7 +268,9 @@ class _Program:
             self._place(physical_value(x), layout, ax)
             for x, layout, ax in zip(leaves, self.in_layouts, self.in_axes, strict=True)
         ]
-        results = self.executable.execute_sharded(args)
+        results = self.executable.execute_sharded(args, with_tokens=self.calls_host)
+        if self.calls_host:  # effects_barrier waits for its callbacks
+            runtime_tokens.runtime_tokens.set_output_token(self.devices[0], results.consume_token())
         outs = results.consume_with_handlers(self.out_globals)
         return [
             aval.dtype.wrap_physical(o) if is_extended_aval(aval) else o

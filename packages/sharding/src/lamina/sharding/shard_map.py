@@ -165,6 +165,13 @@ def _manual_sharding(mesh, manual, ndim: int, spec: tuple = ()) -> str:
     return str(xla_client.HloSharding.from_proto(proto))
 
 
+def _no_partial_callbacks(rank: int) -> str:
+    raise NotImplementedError(
+        "callbacks are only supported in spmd computations when all mesh axes are "
+        "partitioned manually (no partial automatic sharding)."
+    )
+
+
 def _lowering(ctx, *args, mesh, in_specs, out_specs, jaxpr, **params):
     manual = params["newly_manual_axes"]
     blocks = []
@@ -174,16 +181,18 @@ def _lowering(ctx, *args, mesh, in_specs, out_specs, jaxpr, **params):
         within = _manual_sharding(mesh, manual, aval.ndim)
         blocks.append(_custom_call("SPMDFullToShardShape", x, local, within))
     mctx = ctx.module_context
-    partial = _manual_sharding(mesh, manual, 0) != str(xla_client.HloSharding.manual())
-    outer, mctx.value_sharding = (
-        mctx.value_sharding,
-        functools.partial(_manual_sharding, mesh, manual) if partial else None,
-    )
+    within = functools.partial(_manual_sharding, mesh, manual)
+    partial = within(0) != str(xla_client.HloSharding.manual())
+    outer = mctx.value_sharding, mctx.callback_sharding
+    # Values are manual over the manual axes (XLA partitions the others); host
+    # callbacks run on every device, each on its own block.
+    mctx.value_sharding = within if partial else None
+    mctx.callback_sharding = _no_partial_callbacks if partial else within
     try:
         with _binding(mesh, params):
             outs = ctx.call(jaxpr, blocks, name="shmap_body")
     finally:
-        mctx.value_sharding = outer
+        mctx.value_sharding, mctx.callback_sharding = outer
     results = []
     for y, local, aval, spec in zip(outs, jaxpr.out_avals, ctx.avals_out, out_specs, strict=True):
         full = str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(aval.ndim))

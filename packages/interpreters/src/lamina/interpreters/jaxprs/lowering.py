@@ -141,6 +141,9 @@ class ModuleContext:
         # In a partially manual region of an SPMD program (``shard_map`` with
         # ``axis_names``): the sharding each value gets there (rank -> HloSharding text).
         self.value_sharding: Callable[[int], str] | None = None
+        # In a program over several partitions: the sharding of a host callback's
+        # results (rank -> HloSharding text), where its call runs.
+        self.callback_sharding: Callable[[int], str] | None = None
 
     def add_host_callback(self, callback: Callable) -> int:
         """Register a Python function the program calls; returns its index."""
@@ -496,6 +499,10 @@ def _default_result_names(n: int) -> list[str]:
     return ["result"] if n == 1 else [f"result[{i}]" for i in range(n)]
 
 
+def _on_first_device(rank: int) -> str:
+    return "{maximal device=0}"
+
+
 def lower_jaxpr(
     closed_jaxpr: ClosedJaxpr,
     *,
@@ -559,6 +566,8 @@ def lower_jaxpr(
         attrs["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
         mctx = ModuleContext(context, module, platform)
         mctx.name_stack = name_stack
+        if num_partitions > 1:  # callbacks run once, on the first device
+            mctx.callback_sharding = _on_first_device
         with ir.InsertionPoint(module.body):
             tokens = [abstract_token] * n_tok
             main = func.FuncOp("main", mb.func_type([*tokens, *in_avals], [*tokens, *out_avals]))

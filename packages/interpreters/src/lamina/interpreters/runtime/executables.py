@@ -146,10 +146,10 @@ class Executable:
         self.in_avals = lowered.in_avals
         out_avals = [physical_aval(a) for a in lowered.out_avals]
         if isinstance(device, Partitioning):
-            if lowered.host_callbacks or lowered.ordered_effects:
+            if lowered.ordered_effects:
                 raise NotImplementedError(
-                    f"jit({name}): host callbacks and ordered effects in a program "
-                    "partitioned over several devices are not supported"
+                    f"jit({name}): ordered effects in a program partitioned over several "
+                    "devices are not supported"
                 )
             ins = device.in_shardings
             if self.kept is not None:
@@ -162,7 +162,11 @@ class Executable:
                 inner=device.inner or next((s for s in ins if s is not None), None),
             )
             self.compiled = PartitionedModule(
-                lowered.as_bytecode(), device, name=f"jit({name})", out_avals=out_avals
+                lowered.module if lowered.host_callbacks else lowered.as_bytecode(),
+                device,
+                name=f"jit({name})",
+                out_avals=out_avals,
+                host_callbacks=lowered.host_callbacks,
             )
         else:
             self.compiled = compile_lowered(

@@ -16,6 +16,7 @@ from jaxlib import xla_client
 from lamina.interpreters.core.config import no_execution
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.partitioning import Partitioning
+from lamina.interpreters.runtime.runtime_tokens import runtime_tokens
 from lamina.interpreters.runtime.transfer import place
 
 __all__ = ["PartitionedModule", "compile_options_for"]
@@ -96,13 +97,17 @@ class PartitionedModule:
     """A module compiled for a :class:`Partitioning`; calling it returns committed
     arrays laid out by the output shardings (``self.out_shardings``)."""
 
-    def __init__(self, module: Any, placement: Partitioning, *, name: str, out_avals):
+    def __init__(self, module: Any, placement: Partitioning, *, name: str, out_avals,
+                 host_callbacks=()):  # fmt: skip
         self.name = name
         self.placement = placement
         self.in_shardings = placement.in_shardings
         self.out_avals = list(out_avals)
+        self.calls_host = bool(host_callbacks)
         options = compile_options_for(placement, len(self.out_avals))
-        self.executable = backend.compile(module, placement.devices, options, name=name)
+        self.executable = backend.compile(
+            module, placement.devices, options, name=name, host_callbacks=host_callbacks
+        )
         given = placement.out_shardings or (None,) * len(self.out_avals)
         chosen = None
         if any(s is None for s in given):
@@ -126,6 +131,10 @@ class PartitionedModule:
                 "option is set"
             )
         args = [self._place(a, s) for a, s in zip(args, self.in_shardings, strict=True)]
+        if self.calls_host:  # effects_barrier waits for its callbacks
+            results = self.executable.execute_sharded(args, with_tokens=True)
+            runtime_tokens.set_output_token(self.placement.devices[0], results.consume_token())
+            return results.consume_with_handlers(self._handlers)
         results = self.executable.execute_sharded(args)
         return results.consume_with_handlers(self._handlers)
 
