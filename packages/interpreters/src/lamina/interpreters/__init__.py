@@ -197,6 +197,7 @@ from lamina.interpreters.runtime.ffi_targets import (
     register_ffi_type,
     register_ffi_type_id,
 )
+from lamina.interpreters.runtime.partitioning import check_fits
 from lamina.interpreters.runtime.refs import Ref
 from lamina.interpreters.runtime.runtime_tokens import effects_barrier
 from lamina.interpreters.runtime.sharding import (
@@ -369,6 +370,7 @@ __all__ = [
     "call_jaxpr",
     "call_lowering",
     "call_staged",
+    "check_fits",
     "check_tracer_leaks",
     "checking_leaks",
     "checkpoint",

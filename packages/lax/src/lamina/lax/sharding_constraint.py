@@ -10,7 +10,14 @@ cotangent alike) and ``vmap`` adds the batch dimension unpartitioned.
 
 from __future__ import annotations
 
-from lamina.interpreters import Sharding, ad, device_put, mlir, sharding_with_new_dim
+from lamina.interpreters import (
+    Sharding,
+    ad,
+    check_fits,
+    device_put,
+    mlir,
+    sharding_with_new_dim,
+)
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import Primitive, tree_util
 from lamina.lax.parallel.device_axes import is_device_axis, mesh_axes
@@ -126,10 +133,17 @@ def with_sharding_constraint(x, shardings):
     ``shardings`` (one sharding, or a pytree prefix of ``x`` of them)."""
     leaves, tree = tree_util.tree_flatten(x)
     per_leaf = tree_util.broadcast_prefix(shardings, x, is_leaf=lambda s: s is None)
+    per_leaf = [_check_sharding(s) for s in per_leaf]
+    for leaf, sharding in zip(leaves, per_leaf, strict=True):
+        if sharding.num_devices > 1 and hasattr(leaf, "shape"):
+            try:  # a rank the sharding fits (uneven dimensions are padded)
+                sharding._to_xla_hlo_sharding(len(leaf.shape))
+            except ValueError:
+                check_fits(sharding, leaf.shape, "with_sharding_constraint arguments")
     outs = [
         sharding_constraint_p.bind(
             leaf,
-            sharding=_check_sharding(sharding),
+            sharding=sharding,
             layout=None,
             context_mesh=None,
             unconstrained_dims=frozenset(),

@@ -440,24 +440,36 @@ def _fname(fun) -> str:
     return getattr(fun, "__name__", repr(fun))
 
 
+def _bound_to(fun, args) -> list[str]:
+    """For each positional argument, JAX's note on the parameter it binds to (empty
+    when the signature is unknown or does not take the arguments)."""
+    try:
+        signature = inspect.signature(fun)
+        signature.bind(*args)
+    except (TypeError, ValueError):
+        return [""] * len(args)
+    kinds = inspect.Parameter
+    params = [p for p in signature.parameters.values()
+              if p.kind not in (kinds.KEYWORD_ONLY, kinds.VAR_KEYWORD)]  # fmt: skip
+    notes = []
+    for i in range(len(args)):
+        if i >= len(params) or params[i].kind == kinds.VAR_POSITIONAL:
+            notes.append(
+                f", where args[{i}] is the index {i - len(params) + 1} component of "
+                f"{_fname(fun)}'s varargs parameter '{params[-1].name}'"
+            )
+        else:
+            notes.append(f", where args[{i}] is bound to {_fname(fun)}'s parameter "
+                         f"'{params[i].name}'")  # fmt: skip
+    return notes
+
+
 def _arg_names(fun, args) -> list[str]:
     """How JAX's messages name each flat argument leaf."""
-    try:
-        params = list(inspect.signature(fun).parameters)
-    except (TypeError, ValueError):
-        params = []
     names = []
-    for i, a in enumerate(args):
-        bound = f", where args[{i}] is bound to {_fname(fun)}'s parameter '{params[i]}'"
-        name = f"args[{i}]" + (bound if i < len(params) else "")
-        paths = tree_util.tree_flatten_with_path(a)[0]
-        for path, _ in paths:
-            if path:
-                key = tree_util.keystr(path)
-                bound = bound if i < len(params) else ""
-                names.append(f"args[{i}]{key}" + bound)
-            else:
-                names.append(name)
+    for i, (a, note) in enumerate(zip(args, _bound_to(fun, args), strict=True)):
+        for path, _ in tree_util.tree_flatten_with_path(a)[0]:
+            names.append(f"args[{i}]{tree_util.keystr(path)}{note}")
     return names
 
 
@@ -484,7 +496,7 @@ def _check_specs(specs, what: str, manual) -> None:
         )
 
 
-def _check_in(fun, mesh, specs, avals, names) -> None:
+def _check_in(fun, mesh, specs, avals, names, spec_keys) -> None:
     for s, a, name in zip(specs, avals, names, strict=True):
         if len(s) > a.ndim:
             raise ValueError(
@@ -498,19 +510,24 @@ def _check_in(fun, mesh, specs, avals, names) -> None:
                 "so that its inputs have sufficient rank."
             )
     bad = []
-    for s, a, name in zip(specs, avals, names, strict=True):
+    for s, a, name, key in zip(specs, avals, names, spec_keys, strict=True):
+        display, where, bound = name.partition(", where")
+        extra = f", where{bound}," if where else ""
         for d, entry in enumerate(s):
-            for axis in _axes_of(entry):
-                n = mesh.shape[axis]
-                if a.shape[d] % n:
-                    bad.append(
-                        f"* the passed {name} of shape {a.str_short()}, corresponds to "
-                        f"in_specs of value {s}, which maps array axis {d} (of size "
-                        f"{a.shape[d]}) to mesh axis {axis!r} (of size {n}), but {n} does "
-                        f"not evenly divide {a.shape[d]}"
-                    )
-            if _factor(mesh, entry) and a.shape[d] % _factor(mesh, entry) and not bad:
-                bad.append(f"* the passed {name} of shape {a.str_short()} does not divide")
+            axes = tuple(x for x in _axes_of(entry) if x is not PartitionSpec.UNCONSTRAINED)
+            size = _factor(mesh, axes)
+            if not axes or a.shape[d] % size == 0:
+                continue
+            axis = f"axes {axes}" if len(axes) > 1 else f"axis {axes[0]!r}"
+            total = "total " if len(axes) > 1 else ""
+            bad.append(
+                f"* the passed {display} of shape {a.str_short()}{extra} corresponds to "
+                f"in_specs{tree_util.keystr(key)} of value {s}, which maps array axis {d} "
+                f"(of size {a.shape[d]}) to mesh {axis} (of {total}size {size}), but {size} "
+                f"does not evenly divide {a.shape[d]}"
+            )
+    if len(bad) == 1:
+        bad = [bad[0][2:]]
     if bad:
         raise ValueError(
             f"shard_map applied to the function '{_fname(fun)}' was given argument arrays "
@@ -709,11 +726,11 @@ def _flat_specs(specs, tree_of, what: str) -> list:
     return [PartitionSpec() if s is None else s for s in flat]
 
 
-def _trace(f, m, manual, in_tree, avals, flat_in, out_specs, check_vma) -> tuple:
+def _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma) -> tuple:
     """The params of the ``shard_map`` equation of ``f`` on arguments of ``avals``, and
     its output tree."""
     args = tree_util.tree_unflatten(in_tree, avals)
-    _check_in(f, m, flat_in, avals, _arg_names(f, args))
+    _check_in(f, m, flat_in, avals, _arg_names(f, args), in_keys)
     local = [a.update(shape=_local_shape(m, s, a.shape))
              for a, s in zip(avals, flat_in, strict=True)]  # fmt: skip
     box = {}
@@ -795,10 +812,12 @@ def shard_map(
                     f"axis_names={manual} are of type {kinds}"
                 )
             flat_in = [_spec_of(x, m) for x in leaves]
+            in_keys = [()] * len(leaves)
         else:
             specs = tuple(in_specs) if isinstance(in_specs, list) else in_specs
             _check_specs(specs, "in_specs", manual)
             flat_in = _flat_specs(specs, args, "in_specs")
+            in_keys = [k.path for k in _spec_keys(specs, args)]
             if explicit:
                 _check_explicit(flat_in, leaves, m)
         avals = [shaped_abstractify(x) for x in leaves]
@@ -808,7 +827,7 @@ def shard_map(
         )
         found = traced.get(key) if eager else None
         if found is None:
-            found = _trace(f, m, manual, in_tree, avals, flat_in, out_specs, check_vma)
+            found = _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma)
             if eager:
                 traced[key] = found
         params, out_tree = found
