@@ -79,6 +79,28 @@ try:
                           axis_names={"x"}))(jnp.arange(8.0))
 except NotImplementedError as e:
     out["partial"] = str(e)
+ordered = []
+
+def in_order(v):
+    jax.experimental.io_callback(lambda a: ordered.append(float(a)), None, v.sum(), ordered=True)
+    return v + 1
+
+step = jax.jit(in_order)
+y = x
+for _ in range(3):
+    y = step(y)
+y = jax.jit(in_order).lower(y).compile()(y)
+jax.effects_barrier()
+out["ordered_io"] = [ordered, np.asarray(y).tolist()[:3]]
+
+def ordered_print(v):
+    jax.debug.print("x {v}", v=v[0], ordered=True)
+    return v
+
+try:
+    jax.jit(ordered_print)(x)
+except ValueError as e:
+    out["ordered_print"] = str(e)
 print(json.dumps(out))
 """
 
@@ -112,6 +134,16 @@ def test_shard_map_and_pmap_call_back_on_every_device(run):
     devices = sorted(line for line in printed if line.startswith("dev"))
     assert devices == [f"dev {i}.0" for i in range(8)]
     assert out["pmap"] == [float(i) for i in range(8)]
+
+
+def test_ordered_effects_over_several_devices(run):
+    # recorded from JAX 0.10.2: ordered io_callback runs in order; an ordered print
+    # is refused (JAX names the effect object)
+    assert run[1]["ordered_io"] == [[120.0, 136.0, 152.0, 168.0], [4.0, 5.0, 6.0]]
+    assert run[1]["ordered_print"] == (
+        "The following ordered effects are not supported for more than 1 device: "
+        "[OrderedDebugEffect]"
+    )
 
 
 def test_callbacks_in_partially_manual_shard_map_raise(run):
