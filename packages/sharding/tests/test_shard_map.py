@@ -537,3 +537,23 @@ def test_all_to_all_untiled_shapes_as_jax():
                      out_specs=P("i"))(y)  # fmt: skip
     assert flat.shape == (16, 8)
     np.testing.assert_array_equal(np.asarray(flat)[1], [1, 17, 33, 49, 65, 81, 97, 113])
+
+
+def test_nested_shard_map_over_the_remaining_axes():
+    # recorded from JAX 0.10.2: the inner shard_map takes the body's mesh (x manual)
+    def inner(w):
+        y = lax.convert_element_type(lax.axis_index("y"), np.float32)
+        return lax.psum(w, "y") + y
+
+    def outer(v):
+        u = shard_map(inner, in_specs=P(None, "y"), out_specs=P(None, "y"), axis_names={"y"})(v)
+        return u * lax.convert_element_type(lax.axis_index("x") + 1, np.float32)
+
+    f = shard_map(outer, mesh=AUTO, in_specs=P("x"), out_specs=P("x"), axis_names={"x"})
+    x = np.arange(32.0, dtype=np.float32).reshape(8, 4)
+    rows = x.sum(1, keepdims=True) + np.arange(4, dtype=np.float32)
+    want = rows * np.repeat([1.0, 2.0], 4)[:, None]
+    np.testing.assert_array_equal(f(x), want)
+    np.testing.assert_array_equal(jit(f)(x), want)
+    g = grad(lambda a: lax.reduce_sum(f(a), (0, 1)))(x)
+    np.testing.assert_array_equal(g, np.repeat([4.0, 8.0], 4)[:, None] * np.ones((8, 4)))

@@ -154,14 +154,18 @@ def _manual_sharding(mesh, manual, ndim: int, spec: tuple = ()) -> str:
     manual_axes = [a for a in names if a in manual]
     proto = xla_client.OpSharding()
     proto.type = xla_client.OpSharding.Type.OTHER
-    proto.tile_assignment_dimensions = [_factor(mesh, e) for e in entries] + [
-        int(np.prod([mesh.shape[a] for a in manual_axes])),
-        int(np.prod([mesh.shape[a] for a in rest])),
-    ]
+    replicas = int(np.prod([mesh.shape[a] for a in rest]))
+    kinds = xla_client.OpSharding.Type
+    dims = [_factor(mesh, e) for e in entries]
+    dims.append(int(np.prod([mesh.shape[a] for a in manual_axes])))
+    last = [kinds.MANUAL]
+    if replicas > 1 or not used:
+        dims.append(replicas)
+        last.append(kinds.REPLICATED)
+    proto.tile_assignment_dimensions = dims
+    proto.last_tile_dims = last
     proto.iota_reshape_dims = [mesh.shape[a] for a in names]
     proto.iota_transpose_perm = [names.index(a) for a in used + manual_axes + rest]
-    kinds = xla_client.OpSharding.Type
-    proto.last_tile_dims = [kinds.MANUAL, kinds.REPLICATED]
     return str(xla_client.HloSharding.from_proto(proto))
 
 
@@ -172,18 +176,26 @@ def _no_partial_callbacks(rank: int) -> str:
     )
 
 
+def _outside(mesh, outer, spec, ndim: int) -> str:
+    """The sharding of a value outside the body: laid out by ``spec``, and manual over
+    the axes ``outer`` when this ``shard_map`` is in the body of another."""
+    if outer:
+        return _manual_sharding(mesh, outer, ndim, tuple(spec))
+    return str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(ndim))
+
+
 def _lowering(ctx, *args, mesh, in_specs, out_specs, jaxpr, **params):
-    manual = params["newly_manual_axes"]
+    outer = frozenset(mesh.manual_axes)  # manual already, in an enclosing body
+    manual = params["newly_manual_axes"] | outer
     blocks = []
     for x, aval, local, spec in zip(args, ctx.avals_in, jaxpr.in_avals, in_specs, strict=True):
-        full = str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(aval.ndim))
-        x = _custom_call("Sharding", x, aval, full)
+        x = _custom_call("Sharding", x, aval, _outside(mesh, outer, spec, aval.ndim))
         within = _manual_sharding(mesh, manual, aval.ndim)
         blocks.append(_custom_call("SPMDFullToShardShape", x, local, within))
     mctx = ctx.module_context
     within = functools.partial(_manual_sharding, mesh, manual)
     partial = within(0) != str(xla_client.HloSharding.manual())
-    outer = mctx.value_sharding, mctx.callback_sharding
+    saved = mctx.value_sharding, mctx.callback_sharding
     # Values are manual over the manual axes (XLA partitions the others); host
     # callbacks run on every device, each on its own block.
     mctx.value_sharding = within if partial else None
@@ -192,10 +204,10 @@ def _lowering(ctx, *args, mesh, in_specs, out_specs, jaxpr, **params):
         with _binding(mesh, params):
             outs = ctx.call(jaxpr, blocks, name="shmap_body")
     finally:
-        mctx.value_sharding, mctx.callback_sharding = outer
+        mctx.value_sharding, mctx.callback_sharding = saved
     results = []
     for y, local, aval, spec in zip(outs, jaxpr.out_avals, ctx.avals_out, out_specs, strict=True):
-        full = str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(aval.ndim))
+        full = _outside(mesh, outer, spec, aval.ndim)
         y = _custom_call("Sharding", y, local, _manual_sharding(mesh, manual, aval.ndim))
         results.append(_custom_call("SPMDShardToFullShape", y, aval, full))
     return results
@@ -783,6 +795,8 @@ def shard_map(
     @functools.wraps(f)
     def mapped(*args):
         m = current_mesh() if mesh is None else mesh
+        if mesh is None and m.empty and get_abstract_mesh().manual_axes:
+            m = get_abstract_mesh()  # inside another shard_map's body: over its mesh
         if m is None or m.empty:
             raise ValueError(
                 "The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter "
@@ -795,11 +809,12 @@ def shard_map(
                 "`axis_names` argument of shard_map should be of type `frozenset` or "
                 f"`set`. Got type: {type(axis_names)}"
             )
-        manual = frozenset(axis_names) or frozenset(m.axis_names)
-        if not manual <= frozenset(m.axis_names):
+        free = frozenset(m.axis_names) - frozenset(m.manual_axes)
+        manual = frozenset(axis_names) or free
+        if not manual <= free:
             raise ValueError(
                 f"jax.shard_map requires axis_names={manual} to be a subset of "
-                f"mesh.axis_names={frozenset(m.axis_names)}"
+                f"mesh.axis_names={free}"
             )
         leaves, in_tree = tree_util.tree_flatten(args)
         explicit = all(m._name_to_type[a] == AxisType.Explicit for a in manual)
