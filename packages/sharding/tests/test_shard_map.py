@@ -370,7 +370,9 @@ def test_sharding_constraint_in_partially_manual_body():
         return lax.with_sharding_constraint(v * 2, P(None, "y"))
 
     f = jit(shard_map(body, mesh=AUTO, in_specs=P("x"), out_specs=P("x"), axis_names={"x"}))
-    np.testing.assert_array_equal(f(x), x * 2)
+    out = f(x)
+    np.testing.assert_array_equal(out, x * 2)
+    assert out.sharding.spec == P("x", "y")  # XLA's layout over the automatic axis, as JAX
 
     def manual(v):
         return lax.with_sharding_constraint(v, P("x"))

@@ -125,13 +125,16 @@ def _impl(*args, **params):
     return list(found[1](*args))
 
 
-def _custom_call(target: str, x, aval, sharding: str):
+def _custom_call(target: str, x, aval, sharding: str, open_dims: int = 0):
+    """``open_dims``: the rank whose dimensions XLA may lay out further over the
+    automatic axes (0: none)."""
+    dims = ",".join(str(d) for d in range(open_dims))
     op = hlo.CustomCallOp.build_generic(
         results=[mb.ir_type(aval)],
         operands=[x],
         attributes={
             "call_target_name": ir.StringAttr.get(target),
-            "backend_config": ir.StringAttr.get(""),
+            "backend_config": ir.StringAttr.get(f"unspecified_dims=[{dims}]" if dims else ""),
             "mhlo.sharding": ir.StringAttr.get(sharding),
         },
     )
@@ -187,14 +190,16 @@ def _outside(mesh, outer, spec, ndim: int) -> str:
 def _lowering(ctx, *args, mesh, in_specs, out_specs, jaxpr, **params):
     outer = frozenset(mesh.manual_axes)  # manual already, in an enclosing body
     manual = params["newly_manual_axes"] | outer
-    blocks = []
-    for x, aval, local, spec in zip(args, ctx.avals_in, jaxpr.in_avals, in_specs, strict=True):
-        x = _custom_call("Sharding", x, aval, _outside(mesh, outer, spec, aval.ndim))
-        within = _manual_sharding(mesh, manual, aval.ndim)
-        blocks.append(_custom_call("SPMDFullToShardShape", x, local, within))
-    mctx = ctx.module_context
     within = functools.partial(_manual_sharding, mesh, manual)
     partial = within(0) != str(xla_client.HloSharding.manual())
+    # With automatic axes (here or around), XLA may refine the layouts over them.
+    loose = partial or bool(outer)
+    blocks = []
+    for x, aval, local, spec in zip(args, ctx.avals_in, jaxpr.in_avals, in_specs, strict=True):
+        n = aval.ndim if loose else 0
+        x = _custom_call("Sharding", x, aval, _outside(mesh, outer, spec, aval.ndim), n)
+        blocks.append(_custom_call("SPMDFullToShardShape", x, local, within(aval.ndim), n))
+    mctx = ctx.module_context
     saved = mctx.value_sharding, mctx.callback_sharding
     # Values are manual over the manual axes (XLA partitions the others); host
     # callbacks run on every device, each on its own block.
@@ -207,9 +212,10 @@ def _lowering(ctx, *args, mesh, in_specs, out_specs, jaxpr, **params):
         mctx.value_sharding, mctx.callback_sharding = saved
     results = []
     for y, local, aval, spec in zip(outs, jaxpr.out_avals, ctx.avals_out, out_specs, strict=True):
+        n = aval.ndim if loose else 0
         full = _outside(mesh, outer, spec, aval.ndim)
-        y = _custom_call("Sharding", y, local, _manual_sharding(mesh, manual, aval.ndim))
-        results.append(_custom_call("SPMDShardToFullShape", y, aval, full))
+        y = _custom_call("Sharding", y, local, within(aval.ndim), n)
+        results.append(_custom_call("SPMDShardToFullShape", y, aval, full, n))
     return results
 
 
