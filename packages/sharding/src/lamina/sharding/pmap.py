@@ -98,7 +98,7 @@ def _normalized(leaves, axes, axis) -> list:
                 first = False
                 if not -len(shape) <= ax < len(shape):
                     raise IndexError("tuple index out of range")
-            if not 0 <= ax < len(shape) and not -len(shape) <= ax < 0:
+            if not -len(shape) <= ax < len(shape):
                 sharding = (
                     f"NamedSharding(mesh=Mesh('{axis}': {{n}}, axis_types=(Auto,)), "
                     f"spec={_spec(axis, ax)}, memory_kind=device)"
@@ -361,9 +361,7 @@ def pmap(
             sized = [(x, ax) for x, ax in zip(leaves, flat_axes, strict=True)
                      if ax is not None and hasattr(x, "shape")]  # fmt: skip
             if not sized:
-                raise ValueError(
-                    "pmap requires at least one argument with a mapped axis."
-                ) from None
+                raise ValueError(_NO_MAPPED) from None
             raise e.error(axis_size or sized[0][0].shape[sized[0][1]]) from None
         n, local, everywhere = _mapped_size(leaves, axes, axis_size, axis, devices, backend_name)
         check_context_mesh(Mesh(np.array(everywhere), (axis,)))

@@ -64,7 +64,6 @@ __all__ = [
     "LoweredModule",
     "LoweringRuleContext",
     "ModuleContext",
-    "annotate_sharding",
     "call_lowering",
     "get_lowering_rule",
     "lower_jaxpr",
@@ -199,7 +198,7 @@ class ModuleContext:
     def lower_private_function(self, closed_jaxpr: ClosedJaxpr, name: str) -> func.FuncOp:
         """``func.func private @name`` computing ``closed_jaxpr``; emitted once per
         distinct (name, Jaxpr) and reused after."""
-        key = (name, closed_jaxpr, self.value_sharding)
+        key = (name, closed_jaxpr, self.value_sharding, self.callback_sharding)
         try:
             return self._functions[key]
         except (KeyError, TypeError):
@@ -400,14 +399,14 @@ def lower_jaxpr_body(
         finally:
             mctx.name_stack = outer_stack
         if mctx.value_sharding is not None:
-            outs = [annotate_sharding(mctx, v) for v in outs]
+            outs = [_annotate_sharding(mctx, v) for v in outs]
         for var, value in zip(eqn.outvars, outs, strict=True):
             if not isinstance(var, DropVar):
                 env[var] = value
     return [_read(env, a) for a in jaxpr.outvars]
 
 
-def annotate_sharding(mctx: ModuleContext, value: ir.Value) -> ir.Value:
+def _annotate_sharding(mctx: ModuleContext, value: ir.Value) -> ir.Value:
     """``value`` marked with the sharding of values in the current partially manual
     region (``@Sharding``, its dimensions left to XLA); tokens as they are."""
     if not isinstance(value.type, ir.RankedTensorType):  # a token
