@@ -180,3 +180,14 @@ def test_typed_and_raw_keys_give_the_same_samples():
         raw = CASES[name](random, random.PRNGKey(42))
         typed = CASES[name](random, random.key(42))
         assert encode(raw) == encode(typed)
+
+
+def test_randint_with_jit_disabled():
+    # recorded from JAX 0.10.2: Python bounds work with jit disabled (chex's fake_jit)
+    from lamina.interpreters import disable_jit
+
+    key = random.PRNGKey(27)
+    with disable_jit():
+        eager = np.asarray(random.randint(key, (2, 3), 0, 10))
+    np.testing.assert_array_equal(eager, [[6, 4, 0], [0, 8, 2]])
+    np.testing.assert_array_equal(eager, np.asarray(random.randint(key, (2, 3), 0, 10)))

@@ -271,12 +271,18 @@ def test_axis_index_groups():
         pmap(lambda v: lax.psum(v, "i", axis_index_groups=[[0, 1], [2, 3]]), "i")(X)
 
 
-def test_nested_pmap_maps_the_inner_axis_like_vmap():
-    # JAX 0.10.2 raises for nested pmap; lamina maps the inner one as vmap does.
+def test_nested_pmap_raises_as_jax():
+    # recorded from JAX 0.10.2: the inner pmap's mesh is not the context mesh
     x = X.reshape(4, 2, 2)
-    f = pmap(pmap(lambda v: lax.psum(v, "j") + lax.psum(v, "i") * 100, "j"), "i")
-    expected = x.sum(1, keepdims=True) + x.sum(0, keepdims=True) * 100
-    np.testing.assert_array_equal(np.asarray(f(x)), expected)
+    f = pmap(pmap(lambda v: lax.psum(v, "j") + lax.psum(v, "i"), "j"), "i")
+    message = (
+        "The context mesh AbstractMesh('i': 4, axis_types=(Manual,), device_kind=cpu, "
+        "num_cores=None, platform=cpu) should match the mesh passed to shard_map "
+        "Mesh('j': 2, axis_types=(Auto,))"
+    )
+    with pytest.raises(ValueError) as info:
+        f(x)
+    assert str(info.value) == message
 
 
 def test_collectives_in_control_flow_and_other_dtypes():
@@ -338,3 +344,110 @@ def test_signature():
     assert params["in_axes"].kind is inspect.Parameter.KEYWORD_ONLY
     f = pmap(lambda v: v)
     assert f.__name__ == "<lambda>"
+
+
+def _spec_of(a):
+    return a.sharding.spec if isinstance(a.sharding, NamedSharding) else None
+
+
+def test_pmap_inside_transformations_as_jit_of_shard_map():
+    # recorded from JAX 0.10.2: values, and results laid out over the pmap axis
+    f = pmap(lambda v: v * lax.psum(v, "i"), axis_name="i")
+    out = jit(f)(X)
+    np.testing.assert_allclose(np.asarray(out), X * X.sum(0))
+    assert _spec_of(out) == P("i")
+    g = grad(lambda v: total(f(v)))(X)
+    np.testing.assert_allclose(np.asarray(g)[:3].ravel(), [112, 128, 112, 128, 112, 128])
+    assert isinstance(g.sharding, NamedSharding)
+    stacked = np.stack([X, X + 1])
+    both = vmap(f)(stacked)
+    assert both.shape == (2, N, 2) and isinstance(both.sharding, NamedSharding)
+    np.testing.assert_allclose(np.asarray(both)[1], (X + 1) * (X + 1).sum(0))
+    wide = np.arange(24.0, dtype=np.float32).reshape(N, 3)
+    across = vmap(f, in_axes=1)(wide)
+    np.testing.assert_allclose(np.asarray(across), (wide * wide.sum(0)).T)
+    inner = pmap(vmap(lambda v: v * lax.psum(v, ("i", "j")), axis_name="j"), axis_name="i")(X)
+    np.testing.assert_allclose(np.asarray(inner), X * X.sum())
+
+
+def test_all_to_all_shapes_as_jax():
+    # recorded from JAX 0.10.2: untiled, the split axis leaves and the sources stack at
+    # concat_axis of the result (per device (8, 2) -> (2, 8))
+    z = np.arange(8 * 8 * 2.0, dtype=np.float32).reshape(N, N, 2)
+    out = pmap(lambda v: lax.all_to_all(v, "i", 0, 1), axis_name="i")(z)
+    assert out.shape == (N, 2, N)
+    np.testing.assert_array_equal(np.asarray(out)[1, 0], z[:, 1, 0])
+    np.testing.assert_array_equal(np.asarray(out), np.transpose(z, (1, 2, 0)))
+    same = jit(pmap(lambda v: lax.all_to_all(v, "i", 0, 1), axis_name="i"))(z)
+    np.testing.assert_array_equal(np.asarray(same), np.asarray(out))
+    tiled = pmap(lambda v: lax.all_to_all(v, "i", 0, 1, tiled=True), axis_name="i")(z)
+    assert tiled.shape == (N, 1, 16)
+    np.testing.assert_array_equal(np.asarray(tiled)[0, 0, :4], [0, 1, 16, 17])
+    w = np.arange(8 * 2 * 8.0, dtype=np.float32).reshape(N, 2, N)
+    back = pmap(lambda v: lax.all_to_all(v, "i", 1, 0), axis_name="i")(w)
+    assert back.shape == (N, N, 2)
+    np.testing.assert_array_equal(np.asarray(back), np.transpose(w, (2, 0, 1)))
+    message = (
+        "all_to_all requires the size of the mapped axis axis_name to equal "
+        "x.shape[split_axis], but they are 8 and 2 respectively."
+    )
+    with pytest.raises(ValueError) as info:
+        pmap(lambda v: lax.all_to_all(v, "i", 1, 0), axis_name="i")(z)
+    assert str(info.value) == message
+
+
+def test_rank_too_small_errors_as_jax():
+    # recorded from JAX 0.10.2
+    sharding = (
+        "NamedSharding(mesh=Mesh('_internal_pmap_axis_name': 8, axis_types=(Auto,)), "
+        "spec=P('_internal_pmap_axis_name',), memory_kind=device)"
+    )
+    message = (
+        f"One of pjit arguments with pytree key path flat_args[1] is incompatible with its "
+        f"sharding annotation {sharding}: Sharding {sharding} is only valid for values of "
+        "rank at least 1, but was applied to a value of rank 0. For scalars the "
+        "PartitionSpec should be P()"
+    )
+    with pytest.raises(ValueError) as info:
+        pmap(lambda a, m, b: a * m + b, axis_size=N)(X, 100, X)
+    assert str(info.value) == message
+    with pytest.raises(IndexError, match="tuple index out of range"):
+        pmap(lambda v: v)(np.float32(1))
+    with pytest.raises(IndexError, match="tuple index out of range"):
+        pmap(lambda v: v, in_axes=1)(np.ones(N, np.float32))
+    with pytest.raises(ValueError, match="pmap requires at least one argument with a mapped"):
+        pmap(lambda v: v)(3.0)
+    out = pmap(lambda a, b: a * b, in_axes=(0, None))(X, 3.0)
+    np.testing.assert_array_equal(np.asarray(out), X * 3)
+
+
+def test_context_mesh_must_match_as_jax():
+    # recorded from JAX 0.10.2: pmap is a shard_map over its own mesh
+    from lamina.sharding import AxisType, set_mesh
+
+    mesh = Mesh(np.array(devices()).reshape(2, 4), ("x", "y"), (AxisType.Auto,) * 2)
+    message = (
+        "The context mesh AbstractMesh('x': 2, 'y': 4, axis_types=(Auto, Auto), "
+        "device_kind=cpu, num_cores=None, platform=cpu) should match the mesh passed to "
+        "shard_map Mesh('_internal_pmap_axis_name': 8, axis_types=(Auto,))"
+    )
+    with set_mesh(mesh), pytest.raises(ValueError) as info:
+        pmap(lambda v: v + 1)(X)
+    assert str(info.value) == message
+
+
+def test_axis_index_groups_under_jit_of_pmap():
+    # recorded from JAX 0.10.2
+    groups = [[0, 3], [1, 2]]
+    x = np.arange(4.0, dtype=np.float32)
+    out = jit(pmap(lambda v: lax.psum(v, "i", axis_index_groups=groups), axis_name="i"))(x)
+    np.testing.assert_array_equal(np.asarray(out), [3, 3, 3, 3])
+    most = pmap(lambda v: lax.pmax(v, "i", axis_index_groups=groups), axis_name="i")(x)
+    np.testing.assert_array_equal(np.asarray(most), [3, 2, 2, 3])
+    cover = r"^axis_index_groups must cover all indices exactly once$"
+    with pytest.raises(ValueError, match=cover):
+        pmap(lambda v: lax.psum(v, "i", axis_index_groups=[[0, 1], [1, 2]]), axis_name="i")(x)
+    message = "axis_index_groups not supported in vmap collectives. Please open a feature request!"
+    with pytest.raises(NotImplementedError) as info:
+        vmap(lambda v: lax.psum(v, "i", axis_index_groups=[[0, 1]]), axis_name="i")(x[:2])
+    assert str(info.value) == message

@@ -6,7 +6,16 @@ import pytest
 
 from lamina import lax
 from lamina.interpreters import device_put, devices, grad, jit, vmap
-from lamina.sharding import Mesh, NamedSharding, P, make_mesh, set_mesh, shard_map, smap
+from lamina.sharding import (
+    AxisType,
+    Mesh,
+    NamedSharding,
+    P,
+    make_mesh,
+    set_mesh,
+    shard_map,
+    smap,
+)
 
 MESH = Mesh(np.array(devices()).reshape(2, 4), ("x", "y"))
 X = np.arange(32.0, dtype=np.float32).reshape(4, 8)
@@ -303,3 +312,250 @@ def test_signatures_match_jax():
     assert params["f"].kind is inspect.Parameter.POSITIONAL_ONLY
     assert params["check_vma"].default is True and params["mesh"].default is None
     assert list(inspect.signature(smap).parameters) == ["f", "in_axes", "out_axes", "axis_name"]
+
+
+# ---------------------------------------------------------------- partially manual
+
+AUTO = Mesh(np.array(devices()).reshape(2, 4), ("x", "y"), (AxisType.Auto,) * 2)
+R = np.arange(24.0, dtype=np.float32).reshape(8, 3)
+
+
+def test_partial_auto_values_as_jax():
+    # recorded from JAX 0.10.2: manual over 'x', XLA partitions the rest over 'y'
+    def f(v):
+        return lax.psum(v * lax.convert_element_type(lax.axis_index("x"), np.float32), "x")
+
+    g = shard_map(f, mesh=AUTO, in_specs=P("x"), out_specs=P(), axis_names={"x"})
+    np.testing.assert_array_equal(g(R), R[4:])
+    np.testing.assert_array_equal(jit(g)(R), R[4:])
+    swap = shard_map(lambda v: lax.ppermute(v, "x", [(0, 1), (1, 0)]), mesh=AUTO,
+                     in_specs=P("x"), out_specs=P("x"), axis_names={"x"})  # fmt: skip
+    np.testing.assert_array_equal(jit(swap)(R), np.concatenate([R[4:], R[:4]]))
+    d = grad(lambda a: lax.reduce_sum(
+        shard_map(lambda v: lax.psum(lax.reduce_sum(v * v, (0, 1)), "x"), mesh=AUTO,
+                  in_specs=P("x"), out_specs=P(), axis_names={"x"})(a), ()))(R)  # fmt: skip
+    np.testing.assert_array_equal(d, 2 * R)
+    a, b = np.arange(32.0, dtype=np.float32).reshape(8, 4), np.arange(8.0, dtype=np.float32)
+    mm = shard_map(lambda p, q: lax.psum(p @ q, "x"), mesh=AUTO, in_specs=(P(None, "x"), P("x")),
+                   out_specs=P(), axis_names={"x"})  # fmt: skip
+    np.testing.assert_allclose(jit(mm)(a, b.reshape(4, 2)), a @ b.reshape(4, 2))
+
+
+def test_partial_auto_three_axes_and_lowering():
+    mesh = Mesh(np.array(devices()).reshape(2, 2, 2), ("a", "b", "c"), (AxisType.Auto,) * 3)
+
+    def body(v):
+        return v * 2 + lax.convert_element_type(lax.axis_index("c"), np.float32)
+
+    specs = P("c", "a")
+    f = jit(shard_map(body, mesh=mesh, in_specs=specs, out_specs=specs, axis_names={"c", "a"}))
+    x = np.arange(16.0, dtype=np.float32).reshape(4, 4)
+    # recorded from JAX 0.10.2
+    np.testing.assert_array_equal(np.asarray(f(x)).ravel()[:12],
+                                  [0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23])  # fmt: skip
+    text = f.lower(x).as_text()
+    # the body's values are manual over 'a' and 'c' and left to XLA over 'b', as JAX's
+    # GSPMD lowering writes it
+    manual = "{devices=[1,1,4,2]<=[2,2,2]T(0,2,1) last_tile_dims={manual, replicated}}"
+    full_to_shard = [line for line in text.splitlines() if "@SPMDFullToShardShape" in line]
+    assert len(full_to_shard) == 1 and manual in full_to_shard[0]
+    assert text.count(manual) >= 3
+
+
+def test_sharding_constraint_in_partially_manual_body():
+    # recorded from JAX 0.10.2: a bare P (or the context mesh) may name the automatic axes
+    x = np.arange(32.0, dtype=np.float32).reshape(8, 4)
+
+    def body(v):
+        return lax.with_sharding_constraint(v * 2, P(None, "y"))
+
+    f = jit(shard_map(body, mesh=AUTO, in_specs=P("x"), out_specs=P("x"), axis_names={"x"}))
+    out = f(x)
+    np.testing.assert_array_equal(out, x * 2)
+    assert out.sharding.spec == P("x", "y")  # XLA's layout over the automatic axis, as JAX
+
+    def manual(v):
+        return lax.with_sharding_constraint(v, P("x"))
+
+    g = jit(shard_map(manual, mesh=AUTO, in_specs=P("x"), out_specs=P("x"), axis_names={"x"}))
+    message = (
+        "The spec of NamedSharding passed to with_sharding_constraint can only refer to Auto "
+        "axes of the mesh. Got spec=P('x',) and mesh=AbstractMesh('x': 2, 'y': 4, "
+        "axis_types=(Manual, Auto), device_kind=cpu, num_cores=None, platform=cpu). You "
+        "probably meant to use `reshard` API?"
+    )
+    with pytest.raises(ValueError) as info:
+        g(x)
+    assert str(info.value) == message
+    message = (
+        "with_sharding_constraint requires a non-empty mesh in context if you are passing "
+        "`PartitionSpec`s to shardings. You can define a context mesh via "
+        "`jax.set_mesh(mesh)`. Alternatively, provide `Sharding`s to shardings and then the "
+        "mesh context manager is not required."
+    )
+    with pytest.raises(RuntimeError) as info:
+        jit(lambda v: lax.with_sharding_constraint(v, P("x")))(x)
+    assert str(info.value) == message
+
+
+def test_body_sees_the_manual_abstract_mesh():
+    from lamina.sharding import get_abstract_mesh
+
+    seen = []
+
+    def f(v):
+        seen.append(repr(get_abstract_mesh()))
+        return v
+
+    shard_map(f, mesh=AUTO, in_specs=P("x"), out_specs=P("x"), axis_names={"x"})(R)
+    # recorded from JAX 0.10.2
+    assert seen == [
+        "AbstractMesh('x': 2, 'y': 4, axis_types=(Manual, Auto), device_kind=cpu, "
+        "num_cores=None, platform=cpu)"
+    ]
+
+
+def test_axis_names_and_context_mesh_errors_as_jax():
+    # recorded from JAX 0.10.2
+    with pytest.raises(TypeError) as info:
+        shard_map(lambda v: v, mesh=AUTO, in_specs=P("x"), out_specs=P("x"), axis_names=["x"])(R)
+    assert str(info.value) == (
+        "`axis_names` argument of shard_map should be of type `frozenset` or `set`. Got "
+        "type: <class 'list'>"
+    )
+    with pytest.raises(ValueError, match=r"^jax.shard_map requires axis_names=frozenset\(\{'q'\}\) "
+                       r"to be a subset of mesh.axis_names=frozenset\("):  # fmt: skip
+        shard_map(lambda v: v, mesh=AUTO, in_specs=P("x"), out_specs=P("x"), axis_names={"q"})(R)
+    other = Mesh(np.array(devices()), ("z",), (AxisType.Auto,))
+    with set_mesh(AUTO), pytest.raises(ValueError) as info:
+        shard_map(lambda v: v + 1, mesh=other, in_specs=P("z"), out_specs=P("z"))(R)
+    assert str(info.value) == (
+        "The context mesh AbstractMesh('x': 2, 'y': 4, axis_types=(Auto, Auto), "
+        "device_kind=cpu, num_cores=None, platform=cpu) should match the mesh passed to "
+        "shard_map Mesh('z': 8, axis_types=(Auto,))"
+    )
+    with set_mesh(AUTO):
+        out = shard_map(lambda v: v + 1, mesh=AUTO, in_specs=P("x"), out_specs=P("x"))(R)
+    np.testing.assert_array_equal(out, R + 1)
+
+
+def test_out_specs_errors_name_each_entry_as_jax():
+    # recorded from JAX 0.10.2 (under jit)
+    def myfun(v):
+        return v, v * 2, v
+
+    f = jit(shard_map(myfun, mesh=AUTO, in_specs=P("x"), out_specs=(P("x"), P(), P("y"))))
+    with pytest.raises(ValueError) as info:
+        f(R)
+    assert str(info.value) == (
+        "shard_map applied to the function 'myfun' was given out_specs which require "
+        "replication which can't be statically inferred given the mesh:\n\nThe mesh given has "
+        "shape (2, 4) with corresponding axis names ('x', 'y').\n\n* out_specs[1] is P() which "
+        "implies that the corresponding output value is only varying across mesh axes {} and "
+        "not {x}, but it was inferred to be possibly varying over {x}\n\n* out_specs[2] is "
+        "P('y',) which implies that the corresponding output value is replicated across mesh "
+        "axis 'x', but could not infer replication over any axes\n\nCheck if these output "
+        "values are meant to be replicated over those mesh axes. If not, consider revising the "
+        "corresponding out_specs entries. If so, consider disabling the check by passing the "
+        "check_vma=False argument to `jax.shard_map`."
+    )
+    g = shard_map(myfun, mesh=AUTO, in_specs=P("x"), out_specs=(P("x"), P(), P("y")),
+                  axis_names={"x"})  # fmt: skip
+    with pytest.raises(ValueError) as info:
+        g(R)
+    assert str(info.value) == (
+        "shard_map out_specs argument must refer to an axis marked as manual "
+        "(frozenset({'x'})), but:\n\n  out_specs[2] refers to 'y'\n\nCheck the out_specs "
+        "values passed to shard_map."
+    )
+
+
+G = [[0, 1], [2, 3]]
+XY = P(("x", "y"))
+
+
+@pytest.mark.parametrize(
+    "op, want",
+    [  # recorded from JAX 0.10.2
+        (lambda v: lax.psum(v, "y", axis_index_groups=G), [1, 1, 5, 5, 9, 9, 13, 13]),
+        (lambda v: lax.pmax(v, "y", axis_index_groups=G), [1, 1, 3, 3, 5, 5, 7, 7]),
+        (lambda v: lax.pmin(v, "y", axis_index_groups=G), [0, 0, 2, 2, 4, 4, 6, 6]),
+        (
+            lambda v: lax.pmean(v, "y", axis_index_groups=G),
+            [0.5, 0.5, 2.5, 2.5, 4.5, 4.5, 6.5, 6.5],
+        ),
+        (
+            lambda v: lax.psum(v, ("x", "y"), axis_index_groups=[[0, 1, 2, 3], [4, 5, 6, 7]]),
+            [6, 6, 6, 6, 22, 22, 22, 22],
+        ),
+    ],
+)
+def test_axis_index_groups_reductions(op, want):
+    x = np.arange(8.0, dtype=np.float32)
+    out = shard_map(op, mesh=AUTO, in_specs=XY, out_specs=XY, check_vma=False)(x)
+    np.testing.assert_array_equal(out, want)
+
+
+def test_axis_index_groups_exchanges():
+    # recorded from JAX 0.10.2
+    x = np.arange(8.0, dtype=np.float32)
+    odd = [[0, 2], [1, 3]]
+
+    def run(f, arg):
+        return np.asarray(shard_map(f, mesh=AUTO, in_specs=XY, out_specs=XY, check_vma=False)(arg))
+
+    gathered = run(lambda v: lax.all_gather(v, "y", axis_index_groups=odd), x)
+    np.testing.assert_array_equal(
+        gathered.ravel(), [0, 2, 1, 3, 0, 2, 1, 3, 4, 6, 5, 7, 4, 6, 5, 7]
+    )
+    x16 = np.arange(16.0, dtype=np.float32)
+    scattered = run(lambda v: lax.psum_scatter(v, "y", axis_index_groups=odd, tiled=True), x16)
+    np.testing.assert_array_equal(scattered, [4, 8, 6, 10, 20, 24, 22, 26])
+    exchanged = run(lambda v: lax.all_to_all(v, "y", 0, 0, axis_index_groups=odd, tiled=True), x16)
+    np.testing.assert_array_equal(exchanged, [0, 4, 2, 6, 1, 5, 3, 7, 8, 12, 10, 14, 9, 13, 11, 15])
+    with pytest.raises(NotImplementedError):  # JAX 0.10.2 under check_vma: no message
+        shard_map(lambda v: lax.psum(v, "y", axis_index_groups=G), mesh=AUTO, in_specs=XY,
+                  out_specs=XY)(x)  # fmt: skip
+    with pytest.raises(
+        ValueError, match=r"^axis_index_groups must cover all indices exactly once$"
+    ):
+        run(lambda v: lax.psum(v, "y", axis_index_groups=[[0, 1], [1, 2]]), x)
+
+
+def test_all_to_all_untiled_shapes_as_jax():
+    # recorded from JAX 0.10.2: per device (8, 2) -> (2, 8)
+    x = np.arange(8 * 8 * 2.0, dtype=np.float32).reshape(8, 8, 2)
+    one = Mesh(np.array(devices()), ("i",), (AxisType.Auto,))
+
+    def one_block(v):
+        return lax.reshape(lax.all_to_all(lax.reshape(v, (8, 2)), "i", 0, 1), (1, 2, 8))
+
+    f = shard_map(one_block, mesh=one, in_specs=P("i"), out_specs=P("i"))
+    out = f(x)
+    assert out.shape == (8, 2, 8)
+    np.testing.assert_array_equal(np.asarray(out)[1].ravel()[:8], [2, 18, 34, 50, 66, 82, 98, 114])
+    y = np.arange(128.0, dtype=np.float32).reshape(64, 2)
+    flat = shard_map(lambda v: lax.all_to_all(v, "i", 0, 1), mesh=one, in_specs=P("i"),
+                     out_specs=P("i"))(y)  # fmt: skip
+    assert flat.shape == (16, 8)
+    np.testing.assert_array_equal(np.asarray(flat)[1], [1, 17, 33, 49, 65, 81, 97, 113])
+
+
+def test_nested_shard_map_over_the_remaining_axes():
+    # recorded from JAX 0.10.2: the inner shard_map takes the body's mesh (x manual)
+    def inner(w):
+        y = lax.convert_element_type(lax.axis_index("y"), np.float32)
+        return lax.psum(w, "y") + y
+
+    def outer(v):
+        u = shard_map(inner, in_specs=P(None, "y"), out_specs=P(None, "y"), axis_names={"y"})(v)
+        return u * lax.convert_element_type(lax.axis_index("x") + 1, np.float32)
+
+    f = shard_map(outer, mesh=AUTO, in_specs=P("x"), out_specs=P("x"), axis_names={"x"})
+    x = np.arange(32.0, dtype=np.float32).reshape(8, 4)
+    rows = x.sum(1, keepdims=True) + np.arange(4, dtype=np.float32)
+    want = rows * np.repeat([1.0, 2.0], 4)[:, None]
+    np.testing.assert_array_equal(f(x), want)
+    np.testing.assert_array_equal(jit(f)(x), want)
+    g = grad(lambda a: lax.reduce_sum(f(a), (0, 1)))(x)
+    np.testing.assert_array_equal(g, np.repeat([4.0, 8.0], 4)[:, None] * np.ones((8, 4)))

@@ -6,6 +6,7 @@ out-of-bounds indexing. It works under ``jit``, ``vmap``, ``grad`` and control f
 """
 
 from lamina.experimental.checkify import automatic_rules as _automatic_rules  # noqa: F401
+from lamina.experimental.checkify import shard_map_rule as _shard_map_rule  # noqa: F401
 from lamina.experimental.checkify import structural_rules as _structural_rules  # noqa: F401
 from lamina.experimental.checkify.checks import check, check_error, debug_check
 from lamina.experimental.checkify.error_value import Error, init_error

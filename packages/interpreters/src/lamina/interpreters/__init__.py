@@ -199,6 +199,7 @@ from lamina.interpreters.runtime.ffi_targets import (
     register_ffi_type,
     register_ffi_type_id,
 )
+from lamina.interpreters.runtime.partitioning import check_fits
 from lamina.interpreters.runtime.polymorphic_calls import call_polymorphic, refine_module
 from lamina.interpreters.runtime.refs import Ref
 from lamina.interpreters.runtime.runtime_tokens import effects_barrier
@@ -373,6 +374,7 @@ __all__ = [
     "call_lowering",
     "call_polymorphic",
     "call_staged",
+    "check_fits",
     "check_tracer_leaks",
     "checking_leaks",
     "checkpoint",

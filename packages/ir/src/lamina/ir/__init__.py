@@ -67,6 +67,7 @@ from lamina.ir.effects import (
     no_effects,
     ordered_effects,
     remat_allowed_effects,
+    shardable_ordered_effects,
 )
 from lamina.ir.parsing.lexer import JaxprSyntaxError
 from lamina.ir.parsing.parse_params import declare_param, parse_call_args, register_value_reader
@@ -180,6 +181,7 @@ __all__ = [
     "remat_split_rules",
     "set_bind_handler",
     "set_traceback_filtering_source",
+    "shardable_ordered_effects",
     "shared_names_rules",
     "solve_dim_vars",
     "source_summary",

@@ -68,6 +68,8 @@ lowerable_effects = EffectTypeSet()
 control_flow_allowed_effects = EffectTypeSet()
 custom_derivatives_allowed_effects = EffectTypeSet()
 remat_allowed_effects = EffectTypeSet()
+# Ordered effects a program over several devices may have (others raise there).
+shardable_ordered_effects = EffectTypeSet()
 
 
 def is_ordered(effect: Effect) -> bool:

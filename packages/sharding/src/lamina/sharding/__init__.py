@@ -27,6 +27,7 @@ from lamina.sharding.pmap import pmap
 from lamina.sharding.reshard import reshard
 from lamina.sharding.shard_map import Infer, shard_map, shard_map_p
 from lamina.sharding.smap import smap
+from lamina.sharding.spec_constraint import spec_sharding as _spec_sharding  # registers it
 from lamina.sharding.visualize import sharding_table, visualize_array_sharding, visualize_sharding
 
 __all__ = [
@@ -73,4 +74,4 @@ _EXTRAS = (
     visualize_array_sharding,
     visualize_sharding,
 )
-del _aval_sharding
+del _aval_sharding, _spec_sharding

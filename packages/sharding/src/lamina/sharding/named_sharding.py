@@ -113,6 +113,7 @@ class NamedSharding(Sharding):
         self._memory_kind = _canonical_memory_kind(memory_kind, mesh)
         self._logical_device_ids = _logical_device_ids
         self._indices_cache: dict[tuple, dict] = {}
+        self._hash: int | None = None
 
     mesh = property(lambda self: self._mesh)
     spec = property(lambda self: self._spec)
@@ -128,7 +129,10 @@ class NamedSharding(Sharding):
         return self is other or self._key() == other._key()
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        h = self._hash
+        if h is None:  # computed once: every call of a partitioned jit hashes it
+            h = self._hash = hash(self._key())
+        return h
 
     def __reduce__(self):
         return _rebuild, self._key()

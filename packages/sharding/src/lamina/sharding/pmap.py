@@ -32,21 +32,25 @@ from lamina.interpreters import (
     device_put,
     eval_trace,
     find_current_trace,
+    jit,
     lower_jaxpr,
     physical_value,
+    runtime_tokens,
     shaped_abstractify,
     trace_to_jaxpr,
-    vmap,
 )
 from lamina.ir import is_extended_aval, physical_aval, prefix_errors, tree_util
 from lamina.lax import bind_device_axis, broadcast_in_dim, reshape
+from lamina.sharding.axis_types import AxisType
 from lamina.sharding.mesh import Mesh
 from lamina.sharding.named_sharding import NamedSharding
 from lamina.sharding.partition_spec import PartitionSpec
+from lamina.sharding.shard_map import body_mesh, check_context_mesh, shard_map
 
 __all__ = ["pmap"]
 
 _ANONYMOUS_AXIS = "_internal_pmap_axis_name"
+_NO_MAPPED = "pmap requires at least one argument with a mapped axis."
 
 
 def _argnums(value) -> tuple[int, ...]:
@@ -82,21 +86,45 @@ def _shape(x) -> tuple[int, ...]:
     return tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape)
 
 
-def _normalized(leaves, axes) -> list:
-    """Each mapped axis as a non-negative index; IndexError past the leaf's rank."""
-    out = []
-    for x, ax in zip(leaves, axes, strict=True):
+def _normalized(leaves, axes, axis) -> list:
+    """Each mapped axis as a non-negative index, with JAX 0.10.2's errors for a leaf of
+    too small a rank (an ``IndexError`` for the first mapped array, whose axis gives
+    the size; a ``ValueError`` naming the sharding for the others)."""
+    out, first = [], True
+    for i, (x, ax) in enumerate(zip(leaves, axes, strict=True)):
         if ax is not None:
             shape = _shape(x)
+            if first and hasattr(x, "shape"):
+                first = False
+                if not -len(shape) <= ax < len(shape):
+                    raise IndexError("tuple index out of range")
             if not -len(shape) <= ax < len(shape):
-                raise IndexError(
-                    f"pmap was requested to map its argument along axis {ax}, which "
-                    f"implies that its rank should be at least {ax + 1 if ax >= 0 else -ax}"
-                    f", but is only {len(shape)} (its shape is {shape})"
+                sharding = (
+                    f"NamedSharding(mesh=Mesh('{axis}': {{n}}, axis_types=(Auto,)), "
+                    f"spec={_spec(axis, ax)}, memory_kind=device)"
                 )
+                raise _RankError(i, sharding, ax + 1, len(shape))
             ax %= len(shape)
         out.append(ax)
     return out
+
+
+class _RankError(Exception):
+    """A mapped leaf of too small a rank, reported once the axis size is known."""
+
+    def __init__(self, i, sharding, rank, got):
+        super().__init__(i, sharding, rank, got)
+
+    def error(self, n) -> ValueError:
+        i, sharding, rank, got = self.args
+        sharding = sharding.format(n=n)
+        scalars = " For scalars the PartitionSpec should be P()" if got == 0 else ""
+        return ValueError(
+            f"One of pjit arguments with pytree key path flat_args[{i}] is incompatible "
+            f"with its sharding annotation {sharding}: Sharding {sharding} is only valid "
+            f"for values of rank at least {rank}, but was applied to a value of rank "
+            f"{got}.{scalars}"
+        )
 
 
 def _mapped_size(leaves, axes, axis_size, axis, devices, backend_name) -> tuple[int, tuple, tuple]:
@@ -104,7 +132,7 @@ def _mapped_size(leaves, axes, axis_size, axis, devices, backend_name) -> tuple[
     of the whole program, with JAX's errors for sizes that do not fit."""
     mapped = [(_shape(x), ax) for x, ax in zip(leaves, axes, strict=True) if ax is not None]
     if not mapped:
-        raise ValueError("pmap requires at least one argument with a mapped axis.")
+        raise ValueError(_NO_MAPPED)
     n = mapped[0][0][mapped[0][1]]
     processes = backend.process_count(backend_name)
     if processes > 1:
@@ -204,7 +232,9 @@ class _Program:
                 for o, ax in zip(outs, self.out_axes, strict=True)
             ]
 
-        with bind_device_axis(axis, len(everywhere)):
+        within = Mesh(np.array(everywhere), (axis,)).abstract_mesh
+        within = within.update_axis_types({axis: AxisType.Manual})
+        with bind_device_axis(axis, len(everywhere)), body_mesh(within):
             closed, _ = trace_to_jaxpr(per_device, local_avals, f"pmap({name})", what="pmap")
             self.lowered = lowered = lower_jaxpr(
                 closed,
@@ -214,8 +244,14 @@ class _Program:
                 keep_unused=True,
             )
         self.out_avals = lowered.out_avals
+        callbacks = lowered.host_callbacks
+        self.calls_host = bool(callbacks)
         self.executable = backend.compile(
-            lowered.as_bytecode(), everywhere, _compile_options(everywhere), name=f"pmap({name})"
+            lowered.module if callbacks else lowered.as_bytecode(),
+            everywhere,
+            _compile_options(everywhere),
+            name=f"pmap({name})",
+            host_callbacks=callbacks,
         )
         mesh = Mesh(np.array(devices), (axis,))
         self.in_layouts = [_layout(mesh, axis, ax) for ax in in_axes]
@@ -233,7 +269,9 @@ class _Program:
             self._place(physical_value(x), layout, ax)
             for x, layout, ax in zip(leaves, self.in_layouts, self.in_axes, strict=True)
         ]
-        results = self.executable.execute_sharded(args)
+        results = self.executable.execute_sharded(args, with_tokens=self.calls_host)
+        if self.calls_host:  # effects_barrier waits for its callbacks
+            runtime_tokens.runtime_tokens.set_output_token(self.devices[0], results.consume_token())
         outs = results.consume_with_handlers(self.out_globals)
         return [
             aval.dtype.wrap_physical(o) if is_extended_aval(aval) else o
@@ -317,8 +355,17 @@ def pmap(
         else:
             dyn_axes = in_axes
         leaves, in_tree = tree_util.tree_flatten((dyn_args, kwargs))
-        axes = _normalized(leaves, _flat_axes(dyn_axes, dyn_args, kwargs))
+        flat_axes = _flat_axes(dyn_axes, dyn_args, kwargs)
+        try:
+            axes = _normalized(leaves, flat_axes, axis)
+        except _RankError as e:
+            sized = [(x, ax) for x, ax in zip(leaves, flat_axes, strict=True)
+                     if ax is not None and hasattr(x, "shape")]  # fmt: skip
+            if not sized:
+                raise ValueError(_NO_MAPPED) from None
+            raise e.error(axis_size or sized[0][0].shape[sized[0][1]]) from None
         n, local, everywhere = _mapped_size(leaves, axes, axis_size, axis, devices, backend_name)
+        check_context_mesh(Mesh(np.array(everywhere), (axis,)))
         devs = (local, everywhere)
 
         def call_fun(*dyn_leaves):
@@ -356,10 +403,7 @@ def pmap(
     def pmapped(*args, **kwargs):
         leaves, in_tree, axes, n, devs, call_fun = resolve(args, kwargs)
         if _is_traced(leaves):
-            flat_in = tree_util.tree_unflatten(in_tree, axes)
-            mapped = vmap(lambda a, k: call_fun(*tree_util.tree_leaves((a, k))),
-                          in_axes=flat_in, out_axes=out_axes, axis_name=axis)  # fmt: skip
-            return mapped(*tree_util.tree_unflatten(in_tree, leaves))
+            return _staged(call_fun, leaves, axes, out_axes, devs, axis)(*leaves)
         program = program_for(args, leaves, in_tree, axes, n, devs, call_fun)
         return tree_util.tree_unflatten(program.out_tree, program(leaves))
 
@@ -371,6 +415,35 @@ def pmap(
 
     pmapped.lower = lower
     return pmapped
+
+
+def _spec(axis, dim: int | None) -> PartitionSpec:
+    return PartitionSpec() if dim is None else PartitionSpec(*[None] * dim, axis)
+
+
+def _staged(call_fun, leaves, axes, out_axes, devs, axis) -> Callable:
+    """Inside another transformation: a ``jit`` of a ``shard_map`` over a 1-D mesh of
+    the devices, as JAX 0.10.2 runs ``pmap``."""
+    local, everywhere = devs
+    program = everywhere if backend.process_count() == 1 else local
+    mesh = Mesh(np.array(program), (axis,))
+
+    def body(*xs):
+        sliced = [x if ax is None else reshape(x, _drop(x.shape, ax))
+                  for x, ax in zip(xs, axes, strict=True)]  # fmt: skip
+        out = call_fun(*sliced)
+        flat, tree = tree_util.tree_flatten(out)
+        dims = _flat_out_axes(out_axes, tree)
+        flat = [o if ax is None else broadcast_in_dim(o, _insert(_shape(o), ax, 1), _kept(o, ax))
+                for o, ax in zip(flat, dims, strict=True)]  # fmt: skip
+        return tree_util.tree_unflatten(tree, flat)
+
+    out_specs = tree_util.tree_map(lambda ax: _spec(axis, ax), out_axes,
+                                   is_leaf=lambda x: x is None)  # fmt: skip
+    in_specs = tuple(_spec(axis, ax) for ax in axes)
+    mapped = shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs,
+                       axis_names={axis}, check_vma=False)  # fmt: skip
+    return jit(mapped)
 
 
 def _check_static(args, static, name) -> None:

@@ -18,6 +18,7 @@ over the mesh's devices.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import re
@@ -49,11 +50,12 @@ from lamina.ir import ClosedJaxpr, Primitive, declare_param, dtypes, parse_call_
 from lamina.lax import bind_mesh_axes, div, psum, reshape
 from lamina.sharding.axis_types import AxisType
 from lamina.sharding.mesh import AbstractMesh, Mesh
-from lamina.sharding.mesh_context import current_mesh
+from lamina.sharding.mesh_context import current_mesh, get_abstract_mesh
+from lamina.sharding.mesh_state import abstract_mesh
 from lamina.sharding.named_sharding import NamedSharding
 from lamina.sharding.partition_spec import PartitionSpec
 
-__all__ = ["Infer", "shard_map", "shard_map_p"]
+__all__ = ["Infer", "body_mesh", "check_context_mesh", "shard_map", "shard_map_p"]
 
 
 class _InferFromArgs:
@@ -123,33 +125,97 @@ def _impl(*args, **params):
     return list(found[1](*args))
 
 
-def _custom_call(target: str, x, aval, sharding: str):
+def _custom_call(target: str, x, aval, sharding: str, open_dims: int = 0):
+    """``open_dims``: the rank whose dimensions XLA may lay out further over the
+    automatic axes (0: none)."""
+    dims = ",".join(str(d) for d in range(open_dims))
     op = hlo.CustomCallOp.build_generic(
         results=[mb.ir_type(aval)],
         operands=[x],
         attributes={
             "call_target_name": ir.StringAttr.get(target),
-            "backend_config": ir.StringAttr.get(""),
+            "backend_config": ir.StringAttr.get(f"unspecified_dims=[{dims}]" if dims else ""),
             "mhlo.sharding": ir.StringAttr.get(sharding),
         },
     )
     return op.result
 
 
+@functools.cache
+def _manual_sharding(mesh, manual, ndim: int, spec: tuple = ()) -> str:
+    """The sharding of a body value: manual over the axes in ``manual``; with other
+    axes of size above one, a subgroup sharding that leaves XLA those axes (``spec``:
+    how the value's dimensions are split over them, as a sharding constraint asks)."""
+    auto = [a for a in mesh.axis_names if a not in manual]
+    if all(mesh.shape[a] == 1 for a in auto):
+        return str(xla_client.HloSharding.manual())
+    names = list(mesh.axis_names)
+    entries = [() if e is PartitionSpec.UNCONSTRAINED else _axes_of(e)
+               for e in _entries(spec, ndim)]  # fmt: skip
+    used = [a for e in entries for a in e]
+    rest = [a for a in auto if a not in used]
+    manual_axes = [a for a in names if a in manual]
+    proto = xla_client.OpSharding()
+    proto.type = xla_client.OpSharding.Type.OTHER
+    replicas = int(np.prod([mesh.shape[a] for a in rest]))
+    kinds = xla_client.OpSharding.Type
+    dims = [_factor(mesh, e) for e in entries]
+    dims.append(int(np.prod([mesh.shape[a] for a in manual_axes])))
+    last = [kinds.MANUAL]
+    if replicas > 1 or not used:
+        dims.append(replicas)
+        last.append(kinds.REPLICATED)
+    proto.tile_assignment_dimensions = dims
+    proto.last_tile_dims = last
+    proto.iota_reshape_dims = [mesh.shape[a] for a in names]
+    proto.iota_transpose_perm = [names.index(a) for a in used + manual_axes + rest]
+    return str(xla_client.HloSharding.from_proto(proto))
+
+
+def _no_partial_callbacks(rank: int) -> str:
+    raise NotImplementedError(
+        "callbacks are only supported in spmd computations when all mesh axes are "
+        "partitioned manually (no partial automatic sharding)."
+    )
+
+
+def _outside(mesh, outer, spec, ndim: int) -> str:
+    """The sharding of a value outside the body: laid out by ``spec``, and manual over
+    the axes ``outer`` when this ``shard_map`` is in the body of another."""
+    if outer:
+        return _manual_sharding(mesh, outer, ndim, tuple(spec))
+    return str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(ndim))
+
+
 def _lowering(ctx, *args, mesh, in_specs, out_specs, jaxpr, **params):
-    manual = str(xla_client.HloSharding.manual())
+    outer = frozenset(mesh.manual_axes)  # manual already, in an enclosing body
+    manual = params["newly_manual_axes"] | outer
+    within = functools.partial(_manual_sharding, mesh, manual)
+    partial = within(0) != str(xla_client.HloSharding.manual())
+    # With automatic axes (here or around), XLA may refine the layouts over them.
+    loose = partial or bool(outer)
     blocks = []
     for x, aval, local, spec in zip(args, ctx.avals_in, jaxpr.in_avals, in_specs, strict=True):
-        full = str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(aval.ndim))
-        x = _custom_call("Sharding", x, aval, full)
-        blocks.append(_custom_call("SPMDFullToShardShape", x, local, manual))
-    with _binding(mesh, params):
-        outs = ctx.call(jaxpr, blocks, name="shmap_body")
+        n = aval.ndim if loose else 0
+        x = _custom_call("Sharding", x, aval, _outside(mesh, outer, spec, aval.ndim), n)
+        blocks.append(_custom_call("SPMDFullToShardShape", x, local, within(aval.ndim), n))
+    mctx = ctx.module_context
+    saved = mctx.value_sharding, mctx.callback_sharding
+    # Values are manual over the manual axes (XLA partitions the others); host
+    # callbacks run on every device, each on its own block.
+    mctx.value_sharding = within if partial else None
+    mctx.callback_sharding = _no_partial_callbacks if partial else within
+    try:
+        with _binding(mesh, params):
+            outs = ctx.call(jaxpr, blocks, name="shmap_body")
+    finally:
+        mctx.value_sharding, mctx.callback_sharding = saved
     results = []
     for y, local, aval, spec in zip(outs, jaxpr.out_avals, ctx.avals_out, out_specs, strict=True):
-        full = str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(aval.ndim))
-        y = _custom_call("Sharding", y, local, manual)
-        results.append(_custom_call("SPMDShardToFullShape", y, aval, full))
+        n = aval.ndim if loose else 0
+        full = _outside(mesh, outer, spec, aval.ndim)
+        y = _custom_call("Sharding", y, local, within(aval.ndim), n)
+        results.append(_custom_call("SPMDShardToFullShape", y, aval, full, n))
     return results
 
 
@@ -392,44 +458,63 @@ def _fname(fun) -> str:
     return getattr(fun, "__name__", repr(fun))
 
 
+def _bound_to(fun, args) -> list[str]:
+    """For each positional argument, JAX's note on the parameter it binds to (empty
+    when the signature is unknown or does not take the arguments)."""
+    try:
+        signature = inspect.signature(fun)
+        signature.bind(*args)
+    except (TypeError, ValueError):
+        return [""] * len(args)
+    kinds = inspect.Parameter
+    params = [p for p in signature.parameters.values()
+              if p.kind not in (kinds.KEYWORD_ONLY, kinds.VAR_KEYWORD)]  # fmt: skip
+    notes = []
+    for i in range(len(args)):
+        if i >= len(params) or params[i].kind == kinds.VAR_POSITIONAL:
+            notes.append(
+                f", where args[{i}] is the index {i - len(params) + 1} component of "
+                f"{_fname(fun)}'s varargs parameter '{params[-1].name}'"
+            )
+        else:
+            notes.append(f", where args[{i}] is bound to {_fname(fun)}'s parameter "
+                         f"'{params[i].name}'")  # fmt: skip
+    return notes
+
+
 def _arg_names(fun, args) -> list[str]:
     """How JAX's messages name each flat argument leaf."""
-    try:
-        params = list(inspect.signature(fun).parameters)
-    except (TypeError, ValueError):
-        params = []
     names = []
-    for i, a in enumerate(args):
-        bound = f", where args[{i}] is bound to {_fname(fun)}'s parameter '{params[i]}'"
-        name = f"args[{i}]" + (bound if i < len(params) else "")
-        paths = tree_util.tree_flatten_with_path(a)[0]
-        for path, _ in paths:
-            if path:
-                key = tree_util.keystr(path)
-                bound = bound if i < len(params) else ""
-                names.append(f"args[{i}]{key}" + bound)
-            else:
-                names.append(name)
+    for i, (a, note) in enumerate(zip(args, _bound_to(fun, args), strict=True)):
+        for path, _ in tree_util.tree_flatten_with_path(a)[0]:
+            names.append(f"args[{i}]{tree_util.keystr(path)}{note}")
     return names
 
 
 def _check_specs(specs, what: str, manual) -> None:
-    for s in specs:
-        if not isinstance(s, PartitionSpec):
-            raise TypeError(
-                f"shard_map {what} argument must be a pytree of `jax.sharding.PartitionSpec` "
-                f"instances, but it was {s!r}"
-            )
-        for axis in _spec_axes(s):
-            if axis not in manual:
-                raise ValueError(
-                    f"shard_map {what} argument must refer to an axis marked as manual "
-                    f"({frozenset(manual)}), but:\n\n  {what} refers to {axis!r}\n\n"
-                    f"Check the {what} values passed to shard_map."
-                )
+    """Every leaf of ``specs`` (the pytree given) a ``PartitionSpec`` naming only
+    manual axes, else JAX's error listing each offending leaf by its key path."""
+    paths = tree_util.tree_flatten_with_path(specs, is_leaf=_is_spec_leaf)[0]
+    wrong = [f"  {what}{tree_util.keystr(k)} is {x} of type {type(x).__name__}, "
+             for k, x in paths if not isinstance(x, PartitionSpec)]  # fmt: skip
+    if wrong:
+        raise TypeError(
+            f"shard_map {what} argument must be a pytree of `jax.sharding.PartitionSpec` "
+            "instances, but:\n\n" + "\n\n".join(wrong) + "\n\nCheck the "
+            f"{what} values passed to shard_map."
+        )
+    msgs = [f"  {what}{tree_util.keystr(k)} refers to {axis!r}"
+            for k, x in paths for entry in x for axis in _axes_of(entry)
+            if axis is not PartitionSpec.UNCONSTRAINED and axis not in manual]  # fmt: skip
+    if msgs:
+        raise ValueError(
+            f"shard_map {what} argument must refer to an axis marked as manual "
+            f"({frozenset(manual)}), but:\n\n" + "\n\n".join(msgs) + "\n\n"
+            f"Check the {what} values passed to shard_map."
+        )
 
 
-def _check_in(fun, mesh, specs, avals, names) -> None:
+def _check_in(fun, mesh, specs, avals, names, spec_keys) -> None:
     for s, a, name in zip(specs, avals, names, strict=True):
         if len(s) > a.ndim:
             raise ValueError(
@@ -443,19 +528,24 @@ def _check_in(fun, mesh, specs, avals, names) -> None:
                 "so that its inputs have sufficient rank."
             )
     bad = []
-    for s, a, name in zip(specs, avals, names, strict=True):
+    for s, a, name, key in zip(specs, avals, names, spec_keys, strict=True):
+        display, where, bound = name.partition(", where")
+        extra = f", where{bound}," if where else ""
         for d, entry in enumerate(s):
-            for axis in _axes_of(entry):
-                n = mesh.shape[axis]
-                if a.shape[d] % n:
-                    bad.append(
-                        f"* the passed {name} of shape {a.str_short()}, corresponds to "
-                        f"in_specs of value {s}, which maps array axis {d} (of size "
-                        f"{a.shape[d]}) to mesh axis {axis!r} (of size {n}), but {n} does "
-                        f"not evenly divide {a.shape[d]}"
-                    )
-            if _factor(mesh, entry) and a.shape[d] % _factor(mesh, entry) and not bad:
-                bad.append(f"* the passed {name} of shape {a.str_short()} does not divide")
+            axes = tuple(x for x in _axes_of(entry) if x is not PartitionSpec.UNCONSTRAINED)
+            size = _factor(mesh, axes)
+            if not axes or a.shape[d] % size == 0:
+                continue
+            axis = f"axes {axes}" if len(axes) > 1 else f"axis {axes[0]!r}"
+            total = "total " if len(axes) > 1 else ""
+            bad.append(
+                f"* the passed {display} of shape {a.str_short()}{extra} corresponds to "
+                f"in_specs{tree_util.keystr(key)} of value {s}, which maps array axis {d} "
+                f"(of size {a.shape[d]}) to mesh {axis} (of {total}size {size}), but {size} "
+                f"does not evenly divide {a.shape[d]}"
+            )
+    if len(bad) == 1:
+        bad = [bad[0][2:]]
     if bad:
         raise ValueError(
             f"shard_map applied to the function '{_fname(fun)}' was given argument arrays "
@@ -516,6 +606,8 @@ def _varying(closed: ClosedJaxpr, in_axes: list[frozenset]) -> list[frozenset]:
             for v, o in zip(eqn.outvars, outs, strict=True):
                 env[v] = o
             continue
+        if name == "psum" and eqn.params.get("axis_index_groups") is not None:
+            raise NotImplementedError()  # as JAX 0.10.2 under check_vma
         if name in _REDUCING:
             out = ins - {a for a in eqn.params["axes"] if not isinstance(a, int)}
         elif name == "axis_index":
@@ -529,32 +621,82 @@ def _varying(closed: ClosedJaxpr, in_axes: list[frozenset]) -> list[frozenset]:
     return [read(v) for v in closed.jaxpr.outvars]
 
 
-def _check_replication(fun, mesh, manual, closed, in_specs, out_specs) -> None:
+def _spec_keys(specs, tree_of) -> list:
+    """The key path within ``specs`` (a pytree prefix) of each leaf's spec."""
+    keys = [_Key(k) for k, _ in tree_util.tree_flatten_with_path(specs, is_leaf=_is_spec_leaf)[0]]
+    keyed = tree_util.tree_unflatten(tree_util.tree_structure(specs, is_leaf=_is_spec_leaf), keys)
+    return tree_util.broadcast_prefix(keyed, tree_of, is_leaf=lambda x: isinstance(x, _Key))
+
+
+class _Key:
+    def __init__(self, path):
+        self.path = path
+
+
+def _check_replication(fun, mesh, manual, closed, in_specs, out_specs, keys) -> None:
+    """Each result the same along the mesh axes its out spec does not name, as far as
+    the body shows; else JAX's error, one entry per result that may differ."""
     out_vary = _varying(closed, [frozenset(_spec_axes(s)) for s in in_specs])
-    for s, vary in zip(out_specs, out_vary, strict=True):
-        claimed = [a for a in _unmentioned(mesh, s, manual) if a in vary]
-        if claimed:
-            sure = [a for a in _unmentioned(mesh, s, manual) if a not in vary]
-            inferred = (
-                "could not infer replication over any axes"
-                if not sure
-                else f"could only infer replication over {', '.join(repr(a) for a in sure)}"
+    msgs = []
+    for s, vary, key in zip(out_specs, out_vary, keys, strict=True):
+        if not [a for a in _unmentioned(mesh, s, manual) if a in vary]:
+            continue
+        where = f"* out_specs{tree_util.keystr(key.path)} is {s} which implies that the"
+        unmentioned = [a for a in mesh.axis_names if a not in _spec_axes(s)]
+        if len(unmentioned) > 1:
+            need = ",".join(a for a in mesh.axis_names if a in _spec_axes(s))
+            got = ",".join(a for a in mesh.axis_names if a in vary)
+            diff = ",".join(a for a in unmentioned if a in vary)
+            msgs.append(
+                f"{where} corresponding output value is only varying across mesh axes "
+                f"{{{need}}} and not {{{diff}}}, but it was inferred to be possibly varying "
+                f"over {{{got}}}"
             )
-            axes = ", ".join(repr(a) for a in claimed)
-            raise ValueError(
-                f"shard_map applied to the function '{_fname(fun)}' was given out_specs "
-                "which require replication which can't be statically inferred given the "
-                f"mesh:\n\nThe mesh given has shape {tuple(mesh.axis_sizes)} with "
-                f"corresponding axis names {tuple(mesh.axis_names)}.\n\nout_specs is {s} "
-                "which implies that the corresponding output value is replicated across "
-                f"mesh axis {axes}, but {inferred}\n\nCheck if these output values are "
-                "meant to be replicated over those mesh axes. If not, consider revising "
-                "the corresponding out_specs entries. If so, consider disabling the check "
-                "by passing the check_vma=False argument to `jax.shard_map`."
+        else:
+            msgs.append(
+                f"{where} corresponding output value is replicated across mesh axis "
+                f"'{unmentioned[0]}', but could not infer replication over any axes"
             )
+    if not msgs:
+        return
+    if len(msgs) == 1:
+        msgs = [msgs[0][2:]]
+    raise ValueError(
+        f"shard_map applied to the function '{_fname(fun)}' was given out_specs which "
+        "require replication which can't be statically inferred given the mesh:\n\n"
+        f"The mesh given has shape {tuple(mesh.axis_sizes)} with corresponding axis "
+        f"names {tuple(mesh.axis_names)}.\n\n" + "\n\n".join(msgs) + "\n\nCheck if "
+        "these output values are meant to be replicated over those mesh axes. If not, "
+        "consider revising the corresponding out_specs entries. If so, consider "
+        "disabling the check by passing the check_vma=False argument to `jax.shard_map`."
+    )
 
 
 # ---------------------------------------------------------------- the function
+
+
+def check_context_mesh(mesh) -> None:
+    """A mesh given to ``shard_map`` (or ``pmap``'s) must be the context mesh when
+    one is in force (``set_mesh``, or the body of another ``shard_map``)."""
+    context = get_abstract_mesh()
+    if not context.empty and mesh.abstract_mesh != context:
+        raise ValueError(
+            f"The context mesh {context} should match the mesh passed to shard_map {mesh}"
+        )
+
+
+@contextlib.contextmanager
+def body_mesh(mesh: AbstractMesh):
+    """The abstract mesh in force while a body is traced (its manual axes ``Manual``)."""
+    prev = abstract_mesh.swap_local(mesh)
+    try:
+        yield
+    finally:
+        abstract_mesh.set_local(prev)
+
+
+def _within(m, manual) -> AbstractMesh:
+    return m.abstract_mesh.update_axis_types(dict.fromkeys(manual, AxisType.Manual))
 
 
 def _spec_of(x, mesh) -> PartitionSpec:
@@ -602,11 +744,11 @@ def _flat_specs(specs, tree_of, what: str) -> list:
     return [PartitionSpec() if s is None else s for s in flat]
 
 
-def _trace(f, m, manual, in_tree, avals, flat_in, out_specs, check_vma) -> tuple:
+def _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma) -> tuple:
     """The params of the ``shard_map`` equation of ``f`` on arguments of ``avals``, and
     its output tree."""
     args = tree_util.tree_unflatten(in_tree, avals)
-    _check_in(f, m, flat_in, avals, _arg_names(f, args))
+    _check_in(f, m, flat_in, avals, _arg_names(f, args), in_keys)
     local = [a.update(shape=_local_shape(m, s, a.shape))
              for a, s in zip(avals, flat_in, strict=True)]  # fmt: skip
     box = {}
@@ -616,15 +758,16 @@ def _trace(f, m, manual, in_tree, avals, flat_in, out_specs, check_vma) -> tuple
         flat, box["tree"] = tree_util.tree_flatten(out)
         return flat
 
-    with bind_mesh_axes(m.axis_names, m.axis_sizes, manual):
+    with bind_mesh_axes(m.axis_names, m.axis_sizes, manual), body_mesh(_within(m, manual)):
         closed, _ = trace_to_jaxpr(body, local, f"shard_map({_fname(f)})", what="shard_map")
     out_tree = box["tree"]
     skeleton = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
     flat_out = _flat_specs(out_specs, skeleton, "out_specs")
-    _check_specs(flat_out, "out_specs", manual)
+    _check_specs(out_specs, "out_specs", manual)
     _check_out_rank(f, flat_out, closed.out_avals)
     if check_vma:
-        _check_replication(f, m, manual, closed, flat_in, flat_out)
+        keys = _spec_keys(out_specs, skeleton)
+        _check_replication(f, m, manual, closed, flat_in, flat_out, keys)
     params = _bind(
         closed,
         {"mesh": m, "check_vma": check_vma, "newly_manual_axes": manual},
@@ -658,12 +801,27 @@ def shard_map(
     @functools.wraps(f)
     def mapped(*args):
         m = current_mesh() if mesh is None else mesh
+        if mesh is None and m.empty and get_abstract_mesh().manual_axes:
+            m = get_abstract_mesh()  # inside another shard_map's body: over its mesh
         if m is None or m.empty:
             raise ValueError(
                 "The context mesh cannot be empty. Use `jax.set_mesh(mesh)` to enter "
                 "into a mesh context"
             )
-        manual = frozenset(axis_names) or frozenset(m.axis_names)
+        if mesh is not None:
+            check_context_mesh(m)
+        if not isinstance(axis_names, (frozenset, set)):
+            raise TypeError(
+                "`axis_names` argument of shard_map should be of type `frozenset` or "
+                f"`set`. Got type: {type(axis_names)}"
+            )
+        free = frozenset(m.axis_names) - frozenset(m.manual_axes)
+        manual = frozenset(axis_names) or free
+        if not manual <= free:
+            raise ValueError(
+                f"jax.shard_map requires axis_names={manual} to be a subset of "
+                f"mesh.axis_names={free}"
+            )
         leaves, in_tree = tree_util.tree_flatten(args)
         explicit = all(m._name_to_type[a] == AxisType.Explicit for a in manual)
         if in_specs is Infer or in_specs is None:
@@ -675,12 +833,14 @@ def shard_map(
                     f"axis_names={manual} are of type {kinds}"
                 )
             flat_in = [_spec_of(x, m) for x in leaves]
+            in_keys = [()] * len(leaves)
         else:
             specs = tuple(in_specs) if isinstance(in_specs, list) else in_specs
+            _check_specs(specs, "in_specs", manual)
             flat_in = _flat_specs(specs, args, "in_specs")
+            in_keys = [k.path for k in _spec_keys(specs, args)]
             if explicit:
                 _check_explicit(flat_in, leaves, m)
-        _check_specs(flat_in, "in_specs", manual)
         avals = [shaped_abstractify(x) for x in leaves]
         key = (in_tree, tuple(avals), m, tuple(flat_in))
         eager = find_current_trace() is eval_trace and not any(
@@ -688,7 +848,7 @@ def shard_map(
         )
         found = traced.get(key) if eager else None
         if found is None:
-            found = _trace(f, m, manual, in_tree, avals, flat_in, out_specs, check_vma)
+            found = _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma)
             if eager:
                 traced[key] = found
         params, out_tree = found

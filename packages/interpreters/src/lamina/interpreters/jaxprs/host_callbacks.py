@@ -116,6 +116,11 @@ def emit_python_callback(
         operand_layouts=ir.ArrayAttr.get([_layout(_rank(v)) for v in operands]),
         result_layouts=ir.ArrayAttr.get(layouts),
     )
+    where = ctx.module_context.callback_sharding
+    if where is not None:
+        shardings = [where(_rank_of(t)) for t in types] or [where(0)]
+        text = shardings[0] if len(shardings) == 1 else "{" + ", ".join(shardings) + "}"
+        op.attributes["mhlo.sharding"] = ir.StringAttr.get(text)
     u64 = ir.IntegerType.get_unsigned(64)
     op.attributes["mhlo.backend_config"] = ir.DictAttr.get(
         {"index": ir.IntegerAttr.get(u64, index)}
@@ -128,5 +133,8 @@ def emit_python_callback(
 
 def _rank(value: ir.Value) -> int:
     """The rank of a tensor value (0 for a token)."""
-    type_ = value.type
+    return _rank_of(value.type)
+
+
+def _rank_of(type_: ir.Type) -> int:
     return type_.rank if isinstance(type_, ir.RankedTensorType) else 0

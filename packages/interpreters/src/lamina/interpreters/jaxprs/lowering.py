@@ -238,6 +238,12 @@ class ModuleContext:
         # The dimension variables of a shape-polymorphic module: every function after
         # ``main`` takes their values first (see ``jaxprs/dim_values.py``).
         self.dim_vars: tuple[str, ...] = ()
+        # In a partially manual region of an SPMD program (``shard_map`` with
+        # ``axis_names``): the sharding each value gets there (rank -> HloSharding text).
+        self.value_sharding: Callable[[int], str] | None = None
+        # In a program over several partitions: the sharding of a host callback's
+        # results (rank -> HloSharding text), where its call runs.
+        self.callback_sharding: Callable[[int], str] | None = None
 
     @property
     def multi_platform(self) -> bool:
@@ -342,7 +348,7 @@ class ModuleContext:
     def lower_private_function(self, closed_jaxpr: ClosedJaxpr, name: str) -> func.FuncOp:
         """``func.func private @name`` computing ``closed_jaxpr``; emitted once per
         distinct (name, Jaxpr) and reused after."""
-        key = (name, closed_jaxpr)
+        key = (name, closed_jaxpr, self.value_sharding, self.callback_sharding)
         try:
             return self._functions[key]
         except (KeyError, TypeError):
@@ -572,10 +578,31 @@ def lower_jaxpr_body(
                 outs = _check_results(eqn, outs)
         finally:
             mctx.name_stack = outer_stack
+        if mctx.value_sharding is not None:
+            outs = [_annotate_sharding(mctx, v) for v in outs]
         for var, value in zip(eqn.outvars, outs, strict=True):
             if not isinstance(var, DropVar):
                 env[var] = value
     return [_read(env, a) for a in jaxpr.outvars]
+
+
+def _annotate_sharding(mctx: ModuleContext, value: ir.Value) -> ir.Value:
+    """``value`` marked with the sharding of values in the current partially manual
+    region (``@Sharding``, its dimensions left to XLA); tokens as they are."""
+    if not isinstance(value.type, ir.RankedTensorType):  # a token
+        return value
+    rank = value.type.rank
+    dims = ",".join(str(d) for d in range(rank))
+    op = hlo.CustomCallOp.build_generic(
+        results=[value.type],
+        operands=[value],
+        attributes={
+            "call_target_name": ir.StringAttr.get("Sharding"),
+            "backend_config": ir.StringAttr.get(f"unspecified_dims=[{dims}]" if dims else ""),
+            "mhlo.sharding": ir.StringAttr.get(mctx.value_sharding(rank)),
+        },
+    )
+    return op.result
 
 
 def _scope(outer: str, inner: str) -> str:
@@ -667,6 +694,10 @@ def _solve_dim_vars(in_avals, args) -> dict:
     return {v: dim_values.HloOps.value_of(x) for v, x in env.items()}
 
 
+def _on_first_device(rank: int) -> str:
+    return "{maximal device=0}"
+
+
 def lower_jaxpr(
     closed_jaxpr: ClosedJaxpr,
     *,
@@ -741,6 +772,8 @@ def lower_jaxpr(
         dim_vars = dim_values.dim_vars_of(in_avals)
         if dim_vars:
             attrs["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(True)
+        if num_partitions > 1:  # callbacks run once, on the first device
+            mctx.callback_sharding = _on_first_device
         with ir.InsertionPoint(module.body):
             tokens = [abstract_token] * n_tok
             ftype = mb.func_type([*tokens, *in_avals], [*tokens, *out_avals])

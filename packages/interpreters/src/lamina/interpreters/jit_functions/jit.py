@@ -233,9 +233,11 @@ class JitWrapped:
         if self._out_shardings is not None:
             shape = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
             outs = flat_shardings("out_shardings", self._out_shardings, shape)
-            for s, aval in zip(outs, closed.out_avals, strict=True):
+            paths = [p for p, _ in tree_util.tree_flatten_with_path(shape)[0]]
+            for s, aval, path in zip(outs, closed.out_avals, paths, strict=True):
                 if s is not None:
-                    check_fits(s, aval.shape, "pjit outputs")
+                    where = f"pjit outputs with pytree key path result{tree_util.keystr(path)}"
+                    check_fits(s, aval.shape, where)
         return ins, outs
 
     def _donated(self, args, dyn_kwargs, static_nums) -> tuple[bool, ...]:

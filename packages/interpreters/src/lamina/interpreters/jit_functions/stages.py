@@ -10,6 +10,7 @@ from typing import Any
 
 from jaxlib import _jax
 
+from lamina.interpreters.jaxprs.lowering import ordered_effects_of
 from lamina.interpreters.jaxprs.tokens import split_tokens
 from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct
 from lamina.interpreters.jit_functions.jit_args import _abstractify
@@ -17,6 +18,7 @@ from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.executables import (
     _log_compile,
     call_placement,
+    check_shardable_effects,
     lower,
     make_executable,
 )
@@ -167,13 +169,11 @@ class Lowered(_Stage):
         closed, name = self._traced.jaxpr, self._traced.fun_name
         _log_compile(name, closed.in_avals)
         split = split_tokens(closed)
+        if isinstance(device, Partitioning):
+            check_shardable_effects(ordered_effects_of(closed.effects))
         if split is None:
             return Compiled(
                 self._traced, make_executable(self._lowered, len(closed.in_avals), device, name)
-            )
-        if isinstance(device, Partitioning):
-            raise NotImplementedError(
-                "ordered effects in a program partitioned over several devices are not supported"
             )
         # Tokens order effects at trace time; the executable runs without them.
         lowered = lower(split.closed, name, None, self._traced._jitted._keep_unused, device)

@@ -36,7 +36,14 @@ from lamina.interpreters.runtime.partitioning import (
 )
 from lamina.interpreters.runtime.refs import Ref
 from lamina.interpreters.runtime.sharding import Sharding, SingleDeviceSharding
-from lamina.ir import AbstractRef, ClosedJaxpr, Jaxpr, is_extended_aval, physical_aval
+from lamina.ir import (
+    AbstractRef,
+    ClosedJaxpr,
+    Jaxpr,
+    is_extended_aval,
+    physical_aval,
+    shardable_ordered_effects,
+)
 
 __all__ = [
     "Executable",
@@ -145,6 +152,15 @@ def _shardable_donation(closed: ClosedJaxpr, placement: Partitioning, donated):
     return kept
 
 
+def check_shardable_effects(effects) -> None:
+    """JAX's error for ordered effects a program over several devices cannot have."""
+    unsupported = shardable_ordered_effects.filter_not_in(effects)
+    if unsupported:
+        raise ValueError(
+            f"The following ordered effects are not supported for more than 1 device: {unsupported}"
+        )
+
+
 class Executable:
     """A lowered module compiled for one device (or a :class:`Partitioning`):
     ``run(flat_args)`` returns the outputs (``flat_args`` holds every input of the
@@ -160,11 +176,7 @@ class Executable:
         self.in_avals = lowered.in_avals
         out_avals = [physical_aval(a) for a in lowered.out_avals]
         if isinstance(device, Partitioning):
-            if lowered.host_callbacks or lowered.ordered_effects:
-                raise NotImplementedError(
-                    f"jit({name}): host callbacks and ordered effects in a program "
-                    "partitioned over several devices are not supported"
-                )
+            check_shardable_effects(lowered.ordered_effects)
             ins = device.in_shardings
             if self.kept is not None:
                 ins = tuple(ins[i] for i in self.kept)
@@ -176,7 +188,12 @@ class Executable:
                 inner=device.inner or next((s for s in ins if s is not None), None),
             )
             self.compiled = PartitionedModule(
-                lowered.as_bytecode(), device, name=f"jit({name})", out_avals=out_avals
+                lowered.module if lowered.host_callbacks else lowered.as_bytecode(),
+                device,
+                name=f"jit({name})",
+                out_avals=out_avals,
+                host_callbacks=lowered.host_callbacks,
+                ordered_effects=lowered.ordered_effects,
             )
         else:
             self.compiled = compile_lowered(

@@ -11,26 +11,31 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import numpy as np
 from jaxlib import xla_client
 
 from lamina.interpreters.core.config import no_execution
 from lamina.interpreters.runtime import backend
-from lamina.interpreters.runtime.partitioning import Partitioning
+from lamina.interpreters.runtime.partitioning import Partitioning, replicated
+from lamina.interpreters.runtime.runtime_tokens import runtime_tokens
 from lamina.interpreters.runtime.transfer import place
+from lamina.ir import ShapedArray
 
 __all__ = ["PartitionedModule", "compile_options_for"]
 
 ArrayImpl = xla_client.ArrayImpl
 
 
-def compile_options_for(placement: Partitioning, n_out: int) -> xla_client.CompileOptions:
+def compile_options_for(placement: Partitioning, n_out: int, n_tokens: int = 0
+                        ) -> xla_client.CompileOptions:  # fmt: skip
     """SPMD compile options over the placement's devices, with GSPMD annotations and
-    XLA free to choose the layout of outputs asked for nothing."""
+    XLA free to choose the layout of outputs asked for nothing (not of the
+    ``n_tokens`` leading token outputs)."""
     options = backend.compile_options(placement.devices)
     build = options.executable_build_options
     build.use_shardy_partitioner = False
     outs = placement.out_shardings or (None,) * n_out
-    build.allow_spmd_sharding_propagation_to_output = [o is None for o in outs]
+    build.allow_spmd_sharding_propagation_to_output = [False] * n_tokens + [o is None for o in outs]
     build.allow_spmd_sharding_propagation_to_parameters = [False]
     return options
 
@@ -96,19 +101,26 @@ class PartitionedModule:
     """A module compiled for a :class:`Partitioning`; calling it returns committed
     arrays laid out by the output shardings (``self.out_shardings``)."""
 
-    def __init__(self, module: Any, placement: Partitioning, *, name: str, out_avals):
+    def __init__(self, module: Any, placement: Partitioning, *, name: str, out_avals,
+                 host_callbacks=(), ordered_effects=()):  # fmt: skip
         self.name = name
         self.placement = placement
         self.in_shardings = placement.in_shardings
         self.out_avals = list(out_avals)
-        options = compile_options_for(placement, len(self.out_avals))
-        self.executable = backend.compile(module, placement.devices, options, name=name)
+        self.calls_host = bool(host_callbacks) or bool(ordered_effects)
+        # Ordered effects: one token in and out per effect, on every device.
+        self.ordered_effects = tuple(ordered_effects)
+        self.token_sharding = replicated(placement.devices)
+        options = compile_options_for(placement, len(self.out_avals), len(ordered_effects))
+        self.executable = backend.compile(
+            module, placement.devices, options, name=name, host_callbacks=host_callbacks
+        )
         given = placement.out_shardings or (None,) * len(self.out_avals)
         chosen = None
         if any(s is None for s in given):
             chosen = [
                 xla_client.HloSharding.from_proto(op)
-                for op in self.executable.get_output_shardings()
+                for op in self.executable.get_output_shardings()[len(self.ordered_effects) :]
             ]
         self.out_shardings = [
             s if s is not None else _output_sharding(chosen[j], placement, a.ndim)
@@ -126,8 +138,24 @@ class PartitionedModule:
                 "option is set"
             )
         args = [self._place(a, s) for a, s in zip(args, self.in_shardings, strict=True)]
+        if self.calls_host:  # effects_barrier waits for its callbacks
+            tokens = [runtime_tokens.token_input(e, self.token_sharding)
+                      for e in self.ordered_effects]  # fmt: skip
+            results = self.executable.execute_sharded([*tokens, *args], with_tokens=True)
+            if tokens:
+                outs = results.consume_with_handlers(
+                    [self._token_handler] * len(tokens), strict=False
+                )
+                for effect, token in zip(self.ordered_effects, outs, strict=True):
+                    runtime_tokens.set_token_result(effect, token)
+            runtime_tokens.set_output_token(self.placement.devices[0], results.consume_token())
+            return results.consume_with_handlers(self._handlers)
         results = self.executable.execute_sharded(args)
         return results.consume_with_handlers(self._handlers)
+
+    def _token_handler(self, pieces):
+        aval = ShapedArray((0,), np.dtype(np.bool_))
+        return ArrayImpl(aval, self.token_sharding, list(pieces), committed=True)
 
     @staticmethod
     def _place(x, sharding):

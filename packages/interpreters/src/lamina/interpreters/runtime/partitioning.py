@@ -168,6 +168,8 @@ def check_fits(sharding, shape: tuple, what: str) -> None:
             else f"Sharding {sharding} is only valid for values of rank at least {rank}, "
             f"but was applied to a value of rank {len(shape)}."
         )
+        if rank is not None and not shape and what.startswith("pjit"):
+            why += " For scalars the PartitionSpec should be P()"
         raise ValueError(
             f"One of {what} is incompatible with its sharding annotation {sharding}: {why}"
         ) from None

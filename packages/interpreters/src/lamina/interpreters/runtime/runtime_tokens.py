@@ -32,7 +32,8 @@ class RuntimeTokens(threading.local):
         """The token to hand a call with ``effect`` running on ``sharding``'s device."""
         tok = self.current.get(effect)
         if tok is None:
-            tok = device_put(np.zeros(0, np.bool_), sharding._device)
+            where = sharding._device if sharding.num_devices == 1 else sharding
+            tok = device_put(np.zeros(0, np.bool_), where)
         elif tok._sharding != sharding:
             tok = copy_array(tok, sharding, committed=False)
         return tok

@@ -25,6 +25,7 @@ from lamina.interpreters.core.tracing import JAX_ARRAY_ABSTRACTIFY, Tracer
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.device_put_primitive import device_put_p, traced_device_put
 from lamina.interpreters.runtime.extended import is_extended_value, wrap_physical
+from lamina.interpreters.runtime.partitioning import check_fits
 from lamina.interpreters.runtime.sharding import Sharding, sharding_for_device
 from lamina.ir import ShapedArray, dtypes, tree_util
 
@@ -173,6 +174,8 @@ def put_on_device(x: Any, device: Any = None) -> Any:
         if is_extended_value(leaf):  # PRNG keys: their data moves
             return wrap_physical(leaf.dtype, put(leaf._base_array))
         value, aval = host_value(leaf)
+        if sharding.num_devices > 1:
+            check_fits(sharding, aval.shape, "device_put args")
         return _put_host_value(value, aval, sharding, committed)
 
     return tree_util.tree_map(put, x)

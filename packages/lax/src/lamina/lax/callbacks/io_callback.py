@@ -14,6 +14,7 @@ from lamina.ir import (
     control_flow_allowed_effects,
     lowerable_effects,
     ordered_effects,
+    shardable_ordered_effects,
     tree_util,
 )
 from lamina.lax.callbacks.flat_callback import FlatCallback, host_results, result_avals_of
@@ -38,6 +39,7 @@ for _t in (IOEffect, OrderedIOEffect):
     lowerable_effects.add_type(_t)
     control_flow_allowed_effects.add_type(_t)
 ordered_effects.add_type(OrderedIOEffect)
+shardable_ordered_effects.add_type(OrderedIOEffect)
 
 io_callback_p = Primitive("io_callback")
 io_callback_p.multiple_results = True

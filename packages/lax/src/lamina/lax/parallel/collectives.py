@@ -14,10 +14,11 @@ collectives lower to XLA's cross-replica operations. A name nothing binds raises
 from __future__ import annotations
 
 import numpy as np
+from jaxlib import xla_client
 
 from lamina.interpreters import ad, axis_env, batching, is_undefined_primal, lower_fun, not_mapped
 from lamina.interpreters import mlir_builders as mb
-from lamina.interpreters.mlir import hlo
+from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import Primitive, ShapedArray, tree_util
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import (
@@ -90,9 +91,19 @@ def axis_size_of(name) -> int:
 def check_no_groups(axis_index_groups) -> None:
     if axis_index_groups is not None:
         raise NotImplementedError(
-            "axis_index_groups is not supported under vmap; group the data yourself "
-            "or use shard_map"
+            "axis_index_groups not supported in vmap collectives. Please open a feature request!"
         )
+
+
+def reduction_groups(axis_index_groups):
+    """``axis_index_groups`` of a reduction checked to hold each index once, as a
+    tuple of tuples (None stays None)."""
+    if axis_index_groups is None:
+        return None
+    seen = {i for g in axis_index_groups for i in g}
+    if seen != set(range(sum(len(g) for g in axis_index_groups))):
+        raise ValueError("axis_index_groups must cover all indices exactly once")
+    return tuple(tuple(g) for g in axis_index_groups)
 
 
 def _positional(axes) -> tuple[int, ...]:
@@ -200,6 +211,7 @@ psum_p.def_transpose(_psum_transpose)
 
 def _bind_each(prim, x, axis_name, axis_index_groups):
     axes = axis_names(axis_name)
+    axis_index_groups = reduction_groups(axis_index_groups)
     return tree_util.tree_map(
         lambda leaf: prim.bind(leaf, axes=axes, axis_index_groups=axis_index_groups), x
     )
@@ -274,9 +286,28 @@ def _axis_index_lowering(ctx, *, axis_name):
         _axis_index_impl(axis_name=axis_name)
     (out_aval,) = ctx.avals_out
     if mesh_axes() is not None:
-        return [mesh_axis_index(names)]
+        index = mesh_axis_index(names)
+        within = ctx.module_context.value_sharding
+        if within is not None:
+            # In a partially manual region: computed fully manually, then handed over.
+            index = _custom_call("Sharding", index, str(xla_client.HloSharding.manual()))
+            index = _custom_call("SPMDShardToFullShape", index, within(0))
+        return [index]
     replica = hlo.ReplicaIdOp().result  # the position among all replicas, a ui32
     return [hlo.convert(mb.ir_type(out_aval), replica)]
+
+
+def _custom_call(target: str, x: ir.Value, sharding: str) -> ir.Value:
+    op = hlo.CustomCallOp.build_generic(
+        results=[x.type],
+        operands=[x],
+        attributes={
+            "call_target_name": ir.StringAttr.get(target),
+            "backend_config": ir.StringAttr.get(""),
+            "mhlo.sharding": ir.StringAttr.get(sharding),
+        },
+    )
+    return op.result
 
 
 axis_index_p.def_impl(_axis_index_impl)

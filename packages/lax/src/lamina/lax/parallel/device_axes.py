@@ -153,21 +153,24 @@ def replica_groups(names, axis_index_groups=None) -> ir.DenseIntElementsAttr:
     size = 1
     for name in names:
         size *= device_axis_size(name)
-    mesh_groups = _mesh_groups(names)
-    if mesh_groups is not None:
-        if axis_index_groups is not None:
-            raise NotImplementedError("axis_index_groups inside shard_map is not supported")
-        return ir.DenseIntElementsAttr.get(np.ascontiguousarray(mesh_groups))
     if axis_index_groups is None:
         groups = np.arange(size, dtype=np.int64).reshape(1, size)
     else:
+        if len({len(g) for g in axis_index_groups}) != 1:
+            raise ValueError(
+                f"axis_index_groups must all be the same size, got {axis_index_groups}"
+            )
         groups = np.asarray(axis_index_groups, dtype=np.int64)
         if groups.ndim != 2 or sorted(groups.ravel().tolist()) != list(range(size)):
             raise ValueError(
                 f"axis_index_groups must be equal-sized groups that together hold each of "
                 f"the {size} indices of the axis once, got {axis_index_groups}"
             )
-    return ir.DenseIntElementsAttr.get(groups)
+    mesh_groups = _mesh_groups(names)
+    if mesh_groups is not None:
+        # Positions along ``names`` within each group of the mesh, as partition ids.
+        groups = np.concatenate([row[groups] for row in mesh_groups])
+    return ir.DenseIntElementsAttr.get(np.ascontiguousarray(groups))
 
 
 def group_size(name, axis_index_groups) -> int:

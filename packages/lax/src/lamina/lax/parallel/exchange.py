@@ -55,6 +55,10 @@ def _participants(name, axis_index_groups) -> int:
     return axis_size_of(name)
 
 
+def _canonical_groups(axis_index_groups):
+    return None if axis_index_groups is None else tuple(tuple(g) for g in axis_index_groups)
+
+
 def _physical_axis(logical: int, bdim: int) -> int:
     return logical + (1 if logical >= bdim else 0)
 
@@ -121,6 +125,7 @@ ad.deflinear(all_gather_p)
 
 def all_gather(x, axis_name, *, axis_index_groups=None, axis=0, tiled=False, to="varying"):
     """Every participant's ``x`` stacked (or, ``tiled``, concatenated) along ``axis``."""
+    axis_index_groups = _canonical_groups(axis_index_groups)
     name = _single_name(axis_name, "all_gather")
 
     def gather(leaf):
@@ -180,6 +185,7 @@ ad.deflinear(psum_scatter_p)
 def psum_scatter(x, axis_name, *, scatter_dimension=0, axis_index_groups=None, tiled=False):
     """``psum`` whose result is split along ``scatter_dimension``: participant ``i``
     keeps block ``i``."""
+    axis_index_groups = _canonical_groups(axis_index_groups)
     name = _single_name(axis_name, "psum_scatter")
 
     def scatter(leaf):
@@ -215,6 +221,8 @@ psum_scatter_p.def_transpose(_psum_scatter_transpose)
 
 def _all_to_all_abstract(aval, *, split_axis, concat_axis, axis_name, axis_index_groups,
                          tiled):  # fmt: skip
+    # The primitive always splits and concatenates; ``all_to_all`` adds and removes the
+    # unit axes of the untiled form around it.
     shape = list(aval.shape)
     size = _participants(axis_name, axis_index_groups)
     if shape[split_axis] % size:
@@ -222,16 +230,9 @@ def _all_to_all_abstract(aval, *, split_axis, concat_axis, axis_name, axis_index
             f"all_to_all: dimension {split_axis} of size {shape[split_axis]} must be "
             f"divisible by the axis size {size}"
         )
-    if tiled:
-        shape[split_axis] //= size
-        shape[concat_axis] *= size
-    else:
-        if shape[split_axis] != size:
-            raise ValueError(
-                f"all_to_all: dimension {split_axis} has size {shape[split_axis]}, "
-                f"expected the axis size {size}"
-            )
-    return ShapedArray(tuple(shape), aval.dtype, weak_type=aval.weak_type)
+    shape[split_axis] //= size
+    shape[concat_axis] *= size
+    return ShapedArray(tuple(shape), aval.dtype, weak_type=False)
 
 
 def _all_to_all_collective(axis_data, vals, dims, *, split_axis, concat_axis, axis_name,
@@ -246,18 +247,11 @@ def _all_to_all_collective(axis_data, vals, dims, *, split_axis, concat_axis, ax
     shape = list(aval_of(x).shape)
     split = split_axis + 1
     # Split the split axis into (destination i, chunk); the destination becomes the
-    # new batch axis and the source is placed at the concat axis.
+    # new batch axis and the source is placed before the concat axis, then merged.
     shape[split : split + 1] = [n, shape[split] // n]
     x = reshape(x, tuple(shape))
     x = moveaxis(x, split, 0)  # (destination i, source j, *shape with chunk at split+1)
-    rest = list(aval_of(x).shape[2:])
-    chunk_at = split_axis
-    if not tiled:
-        # Untiled: the chunk has size 1 there; drop it and insert the source at concat.
-        del rest[chunk_at]
-        x = reshape(x, (n, n, *rest))
-        return moveaxis(x, 1, concat_axis + 1), 0
-    x = moveaxis(x, 1, concat_axis + 1)  # source next to the concat axis, before it
+    x = moveaxis(x, 1, concat_axis + 1)
     shape = list(aval_of(x).shape)
     c = concat_axis + 1
     shape[c : c + 2] = [shape[c] * shape[c + 1]]
@@ -285,14 +279,50 @@ all_to_all_p.def_transpose(_all_to_all_transpose)
 def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None, tiled=False):
     """Participant ``i`` receives block ``i`` (along ``split_axis``) of every
     participant's ``x``, stacked (or, ``tiled``, concatenated) along ``concat_axis``."""
+    axis_index_groups = _canonical_groups(axis_index_groups)
     name = _single_name(axis_name, "all_to_all")
 
     def exchange(leaf):
-        return all_to_all_p.bind(leaf, split_axis=split_axis, concat_axis=concat_axis,
-                                 axis_name=name, axis_index_groups=axis_index_groups,
-                                 tiled=tiled)  # fmt: skip
+        split, concat = split_axis, concat_axis
+        size = _participants(name, axis_index_groups)
+        shape = aval_of(leaf).shape
+        if tiled:
+            if shape[split] % size:
+                raise ValueError(
+                    f"The size of all_to_all split_axis ({shape[split]}) has to be "
+                    f"divisible by the size of the named axis {name} ({size})"
+                )
+        else:
+            if shape[split] != size:
+                raise ValueError(
+                    "all_to_all requires the size of the mapped axis axis_name to equal "
+                    f"x.shape[split_axis], but they are {size} and {shape[split]} "
+                    "respectively."
+                )
+            # Untiled: a unit axis where the sources stack, removed again after.
+            if split < concat:
+                concat += 1
+            elif concat < split:
+                split += 1
+            if split != concat:
+                leaf = _unit_axis(leaf, concat)
+        out = all_to_all_p.bind(leaf, split_axis=split, concat_axis=concat, axis_name=name,
+                                axis_index_groups=axis_index_groups, tiled=tiled)  # fmt: skip
+        if not tiled and split != concat:
+            out = reshape(out, _drop_axis(aval_of(out).shape, split))
+        return out
 
     return tree_util.tree_map(exchange, x)
+
+
+def _unit_axis(x, axis: int):
+    shape = aval_of(x).shape
+    kept = tuple(i if i < axis else i + 1 for i in range(len(shape)))
+    return broadcast_in_dim(x, (*shape[:axis], 1, *shape[axis:]), kept)
+
+
+def _drop_axis(shape, axis: int) -> tuple:
+    return (*shape[:axis], *shape[axis + 1 :])
 
 
 def _ppermute_abstract(aval, *, axis_name, perm):
@@ -415,18 +445,9 @@ def _all_to_all_lowering(ctx, x, aval, out_aval, *, split_axis, concat_axis, axi
                          axis_index_groups, tiled):  # fmt: skip
     n = _participants(axis_name, axis_index_groups)
     groups = replica_groups((axis_name,), axis_index_groups)
-    if tiled:
-        op = hlo.AllToAllOp([x], split_axis, concat_axis, n, groups)
-        spmd_collective(op)
-        return op.results[0]
-    # Exchange the blocks in place along the split axis (block j now comes from
-    # participant j), then move that axis to where the result stacks the sources.
-    op = hlo.AllToAllOp([x], split_axis, split_axis, n, groups)
+    op = hlo.AllToAllOp([x], split_axis, concat_axis, n, groups)
     spmd_collective(op)
-    swapped = op.results[0]
-    order = [i for i in range(len(aval.shape)) if i != split_axis]
-    order.insert(concat_axis, split_axis)
-    return hlo.transpose(swapped, ir.DenseI64ArrayAttr.get(order))
+    return op.results[0]
 
 
 def _ppermute_lowering(ctx, x, aval, out_aval, *, axis_name, perm):

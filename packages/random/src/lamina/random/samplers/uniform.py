@@ -85,6 +85,7 @@ def _convert_and_clip_integer(val, dtype):
 
 
 def _as_integer(x):
+    x = jnp.asarray(x)  # Python numbers when jit is disabled
     if dtypes.issubdtype(x.dtype, np.integer):
         return x
     return lax.convert_element_type(x, dtypes.canonicalize_dtype(np.int64))
