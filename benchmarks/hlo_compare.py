@@ -119,7 +119,9 @@ def count_stablehlo(text: str) -> dict[str, dict[str, int]]:
 
 _COMPUTATION = re.compile(r"^(ENTRY )?%?([\w.-]+) \(.*\{\s*$")
 _INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%?[\w.-]+ = (.*)$")
-_CALLED = re.compile(r"\b(condition|body|calls|to_apply|true_computation|false_computation)=%?([\w.-]+)")
+_CALLED = re.compile(
+    r"\b(condition|body|calls|to_apply|true_computation|false_computation)=%?([\w.-]+)"
+)
 _BRANCHES = re.compile(r"branch_computations=\{([^}]*)\}")
 
 
@@ -169,8 +171,10 @@ def count_hlo(text: str) -> dict[str, dict[str, int]]:
         for opcode, called in computations.get(name, ()):
             counts[place][opcode] += 1
             for role, callee in called:
-                if role == "calls" and opcode.startswith("fusion") or role == "to_apply":
-                    continue  # a fused computation or a reducer: inside one instruction
+                if role == "calls" and opcode.startswith("fusion"):
+                    continue  # a fused computation: inside one instruction
+                if role == "to_apply" and opcode != "call":
+                    continue  # a reducer or comparator: inside one instruction
                 label = {"condition": "while cond", "body": "while body"}.get(role, "")
                 if depth < 50:
                     visit(callee, "/".join(p for p in (place, label) if p), depth + 1)
