@@ -83,7 +83,7 @@ def inputs(jax, sizes=SIZES, batch=BATCH):
     return params, x, y
 
 
-def _programs(jax):
+def programs(jax):
     """``jit(grad(loss))`` and ``jit(vmap(grad(loss), in_axes=(None, 0, 0)))``."""
 
     def mlp_loss(params, x, y):
@@ -97,7 +97,7 @@ def _programs(jax):
 
 
 def probe_stages(jax) -> dict[str, float]:
-    grad_step, _ = _programs(jax)
+    grad_step, _ = programs(jax)
     small = inputs(jax, sizes=(6, 5, 4), batch=3)  # warm-up: every stage, once
     jax.block_until_ready(grad_step.trace(*small).lower().compile()(*small))
     args = inputs(jax)
@@ -117,7 +117,7 @@ def probe_stages(jax) -> dict[str, float]:
 
 
 def probe_first(jax) -> dict[str, float]:
-    grad_step, _ = _programs(jax)
+    grad_step, _ = programs(jax)
     args = inputs(jax)
     start = time.perf_counter()
     jax.block_until_ready(grad_step(*args))
@@ -125,7 +125,7 @@ def probe_first(jax) -> dict[str, float]:
 
 
 def probe_per_example(jax) -> dict[str, float]:
-    _, per_example = _programs(jax)
+    _, per_example = programs(jax)
     args = inputs(jax, batch=PER_EXAMPLE_BATCH)
     start = time.perf_counter()
     jax.block_until_ready(per_example(*args))
@@ -144,7 +144,7 @@ def probe_grad_of_jit(jax) -> dict[str, float]:
 
 
 def probe_ops(jax) -> dict[str, dict[str, int]]:
-    grad_step, per_example = _programs(jax)
+    grad_step, per_example = programs(jax)
     return {
         "jit(grad(loss))": harness.count_ops(grad_step.trace(*inputs(jax)).lower().as_text()),
         "per-example": harness.count_ops(

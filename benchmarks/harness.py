@@ -39,6 +39,12 @@ def count_ops(text: str) -> dict[str, int]:
     return dict(counts)
 
 
+# Probes import from bytecode, as an installed package does, even where the
+# environment asks Python not to write it (without it every import compiles lamina's
+# sources, which more than doubles the import time).
+_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def _run(script: str, python: str, probe: str, module_name: str):
     out = subprocess.run(
         [python, script, "--measure", probe, module_name],
@@ -46,12 +52,40 @@ def _run(script: str, python: str, probe: str, module_name: str):
         text=True,
         check=True,
         cwd=ROOT,
+        env=_ENV,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _fmt(seconds: float) -> str:
-    return f"{seconds * 1e6:9.1f} µs" if seconds < 1e-3 else f"{seconds * 1e3:9.1f} ms"
+# Seconds the probe's process took to import the library under test (``--measure``).
+import_seconds = 0.0
+
+
+def fmt(value: float, name: str = "") -> str:
+    """A figure for the table: MiB where the name says so, a count for growths of
+    counts, else a time given in seconds."""
+    if "MiB" in name:
+        return f"{value:9.2f} MiB"
+    if "growth" in name:
+        return f"{value:9.0f}    "
+    if value >= 1:
+        return f"{value:9.2f} s "
+    return f"{value * 1e6:9.1f} µs" if value < 1e-3 else f"{value * 1e3:9.1f} ms"
+
+
+def ratio(ours: float, theirs: float) -> str:
+    return f"{ours / theirs:.2f}" if theirs else ("1.00" if ours == theirs else "—")
+
+
+def run(script: str, python: str, probe: str, module_name: str) -> dict:
+    """The figures of ``probe`` of ``script``, measured in a fresh ``python`` process
+    against ``module_name`` (``lamina`` or ``jax``)."""
+    return _run(script, python, probe, module_name)
+
+
+def keep_best(best: dict, figures: dict) -> None:
+    """Keeps in ``best`` the lowest value seen of each figure."""
+    _keep_best(best, figures)
 
 
 def _keep_best(best: dict, figures: dict) -> None:
@@ -85,8 +119,12 @@ def main(script: str, doc: str, probes: dict, namespace: dict, width: int = 26) 
     parser.add_argument("--measure", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
+        global import_seconds
         probe, module_name = args.measure
-        print(json.dumps(namespace[f"probe_{probe}"](__import__(module_name))))
+        start = time.perf_counter()
+        module = __import__(module_name)
+        import_seconds = time.perf_counter() - start
+        print(json.dumps(namespace[f"probe_{probe}"](module)))
         return
     ours, theirs = {}, {}
     for probe in probes:
@@ -97,10 +135,10 @@ def main(script: str, doc: str, probes: dict, namespace: dict, width: int = 26) 
     print(f"{'benchmark':<{width}}{'lamina':>13}{'JAX':>13}{'ratio':>8}{'target':>8}")
     targets = {name: t for figures in probes.values() for name, t in figures.items()}
     for name, value in ours.items():
-        row = f"{name:<{width}}{_fmt(value):>13}"
+        row = f"{name:<{width}}{fmt(value, name):>13}"
         if theirs:
             target = targets[name]
-            row += f"{_fmt(theirs[name]):>13}{value / theirs[name]:>8.2f}"
+            row += f"{fmt(theirs[name], name):>13}{ratio(value, theirs[name]):>8}"
             row += f"{'≤ ' + str(target) if target else '':>8}"
         print(row)
     if args.ops:

@@ -123,7 +123,7 @@ def linalg_inputs(jax, n=MATRIX):
     return jax.device_put(a), jax.device_put(rng.standard_normal((n, 16), np.float32))
 
 
-def _programs(jax):
+def programs(jax):
     importlib.import_module(f"{jax.__name__}.lax.linalg")  # a submodule: load it
     lax = jax.lax
     return {
@@ -138,7 +138,7 @@ def _programs(jax):
 
 
 def probe_rnn(jax) -> dict[str, float]:
-    step = _programs(jax)["rnn"]
+    step = programs(jax)["rnn"]
     small = rnn_inputs(jax, steps=3, batch=2, features=3, hidden=4)  # warm-up
     jax.block_until_ready(step.trace(*small).lower().compile()(*small))
     args = rnn_inputs(jax)
@@ -159,8 +159,8 @@ def probe_rnn(jax) -> dict[str, float]:
 
 
 def probe_cnn(jax) -> dict[str, float]:
-    programs = _programs(jax)
-    forward, grad_step = programs["cnn forward"], programs["cnn grad"]
+    built = programs(jax)
+    forward, grad_step = built["cnn forward"], built["cnn grad"]
     small = cnn_inputs(jax, images=2, side=5)  # warm-up
     jax.block_until_ready(grad_step.trace(*small).lower().compile()(*small))
     args = cnn_inputs(jax)
@@ -176,14 +176,14 @@ def probe_cnn(jax) -> dict[str, float]:
 
 
 def probe_linalg(jax) -> dict[str, float]:
-    solve = _programs(jax)["cholesky+solve"]
+    solve = programs(jax)["cholesky+solve"]
     args = linalg_inputs(jax)
     jax.block_until_ready(solve(*args))
     return {"cholesky+solve: step": harness.best_per_call(jax, lambda: solve(*args), 30)}
 
 
 def probe_ops(jax) -> dict[str, dict[str, int]]:
-    programs = _programs(jax)
+    built = programs(jax)
     args = {
         "rnn": rnn_inputs(jax),
         "cnn forward": cnn_inputs(jax),
@@ -192,7 +192,7 @@ def probe_ops(jax) -> dict[str, dict[str, int]]:
     }
     return {
         name: harness.count_ops(program.trace(*args[name]).lower().as_text())
-        for name, program in programs.items()
+        for name, program in built.items()
     }
 
 

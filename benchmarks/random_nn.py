@@ -32,25 +32,34 @@ PROBES = {
 }
 
 
-def probe_normal(jax) -> dict[str, float]:
+def normal(jax):
+    """``jit`` of sampling a million normals, and its argument (a key)."""
     random = importlib.import_module(f"{jax.__name__}.random")
-    sample = jax.jit(lambda key: random.normal(key, (SAMPLES,)))
-    key = random.PRNGKey(0)
+    return jax.jit(lambda key: random.normal(key, (SAMPLES,))), (random.PRNGKey(0),)
+
+
+def attention(jax):
+    """``jit`` of attention's forward and of its gradient, and their arguments."""
+    nn = importlib.import_module(f"{jax.__name__}.nn")
+    rng = np.random.default_rng(0)
+    shape = (BATCH, LENGTH, HEADS, HEAD_DIM)
+    args = tuple(jax.device_put(rng.standard_normal(shape).astype(np.float32)) for _ in range(3))
+
+    def loss(q, k, v):
+        return nn.dot_product_attention(q, k, v).sum()
+
+    forward = jax.jit(nn.dot_product_attention)
+    return forward, jax.jit(jax.grad(loss, argnums=(0, 1, 2))), args
+
+
+def probe_normal(jax) -> dict[str, float]:
+    sample, (key,) = normal(jax)
     jax.block_until_ready(sample(key))
     return {"normal 1e6: step": harness.best_per_call(jax, lambda: sample(key), 30)}
 
 
 def probe_attention(jax) -> dict[str, float]:
-    nn = importlib.import_module(f"{jax.__name__}.nn")
-    rng = np.random.default_rng(0)
-    shape = (BATCH, LENGTH, HEADS, HEAD_DIM)
-    q, k, v = (jax.device_put(rng.standard_normal(shape).astype(np.float32)) for _ in range(3))
-    forward = jax.jit(nn.dot_product_attention)
-
-    def loss(q, k, v):
-        return nn.dot_product_attention(q, k, v).sum()
-
-    backward = jax.jit(jax.grad(loss, argnums=(0, 1, 2)))
+    forward, backward, (q, k, v) = attention(jax)
     jax.block_until_ready(forward(q, k, v))
     jax.block_until_ready(backward(q, k, v))
     return {

@@ -1,30 +1,32 @@
-"""Runtime benchmarks of issue 3: import, jit dispatch, eager op, tracing, first MLP result.
+"""Runtime benchmarks of issue 3: import, jit dispatch, eager op, tracing, retracing,
+first MLP result.
 
-    uv run python benchmarks/runtime.py [--jax-python PATH]
+    uv run python benchmarks/runtime.py [--jax-python PATH] [--repeats N]
 
 Each figure is measured in a fresh subprocess running this file with ``--measure``.
 With ``--jax-python`` (a Python that has JAX 0.10.2, kept outside this repository) the
 same code runs against ``jax`` too, and the table shows lamina/JAX ratios. The measured
-program is written once against the JAX API, which lamina provides.
+program is written once against the JAX API, which lamina provides. ``retrace`` is the
+first call of an already-called jitted function with a new argument shape (a cache
+miss: trace, lower, compile, run).
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import json
-import os
-import subprocess
-import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGETS = {  # lamina / JAX ratios that issue 3 asks for
-    "import": 0.5,
-    "jit dispatch": 1.0,
-    "eager op": 1.0,
-    "make_jaxpr 2000 ops": 0.7,
-    "MLP first result": None,
+import harness
+
+PROBES = {  # lamina / JAX ratios that issue 3 asks for
+    "runtime": {
+        "import": 0.5,
+        "jit dispatch": 1.0,
+        "eager op": 1.0,
+        "make_jaxpr 2000 ops": 0.7,
+        "retrace (new shape)": None,
+        "MLP first result": None,
+    }
 }
 
 
@@ -41,12 +43,11 @@ def _best_per_call(fn, calls: int, repeats: int = 15) -> float:
     return best
 
 
-def measure(module_name: str) -> dict[str, float]:
+def probe_runtime(jax) -> dict[str, float]:
     # lamina loads its layers on first use, so "import" counts touching the runtime too.
     start = time.perf_counter()
-    jax = __import__(module_name)
     jax.jit, jax.lax, jax.device_put  # noqa: B018
-    import_s = time.perf_counter() - start
+    import_s = harness.import_seconds + time.perf_counter() - start
 
     import numpy as np
 
@@ -56,6 +57,9 @@ def measure(module_name: str) -> dict[str, float]:
     jitted = jax.jit(lambda v: v * 2 + 1)
     jitted(x).block_until_ready()
     dispatch_s = _best_per_call(lambda: jitted(x), 2000)
+    start = time.perf_counter()
+    jitted(jax.device_put(np.ones(9, np.float32))).block_until_ready()
+    retrace_s = time.perf_counter() - start
     (x * 2).block_until_ready()
     eager_s = _best_per_call(lambda: x * 2, 2000)
 
@@ -94,44 +98,10 @@ def measure(module_name: str) -> dict[str, float]:
         "jit dispatch": dispatch_s,
         "eager op": eager_s,
         "make_jaxpr 2000 ops": trace_s,
+        "retrace (new shape)": retrace_s,
         "MLP first result": mlp_s,
     }
 
 
-def _run(python: str, module_name: str) -> dict[str, float]:
-    out = subprocess.run(
-        [python, __file__, "--measure", module_name],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
-
-
-def _fmt(seconds: float) -> str:
-    return f"{seconds * 1e6:9.1f} µs" if seconds < 1e-3 else f"{seconds * 1e3:9.1f} ms"
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jax-python", help="a Python interpreter with JAX 0.10.2")
-    parser.add_argument("--measure", help=argparse.SUPPRESS)
-    args = parser.parse_args()
-    if args.measure:
-        print(json.dumps(measure(args.measure)))
-        return
-    ours = _run(sys.executable, "lamina")
-    theirs = _run(args.jax_python, "jax") if args.jax_python else None
-    print(f"{'benchmark':<22}{'lamina':>13}{'JAX':>13}{'ratio':>8}{'target':>8}")
-    for name, value in ours.items():
-        row = f"{name:<22}{_fmt(value):>13}"
-        if theirs:
-            target = TARGETS[name]
-            row += f"{_fmt(theirs[name]):>13}{value / theirs[name]:>8.2f}"
-            row += f"{'≤ ' + str(target) if target else '':>8}"
-        print(row)
-
-
 if __name__ == "__main__":
-    main()
+    harness.main(__file__, __doc__, PROBES, globals(), width=22)

@@ -562,6 +562,7 @@ def lower_jaxpr_body(
     for var, value in zip(jaxpr.invars, args, strict=True):
         env[var] = value
     outer_stack = mctx.name_stack
+    scope_names: dict[int, tuple[Any, str]] = {}  # id of a name stack -> (it, its text)
     for eqn in jaxpr.eqns:
         operands = [_read(env, a) for a in eqn.invars]
         rules, default_rule = platform_rules(eqn.primitive, mctx.platforms)
@@ -569,7 +570,11 @@ def lower_jaxpr_body(
             mctx, [a.aval for a in eqn.invars], [v.aval for v in eqn.outvars], eqn
         )
         scopes = getattr(eqn.source_info, "name_stack", None)
-        mctx.name_stack = _scope(outer_stack, str(scopes) if scopes else "")
+        known = scope_names.get(id(scopes))
+        if known is None or known[0] is not scopes:
+            known = (scopes, _scope(outer_stack, str(scopes) if scopes else ""))
+            scope_names[id(scopes)] = known
+        mctx.name_stack = known[1]
         try:
             with _location(mctx, mctx.name_stack, eqn):
                 outs = lower_per_platform(

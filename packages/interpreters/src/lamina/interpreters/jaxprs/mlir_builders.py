@@ -118,16 +118,32 @@ def dtype_to_ir_type(dtype) -> ir.Type:
     return make()
 
 
+# Tensor types made in the current context, by (shape, dtype): a module's lowering asks
+# for the same few types thousands of times. Types belong to their context, so the
+# cache holds those of one context at a time.
+_tensor_types: dict[tuple, ir.Type] = {}
+_tensor_types_context: list = [None]
+
+
 def ir_type(aval) -> ir.Type:
     """``tensor<...>`` for a ShapedArray, ``!stablehlo.token`` for a token."""
+    if isinstance(aval, ShapedArray):
+        key = (aval.shape, aval.dtype)
+        context = ir.Context.current
+        if _tensor_types_context[0] is not context:
+            _tensor_types.clear()
+            _tensor_types_context[0] = context
+        found = _tensor_types.get(key)
+        if found is None:
+            if not isinstance(aval.dtype, np.dtype):  # an extended dtype: its physical data
+                aval = physical_aval(aval)
+            found = ir.RankedTensorType.get(
+                dim_values.ir_shape(aval.shape), dtype_to_ir_type(aval.dtype)
+            )
+            _tensor_types[key] = found
+        return found
     if isinstance(aval, AbstractToken):
         return stablehlo.TokenType.get()
-    if isinstance(aval, ShapedArray):
-        if not isinstance(aval.dtype, np.dtype):  # an extended dtype: its physical data
-            aval = physical_aval(aval)
-        return ir.RankedTensorType.get(
-            dim_values.ir_shape(aval.shape), dtype_to_ir_type(aval.dtype)
-        )
     raise TypeError(f"cannot lower abstract value {aval!r} to an MLIR type")
 
 

@@ -25,13 +25,13 @@ def _argnums_and_names(fun, argnums, argnames, what: str = "static"):
         argnums = (argnums,)
     if isinstance(argnames, str):
         argnames = (argnames,)
+    if argnums is None and argnames is None:  # the common case: no signature needed
+        return (), ()
     try:
         params = list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
         return tuple(argnums or ()), tuple(argnames or ())
     positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if argnums is None and argnames is None:
-        return (), ()
     if argnums is not None:
         _check_argnums(params, tuple(argnums), f"{what}_argnums")
     if argnames is not None:

@@ -258,11 +258,17 @@ def inner_sharding(closed: ClosedJaxpr):
     return sharding
 
 
+# Types of params that hold nothing to look into (most params: axes, flags, names).
+_PLAIN = frozenset({int, float, bool, str, bytes, type(None)})
+
+
 def _find_sharding(jaxpr: Jaxpr):
     for eqn in jaxpr.eqns:
-        stack = list(eqn.params.values())
+        stack = [v for v in eqn.params.values() if type(v) not in _PLAIN]
         while stack:
             value = stack.pop()
+            if type(value) in _PLAIN:
+                continue
             if isinstance(value, Sharding) and value.num_devices > 1:
                 return value
             if isinstance(value, ClosedJaxpr):

@@ -34,9 +34,8 @@ from lamina.ir import AbstractRef, ClosedJaxpr, Primitive, Var, dtypes, is_symbo
 from lamina.lax.base.primitives import (
     broadcast_in_dim,
     convert_element_type,
-    gt,
     lt,
-    reduce_max,
+    reduce_or,
     select_n,
 )
 from lamina.lax.control_flow import bodies
@@ -400,7 +399,7 @@ def _while_batching(axis_data, vals, dims, *, cond_jaxpr, body_jaxpr, cond_ncons
     n_cc = len(cc)
 
     def any_true(pred):
-        return gt(reduce_max(convert_element_type(pred, np.int32), (0,)), np.int32(0))
+        return reduce_or(pred, (0,))
 
     def new_cond(*xs):
         (pred,) = bodies.jaxpr_fun(cond_b)(*xs)

@@ -14,7 +14,8 @@ loop, as straight-line code.
 Equations of the body that depend only on loop constants (a bias broadcast to the
 batch, a transposed weight) are emitted once before the loop and their results enter
 it as more constants: XLA's own loop-invariant code motion leaves cheap operations
-such as broadcasts inside the loop, to be recomputed on every step.
+such as broadcasts inside the loop, to be recomputed on every step. Constants the
+loop then no longer reads (the bias itself) are not carried through it.
 """
 
 from __future__ import annotations
@@ -100,6 +101,19 @@ def _hoist_invariants(jaxpr: ClosedJaxpr, num_consts: int):
     return ClosedJaxpr(head, jaxpr.consts), ClosedJaxpr(rest, jaxpr.consts)
 
 
+def _drop_unused_consts(jaxpr: ClosedJaxpr, num_consts: int):
+    """(``jaxpr`` without the loop constants it never reads, indices of those kept): a
+    constant whose only use was hoisted out of the loop need not be carried through it."""
+    inner = jaxpr.jaxpr
+    used = {a for e in inner.eqns for a in e.invars if not isinstance(a, Literal)}
+    used.update(a for a in inner.outvars if not isinstance(a, Literal))
+    kept = [i for i, v in enumerate(inner.invars[:num_consts]) if v in used]
+    if len(kept) == num_consts:
+        return jaxpr, kept
+    invars = [inner.invars[i] for i in kept] + inner.invars[num_consts:]
+    return ClosedJaxpr(inner.replace(invars=invars), jaxpr.consts), kept
+
+
 def scan_lowering(ctx, *args, jaxpr, length, reverse, num_consts, num_carry, unroll=1, **_):
     consts = list(args[:num_consts])
     carry = list(args[num_consts : num_consts + num_carry])
@@ -114,6 +128,12 @@ def scan_lowering(ctx, *args, jaxpr, length, reverse, num_consts, num_carry, unr
             avals_in=[*ctx.avals_in[:num_consts], *head.jaxpr.out_avals, *ctx.avals_in[num_consts:]]
         )
         num_consts = len(consts)
+    jaxpr, kept = _drop_unused_consts(jaxpr, num_consts)
+    if len(kept) < num_consts:
+        consts = [consts[i] for i in kept]
+        avals_in = [ctx.avals_in[i] for i in kept] + ctx.avals_in[num_consts:]
+        ctx = ctx.replace(avals_in=avals_in)
+        num_consts = len(kept)
     steps = _Steps(ctx, jaxpr, length, reverse, num_consts, num_carry)
     ys = [mb.broadcast_to(mb.constant(np.zeros((), a.dtype), a.update(shape=())),
                           a.update(shape=()), a.shape) for a in steps.ys_avals]  # fmt: skip
