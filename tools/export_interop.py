@@ -149,7 +149,7 @@ def run(folder: Path) -> bool:
     for path in sorted(folder.glob("*.bin")):
         exp = export.deserialize(bytearray(path.read_bytes()))
         saved = np.load(path.with_suffix(".npz"))
-        tags = [""] + sorted({k.split("_")[0] + "_" for k in saved.files if "_" in k})
+        tags = ["", *sorted({k.split("_")[0] + "_" for k in saved.files if "_" in k})]
         same = True
         for tag in tags:  # the other shapes of a polymorphic export too
             n_args = sum(k.startswith(f"{tag}arg") for k in saved.files)

@@ -127,7 +127,7 @@ def test_gradients_through_jax_s_polymorphic_vjp():
     exp = export.deserialize(_load("poly_mlp")[0])
     assert [a.str_short() for a in exp.vjp().in_avals[-1:]] == ["float32[b,2]"]
     for (x, w1, b1, w2), _ in _shape_sets("poly_mlp"):
-        g = grad(lambda x: reduce_sum(exp.call(x, w1, b1, w2), (0, 1)))(x)
+        g = grad(lambda x, *w: reduce_sum(exp.call(x, *w), (0, 1)))(x, w1, b1, w2)
         t = np.tanh(x @ w1 + b1)
         want = ((1 - t**2) * w2.sum(axis=1)) @ w1.T
         np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-6)

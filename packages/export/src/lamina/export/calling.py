@@ -231,7 +231,8 @@ def _lowering(ctx, *args, exported):
     if len(exported.platforms) > 1:
         operands.append(_platform_index_operand(mctx, indices, callee_type.inputs[0]))
     operands += ctx.tokens(effects)
-    operands += [_convert(args[i], t) for i, t in zip(kept, callee_type.inputs[len(operands) :])]
+    inputs = callee_type.inputs[len(operands) :]
+    operands += [_convert(args[i], t) for i, t in zip(kept, inputs, strict=True)]
     call = mlir.func.CallOp(
         list(callee_type.results), mlir.ir.FlatSymbolRefAttr.get(name), operands
     )
