@@ -161,3 +161,31 @@ def test_vmap_of_a_batch_polymorphic_export():
                                rtol=1e-6)  # fmt: skip
     g = vmap(grad(lambda x: reduce_sum(exp.call(x), (0, 1))))(xs)
     np.testing.assert_allclose(g, np.cos(xs) * 2, rtol=1e-5)
+
+
+def test_errors_name_arguments_by_their_pytree_path():
+    d = {"a": np.zeros((2, 3), F32), "b": np.zeros((2,), F32)}
+    specs = export.symbolic_args_specs((d,), ({"a": "b, n", "b": "b"},))
+
+    def f(d, *, y):
+        return mul(reduce_sum(d["a"], (1,)), mul(d["b"], y))
+
+    exp = export.export(jit(f))(*specs, y=F32(2))
+    assert [a.str_short() for a in exp.out_avals] == ["float32[b]"]
+    got = exp.call({"a": np.ones((4, 3), F32), "b": np.ones((4,), F32)}, y=F32(2))
+    np.testing.assert_allclose(got, np.full(4, 6, F32))
+    # recorded from JAX 0.10.2: only the arguments with symbolic shapes are listed
+    msg = (
+        "Input shapes do not match the polymorphic shapes specification. Found inconsistency "
+        "between dimension size args[0]['b'].shape[0] (= 3) and the specification 'b' (= 2). "
+        "Using the following polymorphic shapes specifications: args[0]['a'].shape = (b, n),"
+        "args[0]['b'].shape = (b,). Obtained dimension variables: 'b' = 2 from specification "
+        "'b' for dimension args[0]['a'].shape[0] (= 2), 'n' = 3 from specification 'n' for "
+        "dimension args[0]['a'].shape[1] (= 3), . Please see "
+        "https://docs.jax.dev/en/latest/export/shape_poly.html#shape-assertion-errors for "
+        "more details."
+    )
+    for call in (exp.call, jit(exp.call)):
+        with pytest.raises(ValueError) as e:
+            call({"a": np.zeros((2, 3), F32), "b": np.zeros((3,), F32)}, y=F32(2))
+        assert str(e.value) == msg

@@ -42,11 +42,16 @@ def _path_str(path) -> str:
     return head + tree_util.keystr(tuple(path[1:]))
 
 
+@functools.lru_cache(maxsize=256)
+def _arg_names(in_tree) -> tuple[str, ...]:
+    placeholder = in_tree.unflatten([0] * in_tree.num_leaves)
+    return tuple(_path_str(p) for p, _ in tree_util.tree_flatten_with_path(placeholder)[0])
+
+
 def arg_path(in_tree, arg_idx: int, dim_idx: int | None = None) -> str:
     """Names the flat argument ``arg_idx`` of an export (and its dimension ``dim_idx``)."""
-    placeholder = in_tree.unflatten([0] * in_tree.num_leaves)
-    paths = [p for p, _ in tree_util.tree_flatten_with_path(placeholder)[0]]
-    name = _path_str(paths[arg_idx]) if arg_idx < len(paths) else f"args[{arg_idx}]"
+    names = _arg_names(in_tree)
+    name = names[arg_idx] if arg_idx < len(names) else f"args[{arg_idx}]"
     return name if dim_idx is None else f"{name}.shape[{dim_idx}]"
 
 
@@ -111,7 +116,12 @@ def _dim_values(exported, avals) -> dict:
         return {}
     symbolic = any(is_symbolic_dim(d) for a in avals for d in a.shape)
     ops = _SymbolicOps if symbolic else IntOps
-    return solve_dim_vars(exported.in_avals, lambda i, j: avals[i].shape[j], ops)
+    return solve_dim_vars(
+        exported.in_avals,
+        lambda i, j: avals[i].shape[j],
+        ops,
+        lambda i: arg_path(exported.in_tree, i),
+    )
 
 
 def _specialize(shape, env) -> tuple:
