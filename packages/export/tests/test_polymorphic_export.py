@@ -189,3 +189,17 @@ def test_errors_name_arguments_by_their_pytree_path():
         with pytest.raises(ValueError) as e:
             call({"a": np.zeros((2, 3), F32), "b": np.zeros((3,), F32)}, y=F32(2))
         assert str(e.value) == msg
+
+
+def test_vjp_with_integer_arguments():
+    # the VJP takes a float0 cotangent of symbolic shape for the integer result
+    def f(x, i):
+        return mul(x, convert_element_type(i, F32)), mul(i, np.int32(2))
+
+    specs = export.symbolic_args_specs((np.zeros(3, F32), np.zeros(3, np.int32)), "b")
+    exp = export.deserialize(export.export(jit(f))(*specs).serialize(vjp_order=1))
+    assert [a.shape for a in exp.vjp().in_avals] == [exp.in_avals[0].shape] * 4
+    x, i = np.arange(4, dtype=F32), np.arange(4, dtype=np.int32)
+    for g in (grad(lambda x: reduce_sum(exp.call(x, i)[0], (0,))),):
+        np.testing.assert_array_equal(g(x), i.astype(F32))
+        np.testing.assert_array_equal(jit(g)(x), i.astype(F32))

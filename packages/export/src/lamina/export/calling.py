@@ -304,10 +304,12 @@ call_exported_p.def_batching(_batching)
 
 
 def _zeros_for_float0(ct, aval):
-    """A float0 cotangent where the VJP expects one (integer results)."""
+    """A float0 cotangent (of the caller's shape) where the VJP expects one (integer
+    results)."""
     if aval.dtype != dtypes.float0:
         return ct
-    return np.zeros(aval.shape, dtypes.float0)
+    shape = np.shape(ct)
+    return np.zeros(shape, dtypes.float0) if not _is_symbolic([ct]) else ct
 
 
 def call_exported(exported):
