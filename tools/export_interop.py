@@ -61,6 +61,18 @@ def _solve(a, b):
     return jnp.linalg.solve(a, b)
 
 
+def _poly_mlp(x, w1, b1, w2):
+    return jnp.tanh(x @ w1 + b1) @ w2
+
+
+def _poly_reshape(x):
+    return jnp.reshape(x, (x.shape[0] * 2, -1)) * x.shape[1]
+
+
+def _poly_constraint(x):
+    return jnp.sum(x, axis=1) * (x.shape[0] - x.shape[1])
+
+
 def _f32(*shape, seed=0):
     return np.random.RandomState(seed).uniform(-1, 1, shape).astype(np.float32)
 
@@ -86,6 +98,23 @@ PROGRAMS = {
     "solve": (_solve, (_f32(3, 3) + 3 * np.eye(3, dtype=np.float32), _f32(3, seed=3)), {}, 0),
 }
 
+# Shape-polymorphic programs: name -> (function, arguments, shape specifications,
+# constraints, VJP orders, arguments of other shapes to run the export on)
+POLY_PROGRAMS = {
+    "poly_mlp": (
+        _poly_mlp,
+        (_f32(3, 4), _f32(4, 8, seed=1), _f32(8, seed=2), _f32(8, 2, seed=3)),
+        ("b, _", None, None, None),
+        (),
+        1,
+        [(_f32(1, 4, seed=4),), (_f32(7, 4, seed=5),)],
+    ),
+    "poly_reshape": (_poly_reshape, (_f32(2, 6),), ("b, 2*n",), (), 0,
+                     [(_f32(5, 4, seed=1),), (_f32(1, 2, seed=2),)]),
+    "poly_constraint": (_poly_constraint, (_f32(4, 3),), ("a, b",), ("a >= b",), 0,
+                        [(_f32(2, 2, seed=1),), (_f32(6, 1, seed=2),)]),
+}  # fmt: skip
+
 
 def _flat(tree) -> list:
     return [np.asarray(x) for x in jax.tree_util.tree_leaves(tree)]
@@ -101,6 +130,18 @@ def write(folder: Path, prefix: str) -> None:
         arrays.update({f"out{i}": o for i, o in enumerate(outs)})
         np.savez(folder / f"{prefix}{name}.npz", **arrays)
         print(f"wrote {prefix}{name}")
+    for name, (fun, args, specs, constraints, vjp_order, others) in POLY_PROGRAMS.items():
+        symbolic = export.symbolic_args_specs(args, specs, constraints=constraints)
+        exp = export.export(jax.jit(fun))(*symbolic)
+        (folder / f"{prefix}{name}.bin").write_bytes(bytes(exp.serialize(vjp_order=vjp_order)))
+        arrays = {}
+        for k, some in enumerate([args, *others]):
+            some = (*some, *args[len(some) :])  # the other shapes change leading arguments
+            tag = "" if k == 0 else f"k{k}_"
+            arrays.update({f"{tag}arg{i}": a for i, a in enumerate(_flat(some))})
+            arrays.update({f"{tag}out{i}": o for i, o in enumerate(_flat(exp.call(*some)))})
+        np.savez(folder / f"{prefix}{name}.npz", **arrays)
+        print(f"wrote {prefix}{name}")
 
 
 def run(folder: Path) -> bool:
@@ -108,14 +149,17 @@ def run(folder: Path) -> bool:
     for path in sorted(folder.glob("*.bin")):
         exp = export.deserialize(bytearray(path.read_bytes()))
         saved = np.load(path.with_suffix(".npz"))
-        n_args = sum(k.startswith("arg") for k in saved.files)
-        args = exp.in_tree.unflatten([saved[f"arg{i}"] for i in range(n_args)])
-        outs = _flat(exp.out_tree.unflatten(_flat(exp.call(*args[0], **args[1]))))
-        want = [saved[f"out{i}"] for i in range(len(outs))]
-        same = all(
-            np.allclose(o.astype(np.float64), w.astype(np.float64), rtol=1e-6, atol=1e-6)
-            for o, w in zip(outs, want, strict=True)
-        )
+        tags = ["", *sorted({k.split("_")[0] + "_" for k in saved.files if "_" in k})]
+        same = True
+        for tag in tags:  # the other shapes of a polymorphic export too
+            n_args = sum(k.startswith(f"{tag}arg") for k in saved.files)
+            args = exp.in_tree.unflatten([saved[f"{tag}arg{i}"] for i in range(n_args)])
+            outs = _flat(exp.out_tree.unflatten(_flat(exp.call(*args[0], **args[1]))))
+            want = [saved[f"{tag}out{i}"] for i in range(len(outs))]
+            same &= all(
+                np.allclose(o.astype(np.float64), w.astype(np.float64), rtol=1e-6, atol=1e-6)
+                for o, w in zip(outs, want, strict=True)
+            )
         ok &= same
         print(f"{path.name}: {'same results' if same else 'DIFFERENT results'}")
     return ok

@@ -29,7 +29,14 @@ RECORDED = {
     "ordered_dict": ("_ordered_dict", ["float32[3]", "float32[3]"], ["float32[3]"],
                      ("cpu",), (0, 1), 1),
     "solve": ("_solve", ["float32[3,3]", "float32[3]"], ["float32[3]"], ("cpu",), (0, 1), 0),
+    "poly_mlp": ("_poly_mlp", ["float32[b,4]", "float32[4,8]", "float32[8]", "float32[8,2]"],
+                 ["float32[b,2]"], ("cpu",), (0, 1, 2, 3), 1),
+    "poly_reshape": ("_poly_reshape", ["float32[b,2*n]"], ["float32[2*b,n]"], ("cpu",), (0,),
+                     0),
+    "poly_constraint": ("_poly_constraint", ["float32[a,b]"], ["float32[a]"], ("cpu",), (0,),
+                        0),
 }  # fmt: skip
+POLYMORPHIC = sorted(n for n in RECORDED if n.startswith("poly_"))
 
 
 def _load(name):
@@ -50,7 +57,8 @@ def test_fields_are_jax_s(name):
     assert [a.str_short() for a in exp.out_avals] == outs
     assert exp.platforms == platforms and exp.module_kept_var_idx == kept
     assert (exp.nr_devices, exp.calling_convention_version) == (1, 10)
-    assert exp.uses_global_constants is (len(platforms) > 1)  # a platform index argument
+    # a platform index argument or dimension variables
+    assert exp.uses_global_constants is (len(platforms) > 1 or name in POLYMORPHIC)
     assert exp.ordered_effects == () == exp.unordered_effects == tuple(exp.disabled_safety_checks)
     assert exp.in_shardings_hlo == (None,) * len(ins)
     assert exp.has_vjp() == (vjp_order > 0)
@@ -73,6 +81,56 @@ def test_runs_with_jax_s_results(name):
         for g, w in zip(got, want, strict=True):
             assert np.asarray(g).dtype == w.dtype
             np.testing.assert_allclose(np.asarray(g, np.float64), w.astype(np.float64), rtol=1e-6)
+
+
+def _shape_sets(name):
+    """The arguments and JAX's results of a polymorphic export at each recorded shape."""
+    saved = np.load(DATA / f"jax_{name}.npz")
+    for tag in ["", "k1_", "k2_"]:
+        n_args = sum(k.startswith(f"{tag}arg") for k in saved.files)
+        n_outs = sum(k.startswith(f"{tag}out") for k in saved.files)
+        yield (
+            [saved[f"{tag}arg{i}"] for i in range(n_args)],
+            [saved[f"{tag}out{i}"] for i in range(n_outs)],
+        )
+
+
+@pytest.mark.parametrize("name", POLYMORPHIC)
+def test_polymorphic_runs_at_several_shapes(name):
+    exp = export.deserialize(_load(name)[0])
+    shapes = set()
+    for args, want in _shape_sets(name):
+        shapes.add(args[0].shape)
+        for fn in (exp.call, jit(exp.call)):
+            got = fn(*args)
+            assert got.shape == want[0].shape
+            np.testing.assert_allclose(np.asarray(got), want[0], rtol=1e-6, atol=1e-6)
+    assert len(shapes) == 3
+
+
+def test_polymorphic_shape_errors_as_jax():
+    reshape = export.deserialize(_load("poly_reshape")[0])
+    # recorded from JAX 0.10.2
+    with pytest.raises(ValueError, match=r"Division had remainder 1 when computing the value "
+                       r"of 'n'\. Using the following polymorphic shapes specifications: "
+                       r"args\[0\]\.shape = \(b, 2\*n\)\. Obtained dimension variables: "
+                       r"'b' = 2 from specification 'b' for dimension args\[0\]\.shape\[0\] "
+                       r"\(= 2\), \."):  # fmt: skip
+        jit(reshape.call)(np.zeros((2, 3), np.float32))
+    # the constraint is not serialized (as in JAX): the module's shape assertion fails
+    constraint = export.deserialize(_load("poly_constraint")[0])
+    with pytest.raises(ValueError, match="Error refining shapes"):
+        constraint.call(np.zeros((2, 3), np.float32))
+
+
+def test_gradients_through_jax_s_polymorphic_vjp():
+    exp = export.deserialize(_load("poly_mlp")[0])
+    assert [a.str_short() for a in exp.vjp().in_avals[-1:]] == ["float32[b,2]"]
+    for (x, w1, b1, w2), _ in _shape_sets("poly_mlp"):
+        g = grad(lambda x, *w: reduce_sum(exp.call(x, *w), (0, 1)))(x, w1, b1, w2)
+        t = np.tanh(x @ w1 + b1)
+        want = ((1 - t**2) * w2.sum(axis=1)) @ w1.T
+        np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-6)
 
 
 def test_trees_with_registered_nodes():

@@ -13,8 +13,18 @@ import functools
 import numpy as np
 
 from lamina.export.safety_checks import DisabledSafetyCheck
-from lamina.interpreters import apply_primitive, batching, custom_vjp, jit, mlir
-from lamina.ir import Primitive, ShapedArray, dtypes, tree_util
+from lamina.interpreters import apply_primitive, batching, custom_vjp, jit, mlir, refine_module
+from lamina.ir import (
+    InconclusiveDimensionOperation,
+    IntOps,
+    Primitive,
+    ShapedArray,
+    abstract_token,
+    dtypes,
+    is_symbolic_dim,
+    solve_dim_vars,
+    tree_util,
+)
 from lamina.lax import map as lax_map
 from lamina.lax import register_lapack_targets
 
@@ -32,11 +42,16 @@ def _path_str(path) -> str:
     return head + tree_util.keystr(tuple(path[1:]))
 
 
+@functools.lru_cache(maxsize=256)
+def _arg_names(in_tree) -> tuple[str, ...]:
+    placeholder = in_tree.unflatten([0] * in_tree.num_leaves)
+    return tuple(_path_str(p) for p, _ in tree_util.tree_flatten_with_path(placeholder)[0])
+
+
 def arg_path(in_tree, arg_idx: int, dim_idx: int | None = None) -> str:
     """Names the flat argument ``arg_idx`` of an export (and its dimension ``dim_idx``)."""
-    placeholder = in_tree.unflatten([0] * in_tree.num_leaves)
-    paths = [p for p, _ in tree_util.tree_flatten_with_path(placeholder)[0]]
-    name = _path_str(paths[arg_idx]) if arg_idx < len(paths) else f"args[{arg_idx}]"
+    names = _arg_names(in_tree)
+    name = names[arg_idx] if arg_idx < len(names) else f"args[{arg_idx}]"
     return name if dim_idx is None else f"{name}.shape[{dim_idx}]"
 
 
@@ -66,22 +81,67 @@ def _abstract_eval(*avals, exported):
                     "(expected same constant): "
                     f"expected {want.shape} and called with {got.shape}"
                 )
-    outs = [ShapedArray(a.shape, a.dtype, weak_type=a.weak_type) for a in exported.out_avals]
+    env = _dim_values(exported, avals)
+    outs = [
+        ShapedArray(_specialize(a.shape, env), a.dtype, weak_type=a.weak_type)
+        for a in exported.out_avals
+    ]
     return outs, {*exported.ordered_effects, *exported.unordered_effects}
+
+
+class _SymbolicOps(IntOps):
+    """Solving the export's dimension variables for a caller whose own shapes are
+    symbolic: checks the bounds cannot decide are left to the module's
+    ``shape_assertion``s, checked when the caller runs."""
+
+    @staticmethod
+    def ge(a, b):
+        try:
+            return a >= b
+        except InconclusiveDimensionOperation:
+            return True
+
+    @staticmethod
+    def eq(a, b):
+        try:
+            return a == b or not (a - b >= 1 or b - a >= 1)
+        except InconclusiveDimensionOperation:
+            return True
+
+
+def _dim_values(exported, avals) -> dict:
+    """The values of the export's dimension variables for arguments of types ``avals``
+    (ints, or the caller's own symbolic dimensions), with JAX's errors."""
+    if not any(is_symbolic_dim(d) for a in exported.in_avals for d in a.shape):
+        return {}
+    symbolic = any(is_symbolic_dim(d) for a in avals for d in a.shape)
+    ops = _SymbolicOps if symbolic else IntOps
+    return solve_dim_vars(
+        exported.in_avals,
+        lambda i, j: avals[i].shape[j],
+        ops,
+        lambda i: arg_path(exported.in_tree, i),
+    )
+
+
+def _specialize(shape, env) -> tuple:
+    return tuple(d.evaluate(env) if is_symbolic_dim(d) else d for d in shape)
 
 
 call_exported_p.def_effectful_abstract_eval(_abstract_eval)
 
 
 @functools.lru_cache(maxsize=64)
-def _with_float0_constants(exported, positions: tuple[int, ...]):
-    """A jitted call of ``exported`` taking all but its float0 arguments (zeros, which
-    cannot be put on a device), which it holds as constants."""
+def _with_float0_constants(exported, float0_shapes: tuple[tuple[int, tuple], ...]):
+    """A jitted call of ``exported`` taking all but its float0 arguments (zeros of the
+    given shapes by position, which cannot be put on a device), which it holds as
+    constants."""
+    shapes = dict(float0_shapes)
 
     def run(*operands):
         it = iter(operands)
         full = [
-            np.zeros(exported.in_avals[i].shape, dtypes.float0) if i in positions else next(it)
+            np.zeros(shapes[i], dtypes.float0) if i in shapes else next(it)
             for i in range(len(exported.in_avals))
         ]
         return call_exported_p.bind(*full, exported=exported)
@@ -90,14 +150,23 @@ def _with_float0_constants(exported, positions: tuple[int, ...]):
 
 
 def _impl(*args, exported):
-    positions = tuple(i for i, a in enumerate(exported.in_avals) if a.dtype == dtypes.float0)
-    if positions:
-        run = _with_float0_constants(exported, positions)
+    float0_shapes = tuple(
+        (i, tuple(np.shape(x)))
+        for i, (x, a) in enumerate(zip(args, exported.in_avals, strict=True))
+        if a.dtype == dtypes.float0
+    )
+    if float0_shapes:
+        run = _with_float0_constants(exported, float0_shapes)
+        positions = dict(float0_shapes)
         outs = run(*(x for i, x in enumerate(args) if i not in positions))
     else:
         outs = apply_primitive(call_exported_p, *args, exported=exported)
+    env = _dim_values(
+        exported,
+        [ShapedArray(np.shape(x), a.dtype) for x, a in zip(args, exported.in_avals, strict=True)],
+    )
     return [
-        np.zeros(a.shape, dtypes.float0) if a.dtype == dtypes.float0 else x
+        np.zeros(_specialize(a.shape, env), dtypes.float0) if a.dtype == dtypes.float0 else x
         for x, a in zip(outs, exported.out_avals, strict=True)
     ]
 
@@ -147,9 +216,22 @@ def _lowering(ctx, *args, exported):
         )
     if "cpu" in exported.platforms:
         register_lapack_targets()  # the module may call jaxlib's LAPACK kernels
-    submodule = mlir.stablehlo.deserialize_portable_artifact(
-        mctx.context, exported.mlir_module_serialized
-    )
+    effects = list(exported.ordered_effects)
+    kept = [i for i in range(len(args)) if i in exported.module_kept_var_idx]
+    if exported.uses_global_constants and not _is_symbolic(ctx.avals_in):
+        # The caller's shapes are static: the module is refined to them first.
+        module_bytes = _refined(
+            exported,
+            (len(exported.platforms) > 1, *(ctx.avals_in[i] for i in kept)),
+            tuple(ctx.avals_out),
+        )
+        submodule = mlir.ir.Module.parse(module_bytes, context=mctx.context)
+    else:
+        # As JAX does: the caller's values are converted to the module's (dynamic)
+        # types, and the whole caller is refined when it runs.
+        submodule = mlir.stablehlo.deserialize_portable_artifact(
+            mctx.context, exported.mlir_module_serialized
+        )
     main = mlir.ir.SymbolTable(submodule.operation)["main"]
     callee_type = mlir.ir.FunctionType(mlir.ir.TypeAttr(main.attributes["function_type"]).value)
     name = mlir.merge_mlir_modules(
@@ -158,15 +240,41 @@ def _lowering(ctx, *args, exported):
     operands = []
     if len(exported.platforms) > 1:
         operands.append(_platform_index_operand(mctx, indices, callee_type.inputs[0]))
-    effects = list(exported.ordered_effects)
     operands += ctx.tokens(effects)
-    operands += [a for i, a in enumerate(args) if i in exported.module_kept_var_idx]
+    inputs = callee_type.inputs[len(operands) :]
+    operands += [_convert(args[i], t) for i, t in zip(kept, inputs, strict=True)]
     call = mlir.func.CallOp(
         list(callee_type.results), mlir.ir.FlatSymbolRefAttr.get(name), operands
     )
     results = list(call.results)
     ctx.set_tokens(effects, results[: len(effects)])
-    return results[len(effects) :]
+    return [
+        _convert(r, mlir.aval_to_ir_type(None, a))
+        for r, a in zip(results[len(effects) :], ctx.avals_out, strict=True)
+    ]
+
+
+def _is_symbolic(avals) -> bool:
+    return any(is_symbolic_dim(d) for a in avals for d in getattr(a, "shape", ()))
+
+
+def _convert(value, ir_type):
+    return value if value.type == ir_type else mlir.hlo.convert(ir_type, value)
+
+
+@functools.lru_cache(maxsize=64)
+def _refined(exported, args: tuple, out_avals: tuple) -> bytes:
+    """The module of a polymorphic ``exported`` refined to static argument types
+    (``args``: whether a platform index comes first, then the kept arguments' types)
+    and results ``out_avals``."""
+    context = mlir.make_ir_context()
+    module = mlir.stablehlo.deserialize_portable_artifact(context, exported.mlir_module_serialized)
+    with context:
+        data = mlir.module_to_bytecode(module)
+    with_index, *kept = args
+    head = [ShapedArray((), np.int32)] if with_index else []
+    tokens = [abstract_token] * len(exported.ordered_effects)
+    return refine_module(data, [*head, *tokens, *kept], [*tokens, *out_avals])
 
 
 call_exported_p.def_lowering(_lowering)
@@ -196,10 +304,12 @@ call_exported_p.def_batching(_batching)
 
 
 def _zeros_for_float0(ct, aval):
-    """A float0 cotangent where the VJP expects one (integer results)."""
+    """A float0 cotangent (of the caller's shape) where the VJP expects one (integer
+    results)."""
     if aval.dtype != dtypes.float0:
         return ct
-    return np.zeros(aval.shape, dtypes.float0)
+    shape = np.shape(ct)
+    return np.zeros(shape, dtypes.float0) if not _is_symbolic([ct]) else ct
 
 
 def call_exported(exported):

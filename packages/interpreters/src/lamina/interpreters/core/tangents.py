@@ -77,7 +77,7 @@ def register_zeros_maker(maker) -> None:
 
 def zeros_like_aval(aval: ShapedArray):
     """An array of zeros of type ``aval`` (a NumPy ``float0`` array for ``float0``)."""
-    if aval.dtype == dtypes.float0:
+    if aval.dtype == dtypes.float0 and all(isinstance(d, int) for d in aval.shape):
         return np.zeros(aval.shape, dtypes.float0)
     if _zeros_maker is not None:
         return _zeros_maker(aval)

@@ -44,8 +44,12 @@ class IntOps:
             raise ValueError(message.format(*inputs))
 
 
-def _specs_text(in_avals) -> str:
-    return ",".join(f"args[{i}].shape = {tuple(a.shape)}" for i, a in enumerate(in_avals))
+def _specs_text(in_avals, name) -> str:
+    return ",".join(
+        f"{name(i)}.shape = {tuple(a.shape)}"
+        for i, a in enumerate(in_avals)
+        if any(is_symbolic_dim(d) for d in a.shape)
+    )
 
 
 def _unknown_var(e, env) -> tuple[str, int] | None:
@@ -65,12 +69,14 @@ def _unknown_var(e, env) -> tuple[str, int] | None:
     return found
 
 
-def solve_dim_vars(in_avals, dim_of, ops) -> dict:
+def solve_dim_vars(in_avals, dim_of, ops, arg_name=None) -> dict:
     """The values of the dimension variables of ``in_avals``' shapes, read from the
     actual dimensions ``dim_of(i, j)`` (of argument i, axis j), with every check of
     the shapes and the constraints made through ``ops``. ``ValueError`` when some
-    variable cannot be solved for (only linear terms of one unknown are)."""
-    specs = _specs_text(in_avals)
+    variable cannot be solved for (only linear terms of one unknown are). Messages
+    name argument i ``arg_name(i)`` (default ``args[i]``)."""
+    name = arg_name or (lambda i: f"args[{i}]")
+    specs = _specs_text(in_avals, name)
     env: dict = {}
     obtained: list = []  # (var, value, spec, i, j, dim value)
     pending = [
@@ -93,7 +99,7 @@ def solve_dim_vars(in_avals, dim_of, ops) -> dict:
 
         got = "".join(
             f"'{v}' = {{{ref(val)}}} from specification '{spec}' for dimension "
-            f"args[{i}].shape[{j}] (= {{{ref(dim)}}}), "
+            f"{name(i)}.shape[{j}] (= {{{ref(dim)}}}), "
             for v, val, spec, i, j, dim in obtained
         )
         text = (
@@ -138,7 +144,7 @@ def solve_dim_vars(in_avals, dim_of, ops) -> dict:
     if unsolved:
         names = "{" + ", ".join(repr(v) for v in sorted(unsolved)) + "}"
         left = ", ".join(
-            f"'{d}' for dimension size args[{i}].shape[{j}]"
+            f"'{d}' for dimension size {name(i)}.shape[{j}]"
             for i, j, d in pending
             if (i, j) not in used
         )
@@ -155,7 +161,7 @@ def solve_dim_vars(in_avals, dim_of, ops) -> dict:
             dim, expected = dim_of(i, j), _evaluate(d, env)
             text, inputs = message(
                 f"{bad_spec} Found inconsistency between dimension size "
-                f"args[{i}].shape[{j}] (= {{0}}) and the specification '{d}' (= {{1}}).",
+                f"{name(i)}.shape[{j}] (= {{0}}) and the specification '{d}' (= {{1}}).",
                 [dim, expected],
             )
             ops.check(ops.eq(dim, expected), text, inputs)

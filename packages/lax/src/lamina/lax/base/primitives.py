@@ -1943,7 +1943,10 @@ ad.deflinear(broadcast_in_dim_p)
 
 def _zeros(aval):
     """Zeros of type ``aval``, as JAX builds them: a scalar zero, broadcast."""
-    zero = device_put_value(np.zeros((), aval.dtype), weak_type=aval.weak_type)
+    if aval.dtype == dtypes.float0:  # not an array type: a constant of the program
+        zero = np.zeros((), dtypes.float0)
+    else:
+        zero = device_put_value(np.zeros((), aval.dtype), weak_type=aval.weak_type)
     if not aval.shape:
         return zero
     return broadcast_in_dim_p.bind(zero, shape=tuple(aval.shape), broadcast_dimensions=(),
