@@ -182,4 +182,3 @@ def test_sharding_names_come_from_lamina_sharding(name):
 
 def test_export_is_built():
     assert callable(lamina.export.export) and "export" in dir(lamina)
-
