@@ -6,12 +6,15 @@ The programs below are written once against the ``jax`` API; run this file with 
 lamina's artifacts, then ``run`` a folder of artifacts with the other library::
 
     /path/to/jax/python tools/export_interop.py record packages/export/tests/data
+    /path/to/jax/python tools/export_interop.py record-sharded packages/export/tests/data
     uv run python tools/export_interop.py write --lamina /tmp/lamina_artifacts
     /path/to/jax/python tools/export_interop.py run /tmp/lamina_artifacts
     uv run python tools/export_interop.py run --lamina packages/export/tests/data
 
-Each artifact ``<name>.bin`` comes with ``<name>.npz``: the arguments (``arg0``, ...)
-and the results the exporting library computed (``out0``, ...).
+``record-sharded`` / ``write-sharded`` write only the programs partitioned over 8 CPU
+devices (the tool always asks for 8). Each artifact ``<name>.bin`` comes with
+``<name>.npz``: the arguments (``arg0``, ...) and the results the exporting library
+computed (``out0``, ...).
 """
 
 from __future__ import annotations
@@ -73,6 +76,10 @@ def _poly_constraint(x):
     return jnp.sum(x, axis=1) * (x.shape[0] - x.shape[1])
 
 
+def _sharded_mlp(x, w):
+    return jnp.tanh(x @ w), x.sum(axis=1)
+
+
 def _f32(*shape, seed=0):
     return np.random.RandomState(seed).uniform(-1, 1, shape).astype(np.float32)
 
@@ -116,6 +123,19 @@ POLY_PROGRAMS = {
 }  # fmt: skip
 
 
+# Programs partitioned over a mesh of 8 devices: name -> (function, arguments, the
+# partition specs of the arguments and of the results, mesh axes)
+SHARDED_PROGRAMS = {
+    "sharded_mlp": (
+        _sharded_mlp,
+        (_f32(16, 4), _f32(4, 3, seed=1)),
+        (("x", None), ()),
+        (("x", None), ("x",)),
+        ((4, 2), ("x", "y")),
+    ),
+}
+
+
 def _flat(tree) -> list:
     return [np.asarray(x) for x in jax.tree_util.tree_leaves(tree)]
 
@@ -144,6 +164,37 @@ def write(folder: Path, prefix: str) -> None:
         print(f"wrote {prefix}{name}")
 
 
+def write_sharded(folder: Path, prefix: str) -> None:
+    P, NamedSharding = jax.sharding.PartitionSpec, jax.sharding.NamedSharding
+    for name, (fun, args, in_specs, out_specs, (shape, axes)) in SHARDED_PROGRAMS.items():
+        mesh = jax.make_mesh(shape, axes)
+        ins = tuple(NamedSharding(mesh, P(*s)) for s in in_specs)
+        outs = tuple(NamedSharding(mesh, P(*s)) for s in out_specs)
+        jitted = jax.jit(fun, in_shardings=ins, out_shardings=outs)
+        placed = [jax.device_put(a, s) for a, s in zip(args, ins, strict=True)]
+        exp = export.export(jitted)(*placed)
+        (folder / f"{prefix}{name}.bin").write_bytes(bytes(exp.serialize()))
+        arrays = {f"arg{i}": a for i, a in enumerate(_flat(args))}
+        arrays.update({f"out{i}": o for i, o in enumerate(_flat(exp.call(*placed)))})
+        np.savez(folder / f"{prefix}{name}.npz", **arrays)
+        print(f"wrote {prefix}{name}")
+
+
+def _placed(exp, args):
+    """``args`` laid out as the export's arguments are (on a mesh of its shape)."""
+    if exp.nr_devices == 1:
+        return args
+    named = next(s for s in exp._in_named_shardings if s is not None)
+    amesh = named.mesh
+    mesh = jax.make_mesh(amesh.axis_sizes, amesh.axis_names, axis_types=amesh.axis_types)
+    flat, tree = jax.tree_util.tree_flatten(args)
+    placed = [
+        a if s is None else jax.device_put(a, s)
+        for a, s in zip(flat, exp.in_shardings_jax(mesh), strict=True)
+    ]
+    return tree.unflatten(placed)
+
+
 def run(folder: Path) -> bool:
     ok = True
     for path in sorted(folder.glob("*.bin")):
@@ -154,6 +205,7 @@ def run(folder: Path) -> bool:
         for tag in tags:  # the other shapes of a polymorphic export too
             n_args = sum(k.startswith(f"{tag}arg") for k in saved.files)
             args = exp.in_tree.unflatten([saved[f"{tag}arg{i}"] for i in range(n_args)])
+            args = _placed(exp, args)
             outs = _flat(exp.out_tree.unflatten(_flat(exp.call(*args[0], **args[1]))))
             want = [saved[f"{tag}out{i}"] for i in range(len(outs))]
             same &= all(
@@ -166,10 +218,15 @@ def run(folder: Path) -> bool:
 
 
 if __name__ == "__main__":
+    jax.config.update("jax_num_cpu_devices", 8)
     command, target = sys.argv[1], Path(next(a for a in sys.argv[2:] if a != "--lamina"))
     if command == "record":
         write(target, "jax_")
     elif command == "write":
         write(target, "lamina_")
+    elif command == "record-sharded":
+        write_sharded(target, "jax_")
+    elif command == "write-sharded":
+        write_sharded(target, "lamina_")
     else:
         sys.exit(0 if run(target) else 1)

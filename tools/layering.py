@@ -80,7 +80,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "scipy": ("numpy", "lax"),
     "nn": ("random", "numpy", "lax"),
     "sharding": ("interpreters", "lax"),
-    "export": ("interpreters", "lax"),
+    "export": ("interpreters", "lax", "sharding"),
     "pallas": ("numpy", "lax"),
     "profiler": ("interpreters",),
 }

@@ -13,6 +13,7 @@ import functools
 import numpy as np
 
 from lamina.export.safety_checks import DisabledSafetyCheck
+from lamina.export.shardy_to_gspmd import shardy_to_gspmd
 from lamina.interpreters import apply_primitive, batching, custom_vjp, jit, mlir, refine_module
 from lamina.ir import (
     InconclusiveDimensionOperation,
@@ -208,12 +209,14 @@ def _platform_index_operand(mctx, indices: list[int], index_type):
 def _lowering(ctx, *args, exported):
     mctx = ctx.module_context
     indices = _callee_platform_indices(exported, tuple(mctx.platforms))
-    if exported.nr_devices != 1:
+    partitions = mlir.ir.IntegerAttr(mctx.module.operation.attributes["mhlo.num_partitions"])
+    if exported.nr_devices != 1 and exported.nr_devices != partitions.value:
         raise ValueError(
             f"Function {exported.fun_name} was exported for "
             f"{exported.nr_devices} devices and is called in a context with "
-            "1 devices, which is not allowed."
+            f"{partitions.value} devices, which is not allowed."
         )
+    sharded = exported.nr_devices > 1
     if "cpu" in exported.platforms:
         register_lapack_targets()  # the module may call jaxlib's LAPACK kernels
     effects = list(exported.ordered_effects)
@@ -232,6 +235,8 @@ def _lowering(ctx, *args, exported):
         submodule = mlir.stablehlo.deserialize_portable_artifact(
             mctx.context, exported.mlir_module_serialized
         )
+    with mctx.context, mlir.ir.Location.unknown():
+        shardy_to_gspmd(submodule)
     main = mlir.ir.SymbolTable(submodule.operation)["main"]
     callee_type = mlir.ir.FunctionType(mlir.ir.TypeAttr(main.attributes["function_type"]).value)
     name = mlir.merge_mlir_modules(
@@ -242,15 +247,41 @@ def _lowering(ctx, *args, exported):
         operands.append(_platform_index_operand(mctx, indices, callee_type.inputs[0]))
     operands += ctx.tokens(effects)
     inputs = callee_type.inputs[len(operands) :]
+    if sharded:  # the arguments laid out as the module expects
+        in_hlo = _hlo_shardings(
+            exported.in_shardings_hlo, exported._in_named_shardings, ctx.avals_in
+        )
+        args = [
+            a if s is None else mlir.wrap_with_sharding_op(ctx, a, aval, s)
+            for a, aval, s in zip(args, ctx.avals_in, in_hlo, strict=True)
+        ]
     operands += [_convert(args[i], t) for i, t in zip(kept, inputs, strict=True)]
     call = mlir.func.CallOp(
         list(callee_type.results), mlir.ir.FlatSymbolRefAttr.get(name), operands
     )
     results = list(call.results)
     ctx.set_tokens(effects, results[: len(effects)])
-    return [
+    outs = [
         _convert(r, mlir.aval_to_ir_type(None, a))
         for r, a in zip(results[len(effects) :], ctx.avals_out, strict=True)
+    ]
+    if sharded:  # the results laid out as the module gives them
+        out_hlo = _hlo_shardings(
+            exported.out_shardings_hlo, exported._out_named_shardings, ctx.avals_out
+        )
+        outs = [
+            r if s is None else mlir.wrap_with_sharding_op(ctx, r, aval, s)
+            for r, aval, s in zip(outs, ctx.avals_out, out_hlo, strict=True)
+        ]
+    return outs
+
+
+def _hlo_shardings(hlo, named, avals) -> list:
+    """The ``HloSharding`` of each argument or result (None where unspecified): the
+    export's, else made from its named sharding."""
+    return [
+        h if h is not None or s is None else s._to_xla_hlo_sharding(a.ndim)
+        for h, s, a in zip(hlo, named, avals, strict=True)
     ]
 
 

@@ -14,6 +14,7 @@ from lamina.export.safety_checks import DisabledSafetyCheck
 from lamina.export.serialization import read_exported, write_exported
 from lamina.export.shape_poly import SymbolicScope, symbolic_shape
 from lamina.interpreters import default_backend, mlir
+from lamina.sharding import NamedSharding
 
 __all__ = [
     "Exported",
@@ -81,13 +82,11 @@ class Exported:
 
     def in_shardings_jax(self, mesh) -> Sequence[Any]:
         """The shardings of the arguments on ``mesh`` (None where unspecified)."""
-        del mesh
-        return tuple(self._in_named_shardings)
+        return _on_mesh(self._in_named_shardings, mesh)
 
     def out_shardings_jax(self, mesh) -> Sequence[Any]:
         """The shardings of the results on ``mesh`` (None where unspecified)."""
-        del mesh
-        return tuple(self._out_named_shardings)
+        return _on_mesh(self._out_named_shardings, mesh)
 
     def has_vjp(self) -> bool:
         """Whether this export can give its VJP (``vjp()``)."""
@@ -109,6 +108,21 @@ class Exported:
         """Run the exported function on arrays of its argument types and pytree (inside
         ``jit`` too, and differentiable in reverse mode)."""
         return call_exported(self)(*args, **kwargs)
+
+
+def _on_mesh(shardings, mesh) -> tuple:
+    return tuple(
+        None if s is None else NamedSharding(mesh, s.spec, memory_kind=s.memory_kind)
+        for s in shardings
+    )
+
+
+def _hlo_shardings(shardings, avals) -> tuple:
+    """The ``HloSharding`` of each named sharding (None where unspecified)."""
+    return tuple(
+        None if s is None else s._to_xla_hlo_sharding(a.ndim)
+        for s, a in zip(shardings, avals, strict=True)
+    )
 
 
 def _shape_parser(scope: SymbolicScope):
@@ -147,14 +161,11 @@ def _from_fields(fields: dict[str, Any]) -> Exported:
             f"the serialized module's main takes {signature.num_inputs} inputs and gives "
             f"{signature.num_results} results, but the export describes {n_in} and {n_out}"
         )
-    n_in, n_out = len(fields["in_avals"]), len(fields["out_avals"])
     return Exported(
         **fields,
         _has_named_shardings=True,
-        _in_named_shardings=(None,) * n_in,
-        _out_named_shardings=(None,) * n_out,
-        in_shardings_hlo=(None,) * n_in,
-        out_shardings_hlo=(None,) * n_out,
+        in_shardings_hlo=_hlo_shardings(fields["_in_named_shardings"], fields["in_avals"]),
+        out_shardings_hlo=_hlo_shardings(fields["_out_named_shardings"], fields["out_avals"]),
         _get_vjp=None if vjp is None else (lambda _: _from_fields(dict(vjp))),
     )
 

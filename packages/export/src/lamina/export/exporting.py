@@ -16,6 +16,7 @@ from lamina.export.exported import (
 )
 from lamina.export.safety_checks import DisabledSafetyCheck
 from lamina.export.shape_poly import is_symbolic_dim
+from lamina.export.sharding_serialization import abstract_named_sharding
 from lamina.interpreters import ShapeDtypeStruct, ad, config, eval_jaxpr, jit, mlir, vjp
 
 __all__ = ["export"]
@@ -89,11 +90,6 @@ def _serialized_module(lowered, uses_dim_vars: bool, disabled_checks) -> bytes:
     context = mlir.make_ir_context()
     with context, mlir.ir.Location.unknown(context):
         module = mlir.ir.Module.parse(lowered.as_bytecode())
-        partitions = mlir.ir.IntegerAttr(module.operation.attributes["mhlo.num_partitions"])
-        if partitions.value != 1:
-            raise NotImplementedError(
-                "lamina.export does not export functions partitioned over several devices yet"
-            )
         module.operation.attributes["jax.uses_shape_polymorphism"] = mlir.ir.BoolAttr.get(
             uses_dim_vars
         )
@@ -102,6 +98,24 @@ def _serialized_module(lowered, uses_dim_vars: bool, disabled_checks) -> bytes:
             mlir.stablehlo.StablehloCompatibilityRequirement.WEEK_4
         )
         return mlir.stablehlo.serialize_portable_artifact(module, target)
+
+
+def _placement_shardings(placement, n_in: int, n_out: int, kept) -> tuple:
+    """The number of devices of a call placed by ``placement``, and the named sharding
+    (on the abstract mesh; None where unspecified) of each argument and result."""
+    devices = getattr(placement, "devices", None)
+    if devices is None:  # one device
+        return 1, (None,) * n_in, (None,) * n_out
+    ins = list(placement.in_shardings)
+    if len(ins) != n_in:  # the shardings of the kept arguments only
+        by_kept = dict(zip(kept, ins, strict=True))
+        ins = [by_kept.get(i) for i in range(n_in)]
+    outs = placement.out_shardings or (None,) * n_out
+    return (
+        len(devices),
+        tuple(map(abstract_named_sharding, ins)),
+        tuple(map(abstract_named_sharding, outs)),
+    )
 
 
 def _spec(aval) -> ShapeDtypeStruct:
@@ -160,7 +174,8 @@ def export(
             )
         lowering_platforms = tuple(platforms or (default_export_platform(),))
         traced = fun_jit.trace(*args_specs, **kwargs_specs)
-        lowered = traced.lower(lowering_platforms=lowering_platforms).lowered_module
+        lowering = traced.lower(lowering_platforms=lowering_platforms)
+        lowered = lowering.lowered_module
         if lowered.host_callbacks:
             raise NotImplementedError("serialization of host_callbacks is not yet implemented")
         closed = traced.jaxpr
@@ -171,6 +186,9 @@ def export(
             is_symbolic_dim(d) for a in in_avals for d in a.shape
         )
         effects = list(lowered.ordered_effects)
+        nr_devices, in_shardings, out_shardings = _placement_shardings(
+            lowering._placement, len(in_avals), len(out_avals), lowered.kept_var_idx
+        )
         exp = Exported(
             fun_name=traced.fun_name,
             in_tree=traced.in_tree,
@@ -178,11 +196,13 @@ def export(
             out_tree=traced.out_tree,
             out_avals=out_avals,
             _has_named_shardings=True,
-            _in_named_shardings=(None,) * len(in_avals),
-            _out_named_shardings=(None,) * len(out_avals),
+            _in_named_shardings=in_shardings,
+            _out_named_shardings=out_shardings,
+            # JAX 0.10.2 leaves these unset at export (its avals carry the shardings);
+            # a deserialized export has them.
             in_shardings_hlo=(None,) * len(in_avals),
             out_shardings_hlo=(None,) * len(out_avals),
-            nr_devices=1,
+            nr_devices=nr_devices,
             platforms=lowering_platforms,
             ordered_effects=tuple(effects),
             unordered_effects=tuple(e for e in closed.effects if e not in effects),

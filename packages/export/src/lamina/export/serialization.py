@@ -19,6 +19,14 @@ import numpy as np
 from lamina.export.flatbuffer import Builder, FlatbufferError, Table, root_table
 from lamina.export.pytree_serialization import read_pytreedef, write_array, write_pytreedef
 from lamina.export.safety_checks import DisabledSafetyCheck
+from lamina.export.sharding_serialization import (
+    read_abstract_mesh,
+    read_named_sharding,
+    read_sharding,
+    write_abstract_mesh,
+    write_named_sharding,
+    write_sharding,
+)
 from lamina.ir import Effect, ShapedArray, dtypes
 
 __all__ = ["read_exported", "write_exported"]
@@ -77,8 +85,13 @@ _CHECK_KIND, _CHECK_TARGET = range(2)
 # ---------------------------------------------------------------------- writing
 
 
-def _aval_key(aval) -> tuple:
-    return (tuple(aval.shape), np.dtype(aval.dtype), bool(getattr(aval, "weak_type", False)))
+def _aval_key(aval, sharding=None) -> tuple:
+    """What tells avals apart in the table of unique avals; JAX's avals on meshes with
+    explicit axes carry their sharding, so it is part of the key there."""
+    key = (tuple(aval.shape), np.dtype(aval.dtype), bool(getattr(aval, "weak_type", False)))
+    if sharding is not None and any(str(t) == "Explicit" for t in sharding.mesh.axis_types):
+        key += (sharding.mesh.abstract_mesh, sharding.spec)
+    return key
 
 
 def _write_aval(b: Builder, aval) -> int:
@@ -92,13 +105,6 @@ def _write_aval(b: Builder, aval) -> int:
     b.add_offset(_AVAL_SHAPE, shape)
     b.add_scalar(_AVAL_DTYPE, "b", kind, 0)
     b.add_scalar(_AVAL_MEMORY, "b", _MEMORY_DEVICE, 0)
-    return b.end_table()
-
-
-def _write_no_sharding(b: Builder, sharding) -> int:
-    if sharding is not None:
-        raise NotImplementedError("serializing exports with shardings")
-    b.start_table(3)
     return b.end_table()
 
 
@@ -145,8 +151,19 @@ def _write(b: Builder, exp, vjp_order: int) -> int:
     in_avals = write_array(b, _write_aval, exp.in_avals)
     out_tree = write_pytreedef(b, exp.out_tree)
     out_avals = write_array(b, _write_aval, exp.out_avals)
-    in_shardings = write_array(b, _write_no_sharding, exp._in_named_shardings)
-    out_shardings = write_array(b, _write_no_sharding, exp._out_named_shardings)
+    # The unique meshes and named shardings, in the order JAX numbers them.
+    meshes: dict = {}
+    shardings: dict = {}
+    for s in itertools.chain(exp._in_named_shardings, exp._out_named_shardings):
+        if s is not None:
+            meshes.setdefault(s.mesh.abstract_mesh, len(meshes))
+            shardings.setdefault(s, len(shardings))
+
+    def sharding_table(b, s):
+        return write_sharding(b, s, meshes)
+
+    in_shardings = write_array(b, sharding_table, exp._in_named_shardings)
+    out_shardings = write_array(b, sharding_table, exp._out_named_shardings)
     ordered = write_array(b, _write_effect, exp.ordered_effects)
     unordered = write_array(b, _write_effect, exp.unordered_effects)
     checks = write_array(b, _write_disabled_check, exp.disabled_safety_checks)
@@ -160,19 +177,29 @@ def _write(b: Builder, exp, vjp_order: int) -> int:
                 "serialization of an Exported that does not have vjps of high-enough order"
             )
         vjp = _write(b, exp.vjp(), vjp_order - 1)
+    in_keys = list(map(_aval_key, exp.in_avals, exp._in_named_shardings))
+    out_keys = list(map(_aval_key, exp.out_avals, exp._out_named_shardings))
     unique: dict[tuple, int] = {}
     unique_avals = []
-    for a in itertools.chain(exp.in_avals, exp.out_avals):
-        if _aval_key(a) not in unique:
-            unique[_aval_key(a)] = len(unique_avals)
+    for k, a in zip(in_keys + out_keys, (*exp.in_avals, *exp.out_avals), strict=True):
+        if k not in unique:
+            unique[k] = len(unique_avals)
             unique_avals.append(a)
     unique_avals_off = write_array(b, _write_aval, unique_avals)
-    meshes = write_array(b, _write_aval, [])
-    named_shardings = write_array(b, _write_aval, [])
-    in_idxs = b.create_scalar_vector([unique[_aval_key(a)] for a in exp.in_avals], np.uint32)
-    out_idxs = b.create_scalar_vector([unique[_aval_key(a)] for a in exp.out_avals], np.uint32)
-    in_sh_idxs = b.create_scalar_vector([0] * len(exp.in_avals), np.uint32)
-    out_sh_idxs = b.create_scalar_vector([0] * len(exp.out_avals), np.uint32)
+    meshes_off = write_array(b, write_abstract_mesh, meshes)
+    named_shardings = write_array(
+        b, lambda b, s: write_named_sharding(b, s, meshes), list(shardings)
+    )
+    in_idxs = b.create_scalar_vector([unique[k] for k in in_keys], np.uint32)
+    out_idxs = b.create_scalar_vector([unique[k] for k in out_keys], np.uint32)
+
+    def sharding_idxs(items):
+        return b.create_scalar_vector(
+            [0 if s is None else 1 + shardings[s] for s in items], np.uint32
+        )
+
+    in_sh_idxs = sharding_idxs(exp._in_named_shardings)
+    out_sh_idxs = sharding_idxs(exp._out_named_shardings)
 
     b.start_table(26)
     b.add_scalar(_VERSION, "H", _WRITTEN_SERIALIZATION_VERSION, 0)
@@ -194,7 +221,7 @@ def _write(b: Builder, exp, vjp_order: int) -> int:
     b.add_scalar(_USES_GLOBAL_CONSTANTS, "?", bool(exp.uses_global_constants), False)
     b.add_offset(_VJP, vjp)
     b.add_offset(_UNIQUE_AVALS, unique_avals_off)
-    b.add_offset(_UNIQUE_MESHES, meshes)
+    b.add_offset(_UNIQUE_MESHES, meshes_off)
     b.add_offset(_UNIQUE_NAMED_SHARDINGS, named_shardings)
     b.add_offset(_IN_AVALS_IDXS, in_idxs)
     b.add_offset(_OUT_AVALS_IDXS, out_idxs)
@@ -259,21 +286,29 @@ def _pick(what: str, items: list, idxs: list[int]) -> list:
     return [items[i] for i in idxs]
 
 
-def _no_shardings(t: Table) -> None:
-    """Exports whose arguments or results carry shardings are not read yet."""
-    in_sh = t.scalars(_IN_SHARDINGS_IDXS, np.uint32)
-    out_sh = t.scalars(_OUT_SHARDINGS_IDXS, np.uint32)
-    if t.tables(_UNIQUE_NAMED_SHARDINGS) or any(in_sh) or any(out_sh):
-        raise ValueError("lamina.export does not read exports with shardings yet")
-    for s in itertools.chain(t.tables(_IN_SHARDINGS), t.tables(_OUT_SHARDINGS)):
-        if s.has(1) or s.has(2):
-            raise ValueError("lamina.export does not read exports with shardings yet")
+def _read_shardings(t: Table, n_in: int, n_out: int) -> tuple[list, list]:
+    """The named sharding (or None) of each argument and result."""
+    meshes = [read_abstract_mesh(m) for m in t.tables(_UNIQUE_MESHES)]
+    unique = [read_named_sharding(s, meshes) for s in t.tables(_UNIQUE_NAMED_SHARDINGS)]
+    found = []
+    for idxs_slot, tables_slot, n in (
+        (_IN_SHARDINGS_IDXS, _IN_SHARDINGS, n_in),
+        (_OUT_SHARDINGS_IDXS, _OUT_SHARDINGS, n_out),
+    ):
+        idxs = t.scalars(idxs_slot, np.uint32)
+        if idxs:
+            sh = [None if i == 0 else _pick("shardings", unique, [i - 1])[0] for i in idxs]
+        else:
+            sh = [read_sharding(s, meshes) for s in t.tables(tables_slot)] or [None] * n
+        if len(sh) != n:
+            raise FlatbufferError("the shardings do not match the arguments or results")
+        found.append(sh)
+    return found[0], found[1]
 
 
 def _read(t: Table, parse_shape, depth: int) -> dict[str, Any]:
     if depth > _MAX_VJP_DEPTH:
         raise FlatbufferError("VJPs nested too deeply")
-    _no_shardings(t)
     unique = [_read_aval(a, parse_shape) for a in t.tables(_UNIQUE_AVALS)]
     if t.scalars(_IN_AVALS_IDXS, np.uint32):
         in_avals = _pick("in_avals", unique, t.scalars(_IN_AVALS_IDXS, np.uint32))
@@ -286,6 +321,7 @@ def _read(t: Table, parse_shape, depth: int) -> dict[str, Any]:
     kept = tuple(t.scalars(_KEPT_VAR_IDX, np.uint16))
     if any(i >= len(in_avals) for i in kept) or list(kept) != sorted(set(kept)):
         raise FlatbufferError("module_kept_var_idx does not index the inputs")
+    in_shardings, out_shardings = _read_shardings(t, len(in_avals), len(out_avals))
     module = t.bytes(_MLIR_MODULE)
     if not module:
         raise FlatbufferError("the serialized export has no module")
@@ -296,6 +332,8 @@ def _read(t: Table, parse_shape, depth: int) -> dict[str, Any]:
         in_avals=tuple(in_avals),
         out_tree=read_pytreedef(t.table(_OUT_TREE), out_avals),
         out_avals=tuple(out_avals),
+        _in_named_shardings=tuple(in_shardings),
+        _out_named_shardings=tuple(out_shardings),
         nr_devices=t.scalar(_NR_DEVICES, "I") or t.scalar(_NR_DEVICES_SHORT, "h"),
         platforms=tuple(t.strings(_PLATFORMS)),
         ordered_effects=tuple(_read_effect(e) for e in t.tables(_ORDERED_EFFECTS)),
