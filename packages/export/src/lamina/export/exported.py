@@ -117,12 +117,18 @@ def _on_mesh(shardings, mesh) -> tuple:
     )
 
 
+def _hlo_sharding(sharding, aval):
+    if sharding is None:
+        return None
+    try:
+        return sharding._to_xla_hlo_sharding(aval.ndim)
+    except Exception as e:  # a sharding of untrusted bytes that does not fit the type
+        raise ValueError(f"the sharding {sharding} does not fit {aval.str_short()}: {e}") from None
+
+
 def _hlo_shardings(shardings, avals) -> tuple:
     """The ``HloSharding`` of each named sharding (None where unspecified)."""
-    return tuple(
-        None if s is None else s._to_xla_hlo_sharding(a.ndim)
-        for s, a in zip(shardings, avals, strict=True)
-    )
+    return tuple(map(_hlo_sharding, shardings, avals))
 
 
 def _shape_parser(scope: SymbolicScope):
