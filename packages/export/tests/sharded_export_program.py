@@ -54,6 +54,18 @@ seen["round_trip"] = {
     "value": np.asarray(back.call(xs, ys)).tolist(),
 }
 
+# the VJP: exported over the same devices, its arguments laid out as the primal's
+# arguments and results
+g = lamina.jit(lambda a, b: lamina.numpy.sin(a) * b, in_shardings=(row, row), out_shardings=row)
+with_vjp = export.deserialize(export.export(g)(xs, ys).serialize(vjp_order=1))
+vjp = with_vjp.vjp()
+seen["vjp"] = {
+    "nr_devices": vjp.nr_devices,
+    "in_named": [repr(s) for s in vjp._in_named_shardings],
+    "out_named": [repr(s) for s in vjp._out_named_shardings],
+    "grad": np.asarray(lamina.grad(lambda a: with_vjp.call(a, ys).sum())(xs)).tolist(),
+}
+
 theirs_blob = (DATA / "jax_sharded_mlp.bin").read_bytes()
 saved = np.load(DATA / "jax_sharded_mlp.npz")
 theirs = export.deserialize(theirs_blob)

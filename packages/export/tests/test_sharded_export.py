@@ -97,3 +97,12 @@ def test_jax_artifact(seen):
         "NamedSharding(mesh=Mesh('x': 4, 'y': 2, axis_types=(Explicit, Explicit)), "
         "spec=P('x',), memory_kind=device)",
     ]
+
+
+def test_vjp(seen):
+    vjp = seen["vjp"]
+    # recorded from JAX 0.10.2: the VJP takes the primal arguments and the results'
+    # cotangents, laid out alike, and gives cotangents laid out as the arguments
+    assert vjp["nr_devices"] == 8
+    assert vjp["in_named"] == [ROW] * 3 and vjp["out_named"] == [ROW] * 2
+    np.testing.assert_allclose(vjp["grad"], np.cos(X) * Y, rtol=1e-5, atol=1e-6)

@@ -101,8 +101,8 @@ def _serialized_module(lowered, uses_dim_vars: bool, disabled_checks) -> bytes:
 
 
 def _placement_shardings(placement, n_in: int, n_out: int, kept) -> tuple:
-    """The number of devices of a call placed by ``placement``, and the named sharding
-    (on the abstract mesh; None where unspecified) of each argument and result."""
+    """The number of devices of a call placed by ``placement``, and the sharding of
+    each argument and result (None where unspecified)."""
     devices = getattr(placement, "devices", None)
     if devices is None:  # one device
         return 1, (None,) * n_in, (None,) * n_out
@@ -110,21 +110,21 @@ def _placement_shardings(placement, n_in: int, n_out: int, kept) -> tuple:
     if len(ins) != n_in:  # the shardings of the kept arguments only
         by_kept = dict(zip(kept, ins, strict=True))
         ins = [by_kept.get(i) for i in range(n_in)]
-    outs = placement.out_shardings or (None,) * n_out
-    return (
-        len(devices),
-        tuple(map(abstract_named_sharding, ins)),
-        tuple(map(abstract_named_sharding, outs)),
-    )
+    return len(devices), tuple(ins), tuple(placement.out_shardings or (None,) * n_out)
 
 
 def _spec(aval) -> ShapeDtypeStruct:
     return ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type)
 
 
-def _vjp_getter(closed_jaxpr):
+def _vjp_getter(closed_jaxpr, in_shardings, out_shardings):
     """Exports the VJP of the function ``closed_jaxpr`` computes, for the same
-    platforms and checks as its primal export."""
+    platforms and checks as its primal export; over several devices, its arguments
+    laid out as the primal's arguments and results, its results as the arguments."""
+    shardings = {}
+    named = [abstract_named_sharding(s) for s in (*in_shardings, *out_shardings)]
+    if named and all(s is not None for s in named):
+        shardings = dict(in_shardings=(*in_shardings, *out_shardings), out_shardings=in_shardings)
 
     def get_vjp(primal: Exported) -> Exported:
         n_in = len(primal.in_avals)
@@ -140,7 +140,7 @@ def _vjp_getter(closed_jaxpr):
 
         avals = [*primal.in_avals, *(ad.tangent_aval(a) for a in primal.out_avals)]
         return export(
-            jit(fun_vjp_jax),
+            jit(fun_vjp_jax, **shardings),
             platforms=primal.platforms,
             disabled_checks=primal.disabled_safety_checks,
         )(*map(_spec, avals))
@@ -189,6 +189,8 @@ def export(
         nr_devices, in_shardings, out_shardings = _placement_shardings(
             lowering._placement, len(in_avals), len(out_avals), lowered.kept_var_idx
         )
+        in_named = tuple(map(abstract_named_sharding, in_shardings))
+        out_named = tuple(map(abstract_named_sharding, out_shardings))
         exp = Exported(
             fun_name=traced.fun_name,
             in_tree=traced.in_tree,
@@ -196,8 +198,8 @@ def export(
             out_tree=traced.out_tree,
             out_avals=out_avals,
             _has_named_shardings=True,
-            _in_named_shardings=in_shardings,
-            _out_named_shardings=out_shardings,
+            _in_named_shardings=in_named,
+            _out_named_shardings=out_named,
             # JAX 0.10.2 leaves these unset at export (its avals carry the shardings);
             # a deserialized export has them.
             in_shardings_hlo=(None,) * len(in_avals),
@@ -211,7 +213,7 @@ def export(
             calling_convention_version=version,
             module_kept_var_idx=tuple(lowered.kept_var_idx),
             uses_global_constants=uses_dim_vars,
-            _get_vjp=_vjp_getter(closed),
+            _get_vjp=_vjp_getter(closed, in_shardings, out_shardings),
         )
         trust_artifact(exp.mlir_module_serialized, *expected_signature(vars(exp)))
         return exp
