@@ -7,20 +7,21 @@ from pathlib import Path
 
 import numpy as np
 
-import lamina
 from lamina import export
-from lamina.sharding import NamedSharding, PartitionSpec
+from lamina.interpreters import config, device_put, grad, jit
+from lamina.lax import reduce_sum, sin
+from lamina.sharding import NamedSharding, PartitionSpec, make_mesh
 
-lamina.config.update("jax_num_cpu_devices", 8)
+config.update("jax_num_cpu_devices", 8)
 DATA = Path(__file__).parent / "data"
 seen = {}
 P = PartitionSpec
-mesh = lamina.make_mesh((8,), ("x",))
+mesh = make_mesh((8,), ("x",))
 row = NamedSharding(mesh, P("x"))
 x = np.arange(16.0, dtype=np.float32)
 y = np.linspace(-1, 1, 16).astype(np.float32)
-f = lamina.jit(lambda a, b: a * 2 + b, in_shardings=(row, row), out_shardings=row)
-xs, ys = lamina.device_put(x, row), lamina.device_put(y, row)
+f = jit(lambda a, b: a * 2 + b, in_shardings=(row, row), out_shardings=row)
+xs, ys = device_put(x, row), device_put(y, row)
 
 exp = export.export(f)(xs, ys)
 text = exp.mlir_module()
@@ -36,7 +37,7 @@ seen["exported"] = {
 }
 out = exp.call(xs, ys)
 seen["call"] = {"value": np.asarray(out).tolist(), "sharding": repr(out.sharding)}
-seen["call_in_jit"] = np.asarray(lamina.jit(exp.call)(xs, ys)).tolist()
+seen["call_in_jit"] = np.asarray(jit(exp.call)(xs, ys)).tolist()
 try:
     exp.call(x, y)  # arrays on one device
     seen["one_device"] = None
@@ -56,23 +57,21 @@ seen["round_trip"] = {
 
 # the VJP: exported over the same devices, its arguments laid out as the primal's
 # arguments and results
-g = lamina.jit(lambda a, b: lamina.numpy.sin(a) * b, in_shardings=(row, row), out_shardings=row)
+g = jit(lambda a, b: sin(a) * b, in_shardings=(row, row), out_shardings=row)
 with_vjp = export.deserialize(export.export(g)(xs, ys).serialize(vjp_order=1))
 vjp = with_vjp.vjp()
 seen["vjp"] = {
     "nr_devices": vjp.nr_devices,
     "in_named": [repr(s) for s in vjp._in_named_shardings],
     "out_named": [repr(s) for s in vjp._out_named_shardings],
-    "grad": np.asarray(lamina.grad(lambda a: with_vjp.call(a, ys).sum())(xs)).tolist(),
+    "grad": np.asarray(grad(lambda a: reduce_sum(with_vjp.call(a, ys), (0,)))(xs)).tolist(),
 }
 
 theirs_blob = (DATA / "jax_sharded_mlp.bin").read_bytes()
 saved = np.load(DATA / "jax_sharded_mlp.npz")
 theirs = export.deserialize(theirs_blob)
-mesh42 = lamina.make_mesh((4, 2), ("x", "y"))
-args = [
-    lamina.device_put(saved[f"arg{i}"], s) for i, s in enumerate(theirs.in_shardings_jax(mesh42))
-]
+mesh42 = make_mesh((4, 2), ("x", "y"))
+args = [device_put(saved[f"arg{i}"], s) for i, s in enumerate(theirs.in_shardings_jax(mesh42))]
 outs = theirs.call(*args)
 seen["jax_artifact"] = {
     "same_bytes": bytes(theirs.serialize()) == theirs_blob,
@@ -86,7 +85,7 @@ seen["jax_artifact"] = {
     ],
     "close_in_jit": [
         bool(np.allclose(np.asarray(o), saved[f"out{i}"], rtol=1e-6, atol=1e-6))
-        for i, o in enumerate(lamina.jit(theirs.call)(*args))
+        for i, o in enumerate(jit(theirs.call)(*args))
     ],
     "out_shardings": [repr(o.sharding) for o in outs],
 }
