@@ -28,6 +28,7 @@ from lamina.export.sharding_serialization import (
     write_sharding,
 )
 from lamina.ir import Effect, ShapedArray, dtypes
+from lamina.sharding import AxisType
 
 __all__ = ["read_exported", "write_exported"]
 
@@ -89,7 +90,7 @@ def _aval_key(aval, sharding=None) -> tuple:
     """What tells avals apart in the table of unique avals; JAX's avals on meshes with
     explicit axes carry their sharding, so it is part of the key there."""
     key = (tuple(aval.shape), np.dtype(aval.dtype), bool(getattr(aval, "weak_type", False)))
-    if sharding is not None and any(str(t) == "Explicit" for t in sharding.mesh.axis_types):
+    if sharding is not None and AxisType.Explicit in sharding.mesh.axis_types:
         key += (sharding.mesh.abstract_mesh, sharding.spec)
     return key
 
