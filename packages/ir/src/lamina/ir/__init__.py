@@ -15,7 +15,9 @@ from lamina.ir.core.avals import (
     is_extended_aval,
     physical_aval,
     register_aval_sharding,
+    set_vma_axis_order,
 )
+from lamina.ir.core.vma import checking_vma, is_checking_vma, register_pvary, vary_over, vma_of
 from lamina.ir.core.jaxpr import (
     ClosedJaxpr,
     DropVar,
@@ -173,6 +175,12 @@ __all__ = [
     "prefix_errors",
     "prng_key",
     "register_aval_sharding",
+    "set_vma_axis_order",
+    "checking_vma",
+    "is_checking_vma",
+    "register_pvary",
+    "vary_over",
+    "vma_of",
     "register_boundary",
     "register_dim_as_value",
     "register_extended_dtype",

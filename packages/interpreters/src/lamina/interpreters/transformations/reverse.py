@@ -31,6 +31,7 @@ from lamina.interpreters.transformations import ad
 from lamina.interpreters.transformations.ad import add_any_p, add_tangents
 from lamina.interpreters.transformations.partial_eval import linearize_flat
 from lamina.ir import (
+    vary_over,
     AbstractRef,
     Literal,
     MissingRuleError,
@@ -694,6 +695,8 @@ def _seed(aval):
     """The output cotangent grad starts from: one, weakly typed where the output is (a
     Python scalar), 1+0j for holomorphic outputs."""
     one = np.ones((), aval.dtype)
+    if getattr(aval, "vma", None):  # in a shard_map body: varying as the output is
+        return vary_over(one, aval.vma)
     return one.item() if aval.weak_type else one
 
 
