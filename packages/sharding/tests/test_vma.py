@@ -56,8 +56,8 @@ def test_without_check_vma_each_device_keeps_its_own_gradient():
 
 
 def test_gradient_through_shard_map():
-    body = shard_map(lambda w, x: lax.broadcast_in_dim(loss(w, x), (1,), ()), mesh=MESH, in_specs=(P(), P("x")),
-                     out_specs=P("x"))  # fmt: skip
+    body = shard_map(lambda w, x: lax.broadcast_in_dim(loss(w, x), (1,), ()), mesh=MESH,
+                     in_specs=(P(), P("x")), out_specs=P("x"))  # fmt: skip
     out = grad(lambda w: lax.reduce_sum(body(w, X), (0,)))(W)
     np.testing.assert_allclose(np.asarray(out), GRAD, rtol=1e-5)
 
@@ -94,8 +94,11 @@ def test_jaxpr_of_an_implicit_pvary():
 
 
 def test_jaxpr_of_collectives():
-    f = shard_map(lambda a, b: (lax.psum(a, "x"), lax.psum(b, "y"), lax.broadcast_in_dim(lax.axis_index("y"), (1,), ())),
-                  mesh=MESH2, in_specs=(P(), P("x")), out_specs=(P(), P("x"), P("y")))  # fmt: skip
+    def body(a, b):
+        sums = lax.psum(a, "x"), lax.psum(b, "y")
+        return *sums, lax.broadcast_in_dim(lax.axis_index("y"), (1,), ())
+
+    f = shard_map(body, mesh=MESH2, in_specs=(P(), P("x")), out_specs=(P(), P("x"), P("y")))
     text = str(make_jaxpr(f)(np.ones(2, np.float32), np.ones(8, np.float32)))
     body = text[text.index("jaxpr={") : text.index("in (i, k, m) }")]
     assert body == (

@@ -40,7 +40,6 @@ from lamina.ir import (
     RefEffect,
     SourceInfo,
     Var,
-    abstract_eval_rules,
     check_jaxpr,
     dtypes,
     is_symbolic_dim,

@@ -31,7 +31,6 @@ from lamina.interpreters.transformations import ad
 from lamina.interpreters.transformations.ad import add_any_p, add_tangents
 from lamina.interpreters.transformations.partial_eval import linearize_flat
 from lamina.ir import (
-    vary_over,
     AbstractRef,
     Literal,
     MissingRuleError,
@@ -40,6 +39,7 @@ from lamina.ir import (
     transformation_boundary,
     transpose_rules,
     tree_util,
+    vary_over,
 )
 
 __all__ = [
