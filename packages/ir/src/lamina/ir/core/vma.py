@@ -10,7 +10,15 @@ import contextlib
 
 from lamina.ir.core.avals import ShapedArray, axis_ordered
 
-__all__ = ["checking_vma", "is_checking_vma", "register_pvary", "vary_over", "vma_of", "vma_rules"]
+__all__ = [
+    "checking",
+    "checking_vma",
+    "is_checking_vma",
+    "register_pvary",
+    "vary_over",
+    "vma_of",
+    "vma_rules",
+]
 
 # primitive -> rule(*avals, **params) giving the frozenset its results vary over.
 vma_rules: dict = {}
@@ -18,7 +26,7 @@ vma_rules: dict = {}
 # (a collective over an axis works on values varying over it).
 operand_axes_rules: dict = {}
 
-_checking = [False]
+checking = [False]
 _pvary: list = [None]
 
 
@@ -26,16 +34,16 @@ _pvary: list = [None]
 def checking_vma(on: bool):
     """Track varying axes while tracing in this block (a ``shard_map`` body with
     ``check_vma=True``); ``on=False`` turns the tracking off (``check_vma=False``)."""
-    prev = _checking[0]
-    _checking[0] = bool(on)
+    prev = checking[0]
+    checking[0] = bool(on)
     try:
         yield
     finally:
-        _checking[0] = prev
+        checking[0] = prev
 
 
 def is_checking_vma() -> bool:
-    return _checking[0]
+    return checking[0]
 
 
 def register_pvary(bind) -> None:
