@@ -47,7 +47,6 @@ from lamina.interpreters import (
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import (
-    ClosedJaxpr,
     Primitive,
     checking_vma,
     declare_param,
@@ -616,43 +615,6 @@ def _check_out_rank(fun, specs, avals) -> None:
             )
 
 
-# How each collective changes the mesh axes a value varies over.
-_REDUCING = {"psum", "pmax", "pmin"}
-
-
-def _varying(closed: ClosedJaxpr, in_axes: list[frozenset]) -> list[frozenset]:
-    """The mesh axes each output of the body may differ over, from those of its inputs:
-    reductions over an axis make a value the same along it; ``axis_index`` differs
-    along its axes; everything else varies where any of its operands does."""
-    env = dict(zip(closed.jaxpr.invars, in_axes, strict=True))
-
-    def read(v):
-        return env.get(v, frozenset()) if not hasattr(v, "val") else frozenset()
-
-    for eqn in closed.jaxpr.eqns:
-        ins = frozenset().union(*[read(v) for v in eqn.invars])
-        name = eqn.primitive.name
-        inner = eqn.params.get("jaxpr")
-        if isinstance(inner, ClosedJaxpr) and len(inner.jaxpr.invars) == len(eqn.invars):
-            outs = _varying(inner, [read(v) for v in eqn.invars])  # a call: look inside
-            for v, o in zip(eqn.outvars, outs, strict=True):
-                env[v] = o
-            continue
-        if name == "psum" and eqn.params.get("axis_index_groups") is not None:
-            raise NotImplementedError()  # as JAX 0.10.2 under check_vma
-        if name in _REDUCING:
-            out = ins - {a for a in eqn.params["axes"] if not isinstance(a, int)}
-        elif name == "axis_index":
-            out = frozenset(_axes_of(eqn.params["axis_name"]))
-        elif "axis_name" in eqn.params:
-            out = ins | frozenset(_axes_of(eqn.params["axis_name"]))
-        else:
-            out = ins
-        for v in eqn.outvars:
-            env[v] = out
-    return [read(v) for v in closed.jaxpr.outvars]
-
-
 def _spec_keys(specs, tree_of) -> list:
     """The key path within ``specs`` (a pytree prefix) of each leaf's spec."""
     keys = [_Key(k) for k, _ in tree_util.tree_flatten_with_path(specs, is_leaf=_is_spec_leaf)[0]]
@@ -666,8 +628,9 @@ class _Key:
 
 
 def _check_replication(fun, mesh, manual, closed, in_specs, out_specs, keys) -> None:
-    """Each result the same along the mesh axes its out spec does not name, as far as
-    the body shows; else JAX's error, one entry per result that may differ."""
+    """Each result the same along the mesh axes its out spec does not name, as its type
+    says (the axes it varies over); else JAX's error, one entry per result that may
+    differ."""
     out_vary = [getattr(a, "vma", frozenset()) for a in closed.out_avals]
     msgs = []
     for s, vary, key in zip(out_specs, out_vary, keys, strict=True):

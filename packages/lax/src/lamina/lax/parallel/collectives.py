@@ -61,10 +61,7 @@ __all__ = [
     "pmin",
     "pmin_p",
     "psum",
-    "psum_invariant_p",
     "psum_p",
-    "pvary",
-    "pvary_p",
 ]
 
 
