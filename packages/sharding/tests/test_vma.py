@@ -162,3 +162,37 @@ def test_all_gather_of_an_invariant_value_varies():
     f = shard_map(lambda a: lax.all_gather(a, "x"), mesh=MESH2, in_specs=P(), out_specs=P())
     with pytest.raises(ValueError, match=r"possibly varying over \{x\}"):
         f(np.ones(2, np.float32))
+
+
+def test_loop_carry_that_becomes_varying():
+    xs = np.arange(16, dtype=np.float32)
+    f = shard_map(lambda x: lax.fori_loop(0, 3, lambda i, c: c + x, np.zeros(2, np.float32)),
+                  mesh=MESH, in_specs=P("x"), out_specs=P("x"))  # fmt: skip
+    with pytest.raises(TypeError) as e:
+        f(xs)
+    assert str(e.value) == (
+        "scan body function carry input and carry output must have equal types, but they "
+        "differ:\n\nThe input carry component loop_carry[1] has type float32[2] but the "
+        "corresponding output carry component has type float32[2]{V:x}, so the manual axis "
+        "types do not match.\n\nThis might be fixed by applying `jax.lax.pcast(..., ('x',), "
+        "to='varying')`, to the initial carry value corresponding to the input carry "
+        "component loop_carry[1].\nSee https://docs.jax.dev/en/latest/notebooks/"
+        "shard_map.html#scan-vma for more information.\n\nRevise the function so that all "
+        "output types match the corresponding input types."
+    )
+    g = shard_map(lambda x: lax.fori_loop(0, 3, lambda i, c: c + x, lax.pcast(
+        np.zeros(2, np.float32), "x", to="varying")), mesh=MESH, in_specs=P("x"),
+        out_specs=P("x"))  # fmt: skip
+    np.testing.assert_array_equal(np.asarray(g(xs)), 3 * xs)
+
+
+def test_cond_branches_that_vary_differently():
+    def body(w, x):
+        pred = lax.gt(lax.reduce_max(w, (0,)), np.float32(0))
+        return lax.cond(pred, lambda a, b: a * b, lambda a, b: a, w, x)
+
+    f = shard_map(body, mesh=MESH, in_specs=(P(), P("x")), out_specs=P("x"))
+    with pytest.raises(TypeError, match=r"(?s)so the manual axis types do not match\.\n\n"
+                       r"This might be fixed by applying `jax\.lax\.pcast\(\.\.\., \(\), "
+                       r"to='varying'\)` to the output of true_fun\."):  # fmt: skip
+        f(np.ones(2, np.float32), np.ones(16, np.float32))
