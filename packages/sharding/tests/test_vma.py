@@ -196,3 +196,19 @@ def test_cond_branches_that_vary_differently():
                        r"This might be fixed by applying `jax\.lax\.pcast\(\.\.\., \(\), "
                        r"to='varying'\)` to the output of true_fun\."):  # fmt: skip
         f(np.ones(2, np.float32), np.ones(16, np.float32))
+
+
+def test_gradient_through_loops_with_varying_carries():
+    def body(w, x):
+        def loss(w):
+            c0 = lax.pcast(np.zeros(2, np.float32), "x", to="varying")
+            c = lax.fori_loop(0, 3, lambda i, c: lax.sin(c * w + x), c0)
+            s = lax.scan(lambda c, xi: (c * w + xi, c), c0, lax.reshape(x, (2, 1)))[0]
+            return lax.reduce_sum(c + s, (0,))
+
+        return grad(loss)(w)
+
+    f = shard_map(body, mesh=MESH, in_specs=(P(), P("x")), out_specs=P())
+    out = f(np.arange(2, dtype=np.float32) + 0.5, np.arange(16, dtype=np.float32) / 10)
+    # recorded from JAX 0.10.2
+    np.testing.assert_allclose(np.asarray(out), [7.101693630218506, 5.759651184082031], rtol=1e-5)
