@@ -235,7 +235,7 @@ class Primitive:
         return self.name
 
     def bind(self, *args, **params):
-        if vma.checking[0]:  # in a shard_map body with check_vma
+        if vma.checking.on:  # in a shard_map body with check_vma
             args = vma.joined_operands(self, args, params)
         try:
             return _bind_handler(self, args, params)
@@ -250,7 +250,7 @@ class Primitive:
 
     def abstract_eval(self, *avals, **params):
         out = abstract_eval_rules[self](*avals, **params)
-        if not vma.checking[0]:
+        if not vma.checking.on:
             return out
         if getattr(self, "effectful", False):
             return vma.with_vma(self, avals, params, out[0]), out[1]

@@ -7,6 +7,7 @@ own rule (``Primitive.def_vma``)."""
 from __future__ import annotations
 
 import contextlib
+import threading
 
 from lamina.ir.core.avals import ShapedArray, axis_ordered
 
@@ -26,7 +27,12 @@ vma_rules: dict = {}
 # (a collective over an axis works on values varying over it).
 operand_axes_rules: dict = {}
 
-checking = [False]
+
+class _Checking(threading.local):
+    on = False  # per thread, as tracing is
+
+
+checking = _Checking()
 _pvary: list = [None]
 
 
@@ -34,16 +40,16 @@ _pvary: list = [None]
 def checking_vma(on: bool):
     """Track varying axes while tracing in this block (a ``shard_map`` body with
     ``check_vma=True``); ``on=False`` turns the tracking off (``check_vma=False``)."""
-    prev = checking[0]
-    checking[0] = bool(on)
+    prev = checking.on
+    checking.on = bool(on)
     try:
         yield
     finally:
-        checking[0] = prev
+        checking.on = prev
 
 
 def is_checking_vma() -> bool:
-    return checking[0]
+    return checking.on
 
 
 def register_pvary(bind) -> None:
