@@ -60,7 +60,7 @@ class ShapedArray(AbstractValue):
         self.shape = _canonical_shape(shape)
         self.dtype = dtypes.dtype(dtype)
         self.weak_type = bool(weak_type)
-        self.vma = frozenset(vma)
+        self.vma = vma if type(vma) is frozenset else frozenset(vma)
 
     ndim = property(lambda self: len(self.shape))
 
