@@ -1,8 +1,9 @@
 """A data-parallel training step with ``jax.shard_map`` on 8 CPU devices.
 
 The batch is split over a one-dimensional mesh of 8 devices; each device computes the
-gradient of its shard, ``lax.pmean`` averages the gradients across devices, and every
-device applies the same update to its copy of the parameters. The example checks that
+loss of its shard, ``lax.pmean`` averages it across devices, and the gradient of that
+average reaches every device's copy of the parameters summed over devices (shard_map's
+default ``check_vma=True``), so every device applies the same update. The example checks that
 a step gives the same parameters as the same step on one device over the whole batch,
 and that training lowers the loss.
 
@@ -46,15 +47,20 @@ def sgd(params, grads, lr=0.1):
 
 
 def make_parallel_step(mesh):
-    # check_vma=False: each device differentiates its own loss, and the gradients are
-    # averaged explicitly with pmean (no implicit psum for the replicated parameters)
+    # The parameters are replicated (P()) and the batch split: inside the body the
+    # parameters are invariant across 'data' and the loss varies. Averaging the loss
+    # with pmean makes it invariant again, and differentiating through that (check_vma,
+    # the default) sums the devices' gradient contributions: the gradient of the loss
+    # over the whole batch, the same on every device, as out_specs=P() requires.
     specs = {"in_specs": (P(), P("data"), P("data")), "out_specs": (P(), P())}
 
     @jax.jit
-    @partial(jax.shard_map, mesh=mesh, check_vma=False, **specs)
+    @partial(jax.shard_map, mesh=mesh, **specs)
     def step(params, x, y):
-        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)  # on this device's shard
-        loss, grads = lax.pmean((loss, grads), axis_name="data")
+        def global_loss(params):
+            return lax.pmean(loss_fn(params, x, y), axis_name="data")
+
+        loss, grads = jax.value_and_grad(global_loss)(params)
         return sgd(params, grads), loss
 
     return step

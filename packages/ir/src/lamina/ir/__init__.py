@@ -12,9 +12,11 @@ from lamina.ir.core.avals import (
     AbstractValue,
     ShapedArray,
     abstract_token,
+    axis_ordered,
     is_extended_aval,
     physical_aval,
     register_aval_sharding,
+    set_vma_axis_order,
 )
 from lamina.ir.core.jaxpr import (
     ClosedJaxpr,
@@ -50,6 +52,7 @@ from lamina.ir.core.primitives import (
     shared_names_rules,
     transpose_rules,
 )
+from lamina.ir.core.vma import checking_vma, is_checking_vma, register_pvary, vary_over, vma_of
 from lamina.ir.dtypes import enable_x64
 from lamina.ir.dtypes.kinds import ExtendedDType, prng_key, register_extended_dtype
 from lamina.ir.effects import (
@@ -134,9 +137,11 @@ __all__ = [
     "abstract_eval_rules",
     "abstract_token",
     "api_boundary",
+    "axis_ordered",
     "batching_rules",
     "canonicalize_dim",
     "check_jaxpr",
+    "checking_vma",
     "collective_rules",
     "control_flow_allowed_effects",
     "custom_derivatives_allowed_effects",
@@ -149,6 +154,7 @@ __all__ = [
     "filter_traceback",
     "impl_rules",
     "internal_mutable_array_effect",
+    "is_checking_vma",
     "is_constant_dim",
     "is_constant_shape",
     "is_extended_aval",
@@ -176,11 +182,13 @@ __all__ = [
     "register_boundary",
     "register_dim_as_value",
     "register_extended_dtype",
+    "register_pvary",
     "register_value_reader",
     "remat_allowed_effects",
     "remat_split_rules",
     "set_bind_handler",
     "set_traceback_filtering_source",
+    "set_vma_axis_order",
     "shardable_ordered_effects",
     "shared_names_rules",
     "solve_dim_vars",
@@ -190,5 +198,7 @@ __all__ = [
     "transpose_rules",
     "tree",
     "tree_util",
+    "vary_over",
+    "vma_of",
     "wrap_api_functions",
 ]

@@ -46,7 +46,15 @@ from lamina.interpreters import (
 )
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ClosedJaxpr, Primitive, declare_param, dtypes, parse_call_args, tree_util
+from lamina.ir import (
+    Primitive,
+    checking_vma,
+    declare_param,
+    dtypes,
+    parse_call_args,
+    set_vma_axis_order,
+    tree_util,
+)
 from lamina.lax import bind_mesh_axes, div, psum, reshape
 from lamina.sharding.axis_types import AxisType
 from lamina.sharding.mesh import AbstractMesh, Mesh
@@ -103,10 +111,24 @@ def _global_shape(mesh, spec, shape) -> tuple:
 # ---------------------------------------------------------------- the primitive
 
 
-def _abstract_eval(*avals, mesh, in_specs, out_specs, jaxpr, **_):
+def _abstract_eval(*avals, mesh, in_specs, out_specs, jaxpr, newly_manual_axes=(), **_):
     mesh = _mesh_of(mesh)
-    return [a.update(shape=_global_shape(mesh, s, a.shape))
+    return [_outer_aval(a, a.update(shape=_global_shape(mesh, s, a.shape)), newly_manual_axes)
             for a, s in zip(jaxpr.out_avals, out_specs, strict=True)]  # fmt: skip
+
+
+def _outer_aval(inner, aval, manual):
+    """Outside the body a value no longer varies over the body's manual axes."""
+    vma = getattr(inner, "vma", None)
+    return aval.update(vma=vma - frozenset(manual)) if vma else aval
+
+
+def _body_aval(aval, spec, manual, check_vma: bool):
+    """Inside a checked body a value varies over the manual axes its spec splits it
+    over (and those it varied over outside)."""
+    if not check_vma or not hasattr(aval, "vma"):
+        return aval
+    return aval.update(vma=aval.vma | (frozenset(_spec_axes(spec)) & frozenset(manual)))
 
 
 _compiled: dict[tuple, tuple] = {}
@@ -257,7 +279,7 @@ def _jvp(primals, tangents, *, jaxpr, in_specs, out_specs, **params):
         return [*outs, *[t for t, d in zip(touts, out_diff, strict=True) if d]]
 
     t_avals = [a for a, g in zip(jaxpr.in_avals, given, strict=True) if g]
-    with _binding(params["mesh"], params):
+    with _tracing(params["mesh"], params):
         closed, _ = trace_to_jaxpr(body, [*jaxpr.in_avals, *t_avals], "shard_map jvp",
                                    what="shard_map")  # fmt: skip
     t_specs = tuple(s for s, g in zip(in_specs, given, strict=True) if g)
@@ -278,6 +300,13 @@ def _binding(mesh, params):
     return bind_mesh_axes(mesh.axis_names, mesh.axis_sizes, params["newly_manual_axes"])
 
 
+@contextlib.contextmanager
+def _tracing(mesh, params):
+    """While a body is traced: its axes bound, varying axes tracked if it is checked."""
+    with _binding(mesh, params), checking_vma(params.get("check_vma", False)):
+        yield
+
+
 def _unmentioned(mesh, spec, manual) -> tuple:
     """The manual axes ``spec`` does not split over (the value is the same along them)."""
     used = _spec_axes(spec)
@@ -289,6 +318,7 @@ def _transpose(cts, *args, mesh, jaxpr, in_specs, out_specs, **params):
     result the same on all devices of an axis gets its cotangent split evenly over them,
     and an input the same on all devices of an axis sums its cotangents over them."""
     manual = params["newly_manual_axes"]
+    check = params.get("check_vma", False)
     linear = [is_undefined_primal(x) for x in args]
     known = [x for x, lin in zip(args, linear, strict=True) if not lin]
     known_specs = tuple(s for s, lin in zip(in_specs, linear, strict=True) if not lin)
@@ -299,7 +329,8 @@ def _transpose(cts, *args, mesh, jaxpr, in_specs, out_specs, **params):
 
     def body(*xs):
         ks, cs = iter(xs[:n_known]), xs[n_known:]
-        cs = [c if not _unmentioned(mesh, s, manual) else
+        # Checked bodies carry the sums in their types (pvary's transpose is a psum).
+        cs = [c if check or not _unmentioned(mesh, s, manual) else
               div(c, np.asarray(_factor(mesh, _unmentioned(mesh, s, manual)), c.dtype))
               for c, s in zip(cs, out_specs, strict=True)]  # fmt: skip
         primals = [ad.UndefinedPrimal(a) if lin else next(ks)
@@ -309,12 +340,12 @@ def _transpose(cts, *args, mesh, jaxpr, in_specs, out_specs, **params):
         result = []
         for o, s in zip(outs, lin_specs, strict=True):
             o = ad.instantiate_zeros(o) if type(o) is ad.Zero else o
-            rest = _unmentioned(mesh, s, manual)
+            rest = () if check else _unmentioned(mesh, s, manual)
             result.append(psum(o, rest) if rest else o)
         return result
 
     params = dict(params, mesh=mesh)
-    with _binding(mesh, params):
+    with _tracing(mesh, params):
         closed, _ = trace_to_jaxpr(
             body, [*local_known, *jaxpr.out_avals], "shard_map transpose", what="shard_map"
         )
@@ -342,7 +373,7 @@ def _batching(axis_data, vals, dims, *, jaxpr, in_specs, out_specs, **params):
                     spmd_axis_name=None, axis_name=axis_data.name)(*xs)  # fmt: skip
 
     mesh = params["mesh"]
-    with _binding(mesh, params):
+    with _tracing(mesh, params):
         closed, _ = trace_to_jaxpr(body, in_avals, "shard_map batched", what="shard_map")
     new = _bind(closed, params, new_in, new_out)
     return shard_map_p.bind(*vals, **new), [0] * len(out_specs)
@@ -354,7 +385,7 @@ def _partial_eval(trace, args, *, jaxpr, in_specs, out_specs, **params):
     enter the ``shard_map`` of the unknown part the same way."""
     mesh = params["mesh"]
     unknown = [trace.is_unknown(x) for x in args]
-    with _binding(mesh, params):
+    with _tracing(mesh, params):
         known_c, unknown_c, out_unknown, forwarded = partial_eval_jaxpr(jaxpr, unknown, "shard_map")
     known_args = [x for x, u in zip(args, unknown, strict=True) if not u]
     known_specs = tuple(s for s, u in zip(in_specs, unknown, strict=True) if not u)
@@ -366,7 +397,7 @@ def _partial_eval(trace, args, *, jaxpr, in_specs, out_specs, **params):
         outs = eval_jaxpr(known_c.jaxpr, known_c.consts, *xs)
         return [*outs[:n_out], *[reshape(r, (1, *r.shape)) for r in outs[n_out:]]]
 
-    with _binding(mesh, params):
+    with _tracing(mesh, params):
         k_closed, _ = trace_to_jaxpr(known_body, known_c.in_avals, "shard_map known",
                                      what="shard_map")  # fmt: skip
     known_out_specs = tuple(s for s, u in zip(out_specs, out_unknown, strict=True) if not u)
@@ -386,7 +417,7 @@ def _partial_eval(trace, args, *, jaxpr, in_specs, out_specs, **params):
                for r, i in zip(xs[:n_res], forwarded, strict=True)]  # fmt: skip
         return eval_jaxpr(unknown_c.jaxpr, unknown_c.consts, *res, *xs[n_res:])
 
-    with _binding(mesh, params):
+    with _tracing(mesh, params):
         u_closed, _ = trace_to_jaxpr(
             unknown_body, [*res_local, *unknown_c.in_avals[n_res:]], "shard_map unknown",
             what="shard_map",
@@ -584,43 +615,6 @@ def _check_out_rank(fun, specs, avals) -> None:
             )
 
 
-# How each collective changes the mesh axes a value varies over.
-_REDUCING = {"psum", "pmax", "pmin"}
-
-
-def _varying(closed: ClosedJaxpr, in_axes: list[frozenset]) -> list[frozenset]:
-    """The mesh axes each output of the body may differ over, from those of its inputs:
-    reductions over an axis make a value the same along it; ``axis_index`` differs
-    along its axes; everything else varies where any of its operands does."""
-    env = dict(zip(closed.jaxpr.invars, in_axes, strict=True))
-
-    def read(v):
-        return env.get(v, frozenset()) if not hasattr(v, "val") else frozenset()
-
-    for eqn in closed.jaxpr.eqns:
-        ins = frozenset().union(*[read(v) for v in eqn.invars])
-        name = eqn.primitive.name
-        inner = eqn.params.get("jaxpr")
-        if isinstance(inner, ClosedJaxpr) and len(inner.jaxpr.invars) == len(eqn.invars):
-            outs = _varying(inner, [read(v) for v in eqn.invars])  # a call: look inside
-            for v, o in zip(eqn.outvars, outs, strict=True):
-                env[v] = o
-            continue
-        if name == "psum" and eqn.params.get("axis_index_groups") is not None:
-            raise NotImplementedError()  # as JAX 0.10.2 under check_vma
-        if name in _REDUCING:
-            out = ins - {a for a in eqn.params["axes"] if not isinstance(a, int)}
-        elif name == "axis_index":
-            out = frozenset(_axes_of(eqn.params["axis_name"]))
-        elif "axis_name" in eqn.params:
-            out = ins | frozenset(_axes_of(eqn.params["axis_name"]))
-        else:
-            out = ins
-        for v in eqn.outvars:
-            env[v] = out
-    return [read(v) for v in closed.jaxpr.outvars]
-
-
 def _spec_keys(specs, tree_of) -> list:
     """The key path within ``specs`` (a pytree prefix) of each leaf's spec."""
     keys = [_Key(k) for k, _ in tree_util.tree_flatten_with_path(specs, is_leaf=_is_spec_leaf)[0]]
@@ -634,9 +628,10 @@ class _Key:
 
 
 def _check_replication(fun, mesh, manual, closed, in_specs, out_specs, keys) -> None:
-    """Each result the same along the mesh axes its out spec does not name, as far as
-    the body shows; else JAX's error, one entry per result that may differ."""
-    out_vary = _varying(closed, [frozenset(_spec_axes(s)) for s in in_specs])
+    """Each result the same along the mesh axes its out spec does not name, as its type
+    says (the axes it varies over); else JAX's error, one entry per result that may
+    differ."""
+    out_vary = [getattr(a, "vma", frozenset()) for a in closed.out_avals]
     msgs = []
     for s, vary, key in zip(out_specs, out_vary, keys, strict=True):
         if not [a for a in _unmentioned(mesh, s, manual) if a in vary]:
@@ -749,8 +744,9 @@ def _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma)
     its output tree."""
     args = tree_util.tree_unflatten(in_tree, avals)
     _check_in(f, m, flat_in, avals, _arg_names(f, args), in_keys)
-    local = [a.update(shape=_local_shape(m, s, a.shape))
+    local = [_body_aval(a.update(shape=_local_shape(m, s, a.shape)), s, manual, check_vma)
              for a, s in zip(avals, flat_in, strict=True)]  # fmt: skip
+    set_vma_axis_order(m.axis_names)
     box = {}
 
     def body(*xs):
@@ -758,7 +754,11 @@ def _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma)
         flat, box["tree"] = tree_util.tree_flatten(out)
         return flat
 
-    with bind_mesh_axes(m.axis_names, m.axis_sizes, manual), body_mesh(_within(m, manual)):
+    with (
+        bind_mesh_axes(m.axis_names, m.axis_sizes, manual),
+        body_mesh(_within(m, manual)),
+        checking_vma(check_vma),
+    ):
         closed, _ = trace_to_jaxpr(body, local, f"shard_map({_fname(f)})", what="shard_map")
     out_tree = box["tree"]
     skeleton = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)

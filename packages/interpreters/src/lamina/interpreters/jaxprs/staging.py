@@ -40,7 +40,6 @@ from lamina.ir import (
     RefEffect,
     SourceInfo,
     Var,
-    abstract_eval_rules,
     check_jaxpr,
     dtypes,
     is_symbolic_dim,
@@ -127,7 +126,7 @@ class DynamicJaxprTrace(Trace):
     def process_primitive(self, primitive, args, params):
         tracers = [self.to_jaxpr_tracer(x) for x in args]
         avals = [t._aval for t in tracers]
-        out = abstract_eval_rules[primitive](*avals, **params)
+        out = primitive.abstract_eval(*avals, **params)
         effects = no_effects
         if getattr(primitive, "effectful", False):
             out, effects = out

@@ -39,6 +39,7 @@ from lamina.ir import (
     transformation_boundary,
     transpose_rules,
     tree_util,
+    vary_over,
 )
 
 __all__ = [
@@ -694,6 +695,8 @@ def _seed(aval):
     """The output cotangent grad starts from: one, weakly typed where the output is (a
     Python scalar), 1+0j for holomorphic outputs."""
     one = np.ones((), aval.dtype)
+    if getattr(aval, "vma", None):  # in a shard_map body: varying as the output is
+        return vary_over(one, aval.vma)
     return one.item() if aval.weak_type else one
 
 

@@ -16,9 +16,11 @@ __all__ = [
     "AbstractValue",
     "ShapedArray",
     "abstract_token",
+    "axis_ordered",
     "is_extended_aval",
     "physical_aval",
     "register_aval_sharding",
+    "set_vma_axis_order",
 ]
 
 
@@ -49,14 +51,16 @@ def _is_symbolic_dim(d) -> bool:
 
 
 class ShapedArray(AbstractValue):
-    """An array of known shape and dtype; ``weak_type`` marks Python-scalar provenance."""
+    """An array of known shape and dtype; ``weak_type`` marks Python-scalar provenance;
+    ``vma`` (in a ``shard_map`` body) names the manual mesh axes the value varies over."""
 
-    __slots__ = ("dtype", "shape", "weak_type")
+    __slots__ = ("dtype", "shape", "vma", "weak_type")
 
-    def __init__(self, shape, dtype, weak_type: bool = False):
+    def __init__(self, shape, dtype, weak_type: bool = False, vma=frozenset()):
         self.shape = _canonical_shape(shape)
         self.dtype = dtypes.dtype(dtype)
         self.weak_type = bool(weak_type)
+        self.vma = vma if type(vma) is frozenset else frozenset(vma)
 
     ndim = property(lambda self: len(self.shape))
 
@@ -74,11 +78,12 @@ class ShapedArray(AbstractValue):
             return math.prod(self.shape)  # a symbolic expression
         return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
 
-    def update(self, shape=None, dtype=None, weak_type=None) -> ShapedArray:
+    def update(self, shape=None, dtype=None, weak_type=None, vma=None) -> ShapedArray:
         return ShapedArray(
             self.shape if shape is None else shape,
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
+            self.vma if vma is None else vma,
         )
 
     def __eq__(self, other):
@@ -87,14 +92,15 @@ class ShapedArray(AbstractValue):
             and self.shape == other.shape
             and self.dtype == other.dtype
             and self.weak_type == other.weak_type
+            and self.vma == other.vma
         )
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type))
+        return hash((self.shape, self.dtype, self.weak_type, self.vma))
 
     def str_short(self, short_dtypes: bool = False) -> str:
         name = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
-        return f"{name}[{','.join(str(d) for d in self.shape)}]"
+        return f"{name}[{','.join(str(d) for d in self.shape)}]{_vma_str(self.vma)}"
 
     def __str__(self):
         return ("~" if self.weak_type else "") + self.str_short()
@@ -102,6 +108,29 @@ class ShapedArray(AbstractValue):
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"
+
+
+# The order mesh axes are printed in (``{V:(x,y)}``): that of the last mesh a body
+# was traced over, as JAX prints them in its mesh's order.
+_axis_order: dict = {}
+
+
+def set_vma_axis_order(names) -> None:
+    """Print varying axes in the order of ``names`` (a mesh's axis names)."""
+    _axis_order.update({n: i for i, n in enumerate(names)})
+
+
+def axis_ordered(names) -> tuple:
+    """``names`` in the order of the mesh last traced over."""
+    return tuple(sorted(names, key=lambda n: (_axis_order.get(n, len(_axis_order)), str(n))))
+
+
+def _vma_str(vma) -> str:
+    if not vma:
+        return ""
+    names = axis_ordered(vma)
+    text = ",".join(str(n) for n in names)
+    return f"{{V:{text if len(names) == 1 else f'({text})'}}}"
 
 
 # The function giving an aval's sharding: set by the sharding layer, which owns the

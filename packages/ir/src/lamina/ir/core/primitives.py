@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lamina.ir.core import known_primitives
+from lamina.ir.core import known_primitives, vma
 from lamina.ir.tracebacks import filter_traceback, register_boundary
 
 __all__ = [
@@ -235,6 +235,8 @@ class Primitive:
         return self.name
 
     def bind(self, *args, **params):
+        if vma.checking.on:  # in a shard_map body with check_vma
+            args = vma.joined_operands(self, args, params)
         try:
             return _bind_handler(self, args, params)
         except Exception as e:  # an API boundary (lamina.ir.tracebacks)
@@ -247,7 +249,20 @@ class Primitive:
             raise
 
     def abstract_eval(self, *avals, **params):
-        return abstract_eval_rules[self](*avals, **params)
+        out = abstract_eval_rules[self](*avals, **params)
+        if not vma.checking.on:
+            return out
+        if getattr(self, "effectful", False):
+            return vma.with_vma(self, avals, params, out[0]), out[1]
+        return vma.with_vma(self, avals, params, out)
+
+    def def_vma(self, rule, operand_axes=None):
+        """``rule(*avals, **params)``: the manual axes the results vary over;
+        ``operand_axes(params)``: the axes the operands are made to vary over first."""
+        vma.vma_rules[self] = rule
+        if operand_axes is not None:
+            vma.operand_axes_rules[self] = operand_axes
+        return rule
 
     def impl(self, *args, **params):
         return impl_rules[self](*args, **params)

@@ -34,7 +34,7 @@ from lamina.interpreters import (
     trace_to_jaxpr,
 )
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, Var, dtypes, tree_util
+from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, Var, dtypes, tree_util, vma_of
 from lamina.lax.base.primitives import broadcast_in_dim, clamp, convert_element_type, ne, select_n
 from lamina.lax.control_flow import bodies
 
@@ -92,9 +92,18 @@ def _check_branch_outputs(names, funs, traced):
                     f"{_branch_names(names, funs)}\n\n"
                     f"The output of {names[0]} has type {a.str_short()} but the "
                     f"corresponding output of {name} has type {b.str_short()}, so "
-                    f"{bodies.type_difference(a, b)}.\n\n"
+                    f"{bodies.type_difference(a, b)}.\n\n{_vma_hint(names, name, a, b)}"
                     f"Revise {_revise(names)} so that all output types match."
                 )
+
+
+def _vma_hint(names, name, a, b) -> str:
+    """JAX's suggestion where the branches' varying manual axes differ (the axes it
+    names are those of the output it points at, as JAX 0.10.2 prints them)."""
+    for target, x, y in ((names[0], b, a), (name, a, b)):
+        if vma_of(y) - vma_of(x):
+            return bodies.pvary_hint(vma_of(x) - vma_of(y), f" to the output of {target}")
+    return ""
 
 
 def _what(names):

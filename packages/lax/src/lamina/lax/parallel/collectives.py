@@ -19,7 +19,14 @@ from jaxlib import xla_client
 from lamina.interpreters import ad, axis_env, batching, is_undefined_primal, lower_fun, not_mapped
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import Primitive, ShapedArray, tree_util
+from lamina.ir import (
+    Primitive,
+    ShapedArray,
+    is_checking_vma,
+    register_pvary,
+    tree_util,
+    vma_of,
+)
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import (
     add,
@@ -208,6 +215,65 @@ def _psum_transpose(ct, x, *, axes, axis_index_groups):
 
 psum_p.def_transpose(_psum_transpose)
 
+# Under shard_map's varying-axes checks (``check_vma=True``) a sum over mesh axes is
+# ``psum_invariant`` of a value cast to vary over them (``pvary``): each is the
+# other's transpose, so a replicated input's cotangents are summed over devices.
+psum_invariant_p = _reduction(
+    "psum_invariant", lambda x, axes: reduce_sum(x, axes) if axes else x, True, "add"
+)
+ad.deflinear(psum_invariant_p)
+psum_invariant_p.def_pp_params(
+    lambda params: {"axes": params["axes"]},
+    lambda params, in_avals, out_avals: {**params, "axis_index_groups": None},
+)
+pvary_p = Primitive("pvary")
+pvary_p.def_impl(lambda x, *, axes: x)
+pvary_p.def_abstract_eval(lambda aval, *, axes: aval)
+pvary_p.def_lowering(lambda ctx, x, *, axes: [x])
+pvary_p.def_batching(
+    lambda axis_data, vals, dims, *, axes: (pvary_p.bind(*vals, axes=axes), dims[0])
+)
+ad.deflinear(pvary_p)
+
+
+def _transposed_as(prim):
+    def rule(ct, x, *, axes, **params):
+        if not is_undefined_primal(x):
+            return [None]
+        if type(ct) is ad.Zero:
+            return [ad.Zero(x.aval)]
+        return [prim.bind(ct, axes=axes, **params)]
+
+    return rule
+
+
+pvary_p.def_transpose(
+    lambda ct, x, *, axes: _transposed_as(psum_invariant_p)(
+        ct, x, axes=axes, axis_index_groups=None
+    )
+)
+psum_invariant_p.def_transpose(
+    lambda ct, x, *, axes, axis_index_groups: _transposed_as(pvary_p)(ct, x, axes=axes)
+)
+
+
+def _mesh_named(names) -> frozenset:
+    return frozenset(n for n in names if not isinstance(n, int) and is_device_axis(n))
+
+
+def _add_vma(aval, *, axes):
+    return vma_of(aval) | frozenset(axes)
+
+
+def _reduced_vma(aval, *, axes, axis_index_groups):
+    return vma_of(aval) - _mesh_named(axes)
+
+
+pvary_p.def_vma(_add_vma)
+for _prim in (psum_p, pmax_p, pmin_p, psum_invariant_p):
+    _prim.def_vma(_reduced_vma, lambda params: _mesh_named(params["axes"]))
+register_pvary(lambda x, axes: pvary_p.bind(x, axes=tuple(axes)))
+
 
 def _bind_each(prim, x, axis_name, axis_index_groups):
     axes = axis_names(axis_name)
@@ -227,6 +293,10 @@ def psum(x, axis_name, *, axis_index_groups=None):
         return leaf
 
     x = tree_util.tree_map(counted, x)
+    if is_checking_vma() and axis_index_groups is not None:
+        raise NotImplementedError()  # as JAX 0.10.2 under shard_map's check_vma
+    if is_checking_vma() and _mesh_named(axis_names(axis_name)) == set(axis_names(axis_name)):
+        return _bind_each(psum_invariant_p, x, axis_name, axis_index_groups)
     return _bind_each(psum_p, x, axis_name, axis_index_groups)
 
 
@@ -315,6 +385,7 @@ axis_index_p.def_lowering(_axis_index_lowering)
 axis_index_p.def_abstract_eval(_axis_index_abstract_eval)
 ad.zero_jvp(axis_index_p)
 axis_index_p.def_collective(lambda p: axis_names(p["axis_name"]), _axis_index_collective)
+axis_index_p.def_vma(lambda *, axis_name: _mesh_named(axis_names(axis_name)))
 
 
 def axis_index(axis_name):
@@ -342,10 +413,18 @@ def pbroadcast(x, axis_name, source):
     return psum(tree_util.tree_map(keep_source, x), axis_name)
 
 
+def pvary(x, axis_name):
+    """``x`` (a pytree) typed as varying over ``axis_name`` too (a no-op on values)."""
+    names = axis_names(axis_name)
+    if not names or not is_checking_vma():
+        return x
+    return tree_util.tree_map(lambda leaf: pvary_p.bind(leaf, axes=names), x)
+
+
 def pcast(x, axis_name, *, to):
     """Changes how a value varies across ``axis_name`` in shard_map's type system; under
     vmap every value is per-example already, so the value is returned unchanged."""
     if to not in ("varying", "invariant", "unreduced", "reduced"):
         raise ValueError(f"pcast: unknown target {to!r}")
     check_axes_bound(axis_names(axis_name), "pcast", staged=False)
-    return x
+    return pvary(x, axis_name) if to == "varying" else x

@@ -9,7 +9,7 @@ import numpy as np
 from lamina.interpreters import ad, batching, moveaxis, not_mapped
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import Primitive, ShapedArray, tree_util
+from lamina.ir import Primitive, ShapedArray, tree_util, vma_of
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import (
     broadcast_in_dim,
@@ -77,6 +77,9 @@ def collective_primitive(name: str, abstract_eval, collective, names_of):
     prim.def_impl(impl)
     prim.def_abstract_eval(abstract)
     prim.def_collective(lambda p: axis_names(names_of(p)), collective)
+    # The operands are cast to vary over the axes; the results vary as they do.
+    prim.def_vma(lambda *avals, **p: frozenset().union(*map(vma_of, avals)),
+                 lambda p: [n for n in axis_names(names_of(p)) if is_device_axis(n)])  # fmt: skip
     return prim
 
 
