@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from lamina.interpreters.jaxprs.calls import jit_p
 from lamina.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Primitive
 
 __all__ = [
@@ -117,5 +116,3 @@ def dce_jaxpr_call_rule(used_outputs: list[bool], eqn: JaxprEqn):
     )
     return used_inputs, new_eqn
 
-
-dce_rules[jit_p] = dce_jaxpr_closed_call_rule

@@ -50,6 +50,7 @@ import numpy as np
 from lamina.interpreters.core.mlir_bindings import func, hlo, ir
 from lamina.interpreters.jaxprs import dim_values
 from lamina.interpreters.jaxprs import mlir_builders as mb
+from lamina.interpreters.jaxprs.dce import dce_jaxpr_consts
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.ir import (
     ClosedJaxpr,
@@ -641,18 +642,12 @@ def _location(mctx: ModuleContext, scope: str, eqn: JaxprEqn) -> ir.Location:
 
 
 def _dce(jaxpr: Jaxpr, keep_unused: bool) -> tuple[Jaxpr, tuple[int, ...]]:
-    """Drop equations nothing needs (keeping effectful ones) and, unless ``keep_unused``,
-    the invars nothing uses. Returns the new Jaxpr and the kept invar indices."""
-    live = {a for a in jaxpr.outvars if isinstance(a, Var)}
-    kept_eqns = []
-    for eqn in reversed(jaxpr.eqns):
-        if eqn.effects or any(v in live for v in eqn.outvars if not isinstance(v, DropVar)):
-            kept_eqns.append(eqn)
-            live.update(a for a in eqn.invars if isinstance(a, Var))
-    kept_eqns.reverse()
-    kept = tuple(i for i, v in enumerate(jaxpr.invars) if keep_unused or v in live)
-    new = jaxpr.replace(invars=[jaxpr.invars[i] for i in kept], eqns=kept_eqns)
-    return new, kept
+    """Drop equations nothing needs (keeping effectful ones, pruning inside those with a
+    DCE rule) and, unless ``keep_unused``, the invars nothing uses. Returns the new Jaxpr
+    and the kept invar indices."""
+    new, _, used = dce_jaxpr_consts(jaxpr, [True] * len(jaxpr.outvars), keep_unused)
+    kept = tuple(i for i, u in enumerate(used) if u)
+    return new.replace(constvars=jaxpr.constvars), kept
 
 
 def _aliases(in_avals, donated: Sequence[bool], out_avals) -> tuple[dict[int, int], list]:
