@@ -60,7 +60,8 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs, instantiate=False) -> tuple[Jaxpr, lis
     output), taking only the inputs that needs (and those marked by ``instantiate``).
     Returns it and the used flag of each input."""
     used_outputs = _flags(used_outputs, len(jaxpr.outvars))
-    eqns, outvars, used = _dce(jaxpr, used_outputs, instantiate, 0)
+    eqns, outvars, used = _dce(jaxpr, used_outputs, instantiate, len(jaxpr.constvars))
+    used = used[len(jaxpr.constvars) :]  # constvars all stay, matching the consts
     invars = [v for v, u in zip(jaxpr.invars, used, strict=True) if u]
     return jaxpr.replace(invars=invars, outvars=outvars, eqns=eqns), used
 
