@@ -1,5 +1,7 @@
+# ruff: noqa: E501  (module text recorded from JAX is kept verbatim, one op a line)
 """The while loops lamina emits for scans and batched while loops are built as JAX's:
-the same number of carried values, the same reduction of a batched predicate."""
+the same number of carried values, the same reduction of a batched predicate; dead
+loop carries, scan outputs and cond outputs are dropped as JAX's DCE drops them."""
 
 import re
 
@@ -88,7 +90,7 @@ _PICK_DCE = """\
 
 _PAIRS_DCE = """\
 { lambda ; a:f32[]. let
-    b:f32[4] = iota[dimension=0 dtype=float32 shape=(4,) sharding=None] 
+    b:f32[4] = iota[dimension=0 dtype=float32 shape=(4,) sharding=None]\x20
     c:f32[] _:f32[] = scan[
       jaxpr={ lambda ; d:f32[] e:f32[] f:f32[]. let
           g:f32[] = mul e 2.0:f32[]

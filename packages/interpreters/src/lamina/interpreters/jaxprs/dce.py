@@ -116,4 +116,3 @@ def dce_jaxpr_call_rule(used_outputs: list[bool], eqn: JaxprEqn):
         params=dict(eqn.params, call_jaxpr=inner),
     )
     return used_inputs, new_eqn
-

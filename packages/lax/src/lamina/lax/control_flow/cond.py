@@ -9,8 +9,8 @@ of every branch: its own, zeros for the others') and stages a ``cond`` of the un
 parts; its transpose is a ``cond`` of the transposed branches. Under ``vmap`` a batched
 index turns the ``cond`` into every branch followed by ``select_n``. The cond of
 ``platform_dependent`` also has ``branches_platforms`` (the platforms of each branch,
-None for the default): lowered, it keeps only the branches of the platforms lowered for. Dead-code elimination
-drops the outputs nothing reads and the operands no branch then needs.
+None for the default): lowered, it keeps only the branches of the platforms lowered for. Dead-code
+elimination drops the outputs nothing reads and the operands no branch then needs.
 """
 
 from __future__ import annotations
