@@ -531,10 +531,9 @@ def _read(env: dict, atom) -> ir.Value:
     return env[atom]
 
 
-def _check_results(eqn: JaxprEqn, outs) -> list[ir.Value]:
-    outs = _flat(outs)
-    name = eqn.primitive.name
+def _check_results(eqn: JaxprEqn, outs: list[ir.Value]) -> list[ir.Value]:
     if len(outs) != len(eqn.outvars):
+        name = eqn.primitive.name
         raise ValueError(
             f"lowering rule for primitive '{name}' returned {len(outs)} values, "
             f"expected {len(eqn.outvars)}"
@@ -542,6 +541,7 @@ def _check_results(eqn: JaxprEqn, outs) -> list[ir.Value]:
     for value, var in zip(outs, eqn.outvars, strict=True):
         expected = mb.ir_type(var.aval)
         if value.type != expected:
+            name = eqn.primitive.name
             raise TypeError(
                 f"lowering rule for primitive '{name}' produced {value.type}, "
                 f"expected {expected} (for {var.aval.str_short()})"
@@ -564,9 +564,13 @@ def lower_jaxpr_body(
         env[var] = value
     outer_stack = mctx.name_stack
     scope_names: dict[int, tuple[Any, str]] = {}  # id of a name stack -> (it, its text)
+    rules_of: dict[Primitive, tuple[dict, Any]] = {}
     for eqn in jaxpr.eqns:
         operands = [_read(env, a) for a in eqn.invars]
-        rules, default_rule = platform_rules(eqn.primitive, mctx.platforms)
+        found = rules_of.get(eqn.primitive)
+        if found is None:
+            found = rules_of[eqn.primitive] = platform_rules(eqn.primitive, mctx.platforms)
+        rules, default_rule = found
         ctx = LoweringRuleContext(
             mctx, [a.aval for a in eqn.invars], [v.aval for v in eqn.outvars], eqn
         )
