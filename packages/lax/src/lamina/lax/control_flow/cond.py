@@ -367,11 +367,11 @@ def _cond_dce(used_outputs, eqn):
     for b in branches:
         used_ops = map(operator.or_, used_ops, partial_eval.dce_jaxpr(b.jaxpr, used_outputs)[1])
     used_ops = list(used_ops)
-    new_branches = tuple(
-        ClosedJaxpr(partial_eval.dce_jaxpr(b.jaxpr, used_outputs, used_ops)[0], b.consts)
-        for b in branches
-    )
+    inners = [partial_eval.dce_jaxpr(b.jaxpr, used_outputs, used_ops)[0] for b in branches]
     used_inputs = [True, *used_ops]
+    if all(a is b.jaxpr for a, b in zip(inners, branches, strict=True)):
+        return used_inputs, eqn
+    new_branches = tuple(ClosedJaxpr(a, b.consts) for a, b in zip(inners, branches, strict=True))
     new_eqn = eqn.replace(
         invars=[v for v, u in zip(eqn.invars, used_inputs, strict=True) if u],
         outvars=[v for v, u in zip(eqn.outvars, used_outputs, strict=True) if u],

@@ -462,6 +462,8 @@ def _scan_dce(used_outputs, eqn):
             break
         used_carry = [a or b for a, b in zip(used_carry, used_carry_in, strict=True)]
     used_outputs = used_carry + used_ys
+    if inner is closed.jaxpr and all(used_inputs):
+        return used_inputs, eqn
     params = dict(
         eqn.params,
         jaxpr=ClosedJaxpr(inner, closed.consts),
