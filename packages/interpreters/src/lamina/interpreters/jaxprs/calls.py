@@ -13,6 +13,7 @@ one executable.
 from __future__ import annotations
 
 from lamina.interpreters.core.tracing import Tracer, shaped_abstractify
+from lamina.interpreters.jaxprs.dce import dce_jaxpr_closed_call_rule, dce_rules
 from lamina.interpreters.jaxprs.discharge import discharge_state
 from lamina.interpreters.jaxprs.lowering import call_lowering
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
@@ -115,6 +116,7 @@ jit_p.def_impl(_jit_impl)
 jit_p.def_abstract_eval(_jit_abstract_eval)
 jit_p.def_lowering(call_lowering)
 jit_p.def_shared_names("jaxpr")
+dce_rules[jit_p] = dce_jaxpr_closed_call_rule
 # Printing only hides params; the parser's completion restores the defaults.
 jit_p.def_pp_params(
     _jit_pp_params,

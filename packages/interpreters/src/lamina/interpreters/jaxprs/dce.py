@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from lamina.interpreters.jaxprs.calls import jit_p
 from lamina.ir import ClosedJaxpr, DropVar, Jaxpr, JaxprEqn, Literal, Primitive
 
 __all__ = [
@@ -35,20 +34,19 @@ def _dce(jaxpr: Jaxpr, used_outputs, instantiate, n_leading: int):
     live = {v for v in outvars if not isinstance(v, Literal)}
     eqns = []
     for eqn in reversed(jaxpr.eqns):
-        used = [not isinstance(v, DropVar) and v in live for v in eqn.outvars]
         rule = dce_rules.get(eqn.primitive)
-        if rule is not None:
-            used_in, new_eqn = rule(used, eqn)
-            if new_eqn is not None:
-                eqns.append(new_eqn)
-            live.update(
-                a
-                for a, u in zip(eqn.invars, used_in, strict=True)
-                if u and not isinstance(a, Literal)
-            )
-        elif eqn.effects or any(used):
-            eqns.append(eqn)
-            live.update(a for a in eqn.invars if not isinstance(a, Literal))
+        if rule is None:  # the common case, kept short
+            if eqn.effects or any(v in live for v in eqn.outvars if type(v) is not DropVar):
+                eqns.append(eqn)
+                live.update(a for a in eqn.invars if type(a) is not Literal)
+            continue
+        used = [not isinstance(v, DropVar) and v in live for v in eqn.outvars]
+        used_in, new_eqn = rule(used, eqn)
+        if new_eqn is not None:
+            eqns.append(new_eqn)
+        live.update(
+            a for a, u in zip(eqn.invars, used_in, strict=True) if u and not isinstance(a, Literal)
+        )
     eqns.reverse()
     inputs = [*jaxpr.constvars, *jaxpr.invars]
     inst = [False] * n_leading + _flags(instantiate, len(jaxpr.invars))
@@ -61,9 +59,20 @@ def dce_jaxpr(jaxpr: Jaxpr, used_outputs, instantiate=False) -> tuple[Jaxpr, lis
     output), taking only the inputs that needs (and those marked by ``instantiate``).
     Returns it and the used flag of each input."""
     used_outputs = _flags(used_outputs, len(jaxpr.outvars))
-    eqns, outvars, used = _dce(jaxpr, used_outputs, instantiate, 0)
+    eqns, outvars, used = _dce(jaxpr, used_outputs, instantiate, len(jaxpr.constvars))
+    used = used[len(jaxpr.constvars) :]  # constvars all stay, matching the consts
+    if all(used) and _unchanged(jaxpr, eqns, outvars):
+        return jaxpr, used
     invars = [v for v, u in zip(jaxpr.invars, used, strict=True) if u]
     return jaxpr.replace(invars=invars, outvars=outvars, eqns=eqns), used
+
+
+def _unchanged(jaxpr: Jaxpr, eqns, outvars) -> bool:
+    return (
+        len(outvars) == len(jaxpr.outvars)
+        and len(eqns) == len(jaxpr.eqns)
+        and all(a is b for a, b in zip(eqns, jaxpr.eqns, strict=True))
+    )
 
 
 def dce_jaxpr_consts(
@@ -74,6 +83,8 @@ def dce_jaxpr_consts(
     eqns, outvars, used = _dce(jaxpr, list(used_outputs), instantiate, len(jaxpr.constvars))
     n = len(jaxpr.constvars)
     used_consts, used_inputs = used[:n], used[n:]
+    if all(used) and _unchanged(jaxpr, eqns, outvars):
+        return jaxpr, used_consts, used_inputs
     new = jaxpr.replace(
         constvars=[v for v, u in zip(jaxpr.constvars, used_consts, strict=True) if u],
         invars=[v for v, u in zip(jaxpr.invars, used_inputs, strict=True) if u],
@@ -90,6 +101,8 @@ def dce_jaxpr_closed_call_rule(used_outputs: list[bool], eqn: JaxprEqn):
         return [False] * len(eqn.invars), None
     closed = eqn.params["jaxpr"]
     inner, used_inputs = dce_jaxpr(closed.jaxpr, used_outputs)
+    if inner is closed.jaxpr:
+        return used_inputs, eqn
     params = dict(eqn.params, jaxpr=ClosedJaxpr(inner, closed.consts))
     for name in ("donated_invars", "in_shardings", "in_layouts"):
         if name in params:
@@ -116,6 +129,3 @@ def dce_jaxpr_call_rule(used_outputs: list[bool], eqn: JaxprEqn):
         params=dict(eqn.params, call_jaxpr=inner),
     )
     return used_inputs, new_eqn
-
-
-dce_rules[jit_p] = dce_jaxpr_closed_call_rule

@@ -50,6 +50,7 @@ import numpy as np
 from lamina.interpreters.core.mlir_bindings import func, hlo, ir
 from lamina.interpreters.jaxprs import dim_values
 from lamina.interpreters.jaxprs import mlir_builders as mb
+from lamina.interpreters.jaxprs.dce import dce_jaxpr_consts
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.ir import (
     ClosedJaxpr,
@@ -530,10 +531,9 @@ def _read(env: dict, atom) -> ir.Value:
     return env[atom]
 
 
-def _check_results(eqn: JaxprEqn, outs) -> list[ir.Value]:
-    outs = _flat(outs)
-    name = eqn.primitive.name
+def _check_results(eqn: JaxprEqn, outs: list[ir.Value]) -> list[ir.Value]:
     if len(outs) != len(eqn.outvars):
+        name = eqn.primitive.name
         raise ValueError(
             f"lowering rule for primitive '{name}' returned {len(outs)} values, "
             f"expected {len(eqn.outvars)}"
@@ -541,6 +541,7 @@ def _check_results(eqn: JaxprEqn, outs) -> list[ir.Value]:
     for value, var in zip(outs, eqn.outvars, strict=True):
         expected = mb.ir_type(var.aval)
         if value.type != expected:
+            name = eqn.primitive.name
             raise TypeError(
                 f"lowering rule for primitive '{name}' produced {value.type}, "
                 f"expected {expected} (for {var.aval.str_short()})"
@@ -563,9 +564,13 @@ def lower_jaxpr_body(
         env[var] = value
     outer_stack = mctx.name_stack
     scope_names: dict[int, tuple[Any, str]] = {}  # id of a name stack -> (it, its text)
+    rules_of: dict[Primitive, tuple[dict, Any]] = {}
     for eqn in jaxpr.eqns:
         operands = [_read(env, a) for a in eqn.invars]
-        rules, default_rule = platform_rules(eqn.primitive, mctx.platforms)
+        found = rules_of.get(eqn.primitive)
+        if found is None:
+            found = rules_of[eqn.primitive] = platform_rules(eqn.primitive, mctx.platforms)
+        rules, default_rule = found
         ctx = LoweringRuleContext(
             mctx, [a.aval for a in eqn.invars], [v.aval for v in eqn.outvars], eqn
         )
@@ -641,18 +646,12 @@ def _location(mctx: ModuleContext, scope: str, eqn: JaxprEqn) -> ir.Location:
 
 
 def _dce(jaxpr: Jaxpr, keep_unused: bool) -> tuple[Jaxpr, tuple[int, ...]]:
-    """Drop equations nothing needs (keeping effectful ones) and, unless ``keep_unused``,
-    the invars nothing uses. Returns the new Jaxpr and the kept invar indices."""
-    live = {a for a in jaxpr.outvars if isinstance(a, Var)}
-    kept_eqns = []
-    for eqn in reversed(jaxpr.eqns):
-        if eqn.effects or any(v in live for v in eqn.outvars if not isinstance(v, DropVar)):
-            kept_eqns.append(eqn)
-            live.update(a for a in eqn.invars if isinstance(a, Var))
-    kept_eqns.reverse()
-    kept = tuple(i for i, v in enumerate(jaxpr.invars) if keep_unused or v in live)
-    new = jaxpr.replace(invars=[jaxpr.invars[i] for i in kept], eqns=kept_eqns)
-    return new, kept
+    """Drop equations nothing needs (keeping effectful ones, pruning inside those with a
+    DCE rule) and, unless ``keep_unused``, the invars nothing uses. Returns the new Jaxpr
+    and the kept invar indices."""
+    new, _, used = dce_jaxpr_consts(jaxpr, [True] * len(jaxpr.outvars), keep_unused)
+    kept = tuple(i for i, u in enumerate(used) if u)
+    return new.replace(constvars=jaxpr.constvars), kept
 
 
 def _aliases(in_avals, donated: Sequence[bool], out_avals) -> tuple[dict[int, int], list]:

@@ -125,14 +125,33 @@ _tensor_types: dict[tuple, ir.Type] = {}
 _tensor_types_context: list = [None]
 
 
+_scalar_attrs: dict[tuple, ir.Attribute] = {}  # by (dtype, bytes), in that context too
+
+
+def _current_context() -> None:
+    """Empty the caches when the current context is not theirs."""
+    context = ir.Context.current
+    if _tensor_types_context[0] is not context:
+        _tensor_types.clear()
+        _scalar_attrs.clear()
+        _tensor_types_context[0] = context
+
+
+def _tensor_type(shape: tuple, dtype: np.dtype) -> ir.Type:
+    """``tensor<...>`` of a static ``shape`` and a NumPy ``dtype``, from the cache."""
+    _current_context()
+    found = _tensor_types.get((shape, dtype))
+    if found is None:
+        found = ir.RankedTensorType.get(dim_values.ir_shape(shape), dtype_to_ir_type(dtype))
+        _tensor_types[(shape, dtype)] = found
+    return found
+
+
 def ir_type(aval) -> ir.Type:
     """``tensor<...>`` for a ShapedArray, ``!stablehlo.token`` for a token."""
     if isinstance(aval, ShapedArray):
         key = (aval.shape, aval.dtype)
-        context = ir.Context.current
-        if _tensor_types_context[0] is not context:
-            _tensor_types.clear()
-            _tensor_types_context[0] = context
+        _current_context()
         found = _tensor_types.get(key)
         if found is None:
             if not isinstance(aval.dtype, np.dtype):  # an extended dtype: its physical data
@@ -152,6 +171,17 @@ def ir_types(avals: Sequence[Any]) -> list[ir.Type]:
 
 
 def _dense_attr(x: np.ndarray) -> ir.Attribute:
+    if x.ndim == 0:  # scalars (literals, mostly) recur: made once per context
+        key = (x.dtype, x.tobytes())
+        _current_context()
+        found = _scalar_attrs.get(key)
+        if found is None:
+            found = _scalar_attrs[key] = _new_dense_attr(x)
+        return found
+    return _new_dense_attr(x)
+
+
+def _new_dense_attr(x: np.ndarray) -> ir.Attribute:
     x = np.ascontiguousarray(x).reshape(x.shape)  # ascontiguousarray makes 0-d 1-d
     return ir.DenseElementsAttr.get(x, type=dtype_to_ir_type(x.dtype), shape=x.shape)
 
@@ -213,7 +243,10 @@ def broadcast_to(value: ir.Value, aval_in: ShapedArray, shape: Sequence[int]) ->
     if aval_in.ndim > len(shape):
         raise ValueError(f"cannot broadcast shape {aval_in.shape} to {shape}")
     offset = len(shape) - aval_in.ndim
-    return broadcast_in_dim(value, aval_in.update(shape=shape), range(offset, len(shape)))
+    dims = list(range(offset, len(shape)))
+    if isinstance(aval_in.dtype, np.dtype) and dim_values.is_static_shape(shape):
+        return stablehlo.broadcast_in_dim(_tensor_type(shape, aval_in.dtype), value, dims)
+    return broadcast_in_dim(value, aval_in.update(shape=shape), dims)
 
 
 def convert(value: ir.Value, aval_in: ShapedArray, aval_out: ShapedArray) -> ir.Value:

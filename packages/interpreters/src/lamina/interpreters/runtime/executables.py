@@ -262,23 +262,29 @@ def inner_sharding(closed: ClosedJaxpr):
 _PLAIN = frozenset({int, float, bool, str, bytes, type(None)})
 
 
-def _find_sharding(jaxpr: Jaxpr):
+def _find_sharding(jaxpr: Jaxpr, seen: set | None = None):
+    seen = set() if seen is None else seen  # ids of the Jaxprs looked into
+    seen.add(id(jaxpr))
     for eqn in jaxpr.eqns:
+        if not eqn.params:
+            continue
         stack = [v for v in eqn.params.values() if type(v) not in _PLAIN]
         while stack:
             value = stack.pop()
-            if type(value) in _PLAIN:
+            kind = type(value)
+            if kind in _PLAIN:
                 continue
-            if isinstance(value, Sharding) and value.num_devices > 1:
-                return value
-            if isinstance(value, ClosedJaxpr):
-                value = value.jaxpr
-            if isinstance(value, Jaxpr):
-                found = _find_sharding(value)
-                if found is not None:
-                    return found
+            if kind is ClosedJaxpr:
+                value, kind = value.jaxpr, Jaxpr
+            if kind is Jaxpr:
+                if id(value) not in seen:
+                    found = _find_sharding(value, seen)
+                    if found is not None:
+                        return found
             elif isinstance(value, (tuple, list)):
                 stack.extend(value)
+            elif isinstance(value, Sharding) and value.num_devices > 1:
+                return value
     return None
 
 

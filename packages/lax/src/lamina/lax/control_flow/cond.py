@@ -9,7 +9,8 @@ of every branch: its own, zeros for the others') and stages a ``cond`` of the un
 parts; its transpose is a ``cond`` of the transposed branches. Under ``vmap`` a batched
 index turns the ``cond`` into every branch followed by ``select_n``. The cond of
 ``platform_dependent`` also has ``branches_platforms`` (the platforms of each branch,
-None for the default): lowered, it keeps only the branches of the platforms lowered for.
+None for the default): lowered, it keeps only the branches of the platforms lowered for. Dead-code
+elimination drops the outputs nothing reads and the operands no branch then needs.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from lamina.interpreters import (
     describe_function,
     is_undefined_primal,
     lower_jaxpr_body,
+    partial_eval,
     set_current_trace,
     trace_to_jaxpr,
 )
@@ -362,6 +364,32 @@ def _taking_all_residuals(staged, all_res, offset, count):
 
 
 cond_p.def_partial_eval(_cond_partial_eval)
+
+
+def _cond_dce(used_outputs, eqn):
+    branches = eqn.params["branches"]
+    if eqn.effects or any(b.jaxpr.effects for b in branches):
+        return [True] * len(eqn.invars), eqn
+    if not any(used_outputs):
+        return [False] * len(eqn.invars), None
+    used_ops = [False] * (len(eqn.invars) - 1)
+    for b in branches:
+        used_ops = map(operator.or_, used_ops, partial_eval.dce_jaxpr(b.jaxpr, used_outputs)[1])
+    used_ops = list(used_ops)
+    inners = [partial_eval.dce_jaxpr(b.jaxpr, used_outputs, used_ops)[0] for b in branches]
+    used_inputs = [True, *used_ops]
+    if all(a is b.jaxpr for a, b in zip(inners, branches, strict=True)):
+        return used_inputs, eqn
+    new_branches = tuple(ClosedJaxpr(a, b.consts) for a, b in zip(inners, branches, strict=True))
+    new_eqn = eqn.replace(
+        invars=[v for v, u in zip(eqn.invars, used_inputs, strict=True) if u],
+        outvars=[v for v, u in zip(eqn.outvars, used_outputs, strict=True) if u],
+        params=dict(eqn.params, branches=new_branches),
+    )
+    return used_inputs, new_eqn
+
+
+partial_eval.dce_rules[cond_p] = _cond_dce
 
 
 def _cond_transpose(cts, index, *ops, branches, **params):

@@ -13,6 +13,8 @@ residuals stacked as extra ``ys``) and stages a ``scan`` of the unknown part tha
 them as ``xs``; the carries that are unknown are found by a fixed point. The transpose
 is a reversed ``scan`` of the transposed body, the constants' cotangents summed in the
 carry. Under ``vmap`` the body is batched, the batched carries found by a fixed point.
+Dead-code elimination drops the ``ys`` nothing reads and the carries that neither an
+output nor another kept carry needs (a fixed point), with the inputs then unused.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from lamina.interpreters import (
     def_standard_impl,
     describe_function,
     is_undefined_primal,
+    partial_eval,
     set_current_trace,
     trace_to_jaxpr,
 )
@@ -438,6 +441,44 @@ def _scan_complete(params, in_avals, out_avals):
     return params
 
 
+def _scan_dce(used_outputs, eqn):
+    closed = eqn.params["jaxpr"]
+    if closed.jaxpr.effects or eqn.effects:
+        return [True] * len(eqn.invars), eqn
+    if not any(used_outputs):
+        return [False] * len(eqn.invars), None
+    num_consts, num_carry = eqn.params["num_consts"], eqn.params["num_carry"]
+    num_xs = len(eqn.invars) - num_consts - num_carry
+    used_carry, used_ys = list(used_outputs[:num_carry]), list(used_outputs[num_carry:])
+    while True:
+        # A carry read by the body must also be computed by it: grow until stable.
+        inner, used_inputs = partial_eval.dce_jaxpr(
+            closed.jaxpr,
+            used_carry + used_ys,
+            instantiate=[False] * num_consts + used_carry + [False] * num_xs,
+        )
+        used_carry_in = used_inputs[num_consts : num_consts + num_carry]
+        if used_carry_in == used_carry:
+            break
+        used_carry = [a or b for a, b in zip(used_carry, used_carry_in, strict=True)]
+    used_outputs = used_carry + used_ys
+    if inner is closed.jaxpr and all(used_inputs):
+        return used_inputs, eqn
+    params = dict(
+        eqn.params,
+        jaxpr=ClosedJaxpr(inner, closed.consts),
+        num_consts=sum(used_inputs[:num_consts]),
+        num_carry=sum(used_carry),
+        linear=tuple(x for x, u in zip(eqn.params["linear"], used_inputs, strict=True) if u),
+    )
+    new_eqn = eqn.replace(
+        invars=[v for v, u in zip(eqn.invars, used_inputs, strict=True) if u],
+        outvars=[v for v, u in zip(eqn.outvars, used_outputs, strict=True) if u],
+        params=params,
+    )
+    return used_inputs, new_eqn
+
+
 scan_p.def_abstract_eval(_scan_abstract_eval)
 scan_p.def_lowering(scan_lowering)
 def_standard_impl(scan_p)
@@ -446,6 +487,7 @@ scan_p.def_transpose(_scan_transpose)
 accept_ref_cotangents(scan_p)
 batching.batching_rules[scan_p] = _scan_batching
 scan_p.def_pp_params(_scan_pp, _scan_complete)
+partial_eval.dce_rules[scan_p] = _scan_dce
 
 
 # ---------------------------------------------------------------- discharge
