@@ -245,6 +245,7 @@ from lamina.interpreters.transformations.checkpoint_markers import (
     Saveable,
 )
 from lamina.interpreters.transformations.custom_derivatives import (
+    CustomVJPException,
     CustomVJPPrimal,
     SymbolicZero,
     closure_convert,
@@ -309,6 +310,7 @@ __all__ = [
     "CompiledModule",
     "ConcretizationTypeError",
     "Config",
+    "CustomVJPException",
     "CustomVJPPrimal",
     "Device",
     "DidntWant",
