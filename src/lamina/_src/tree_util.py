@@ -3,7 +3,8 @@
 (built-in containers and registered classes; named tuples are nodes by their shape, not
 by registration, and are not in it, as in JAX)."""
 
-from lamina.ir import default_registry, prefix_errors
+from lamina.ir import prefix_errors
+from lamina.tree_util import default_registry
 
 __all__ = ["_registry", "prefix_errors"]
 
