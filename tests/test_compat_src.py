@@ -62,9 +62,8 @@ def test_physical_aval_of_a_plain_array_is_itself():
 
 
 def test_type_promotion_error_is_what_strict_promotion_raises():
-    with lamina.numpy_dtype_promotion("strict"):
-        with pytest.raises(dtypes.TypePromotionError):
-            jnp.ones(2, jnp.float32) + jnp.ones(2, jnp.int32)
+    with lamina.numpy_dtype_promotion("strict"), pytest.raises(dtypes.TypePromotionError):
+        jnp.ones(2, jnp.float32) + jnp.ones(2, jnp.int32)
 
 
 def test_registry_holds_the_node_types():
