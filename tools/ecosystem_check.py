@@ -381,7 +381,7 @@ def run_tests(lib: str, target: Path, sources: Path, jax_python: str, timeout: i
                 subprocess.run(
                     command,
                     env=_env(target),
-                    cwd=base,
+                    cwd=tmp,
                     capture_output=True,
                     text=True,
                     timeout=timeout,
