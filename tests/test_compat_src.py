@@ -3,6 +3,7 @@
 modules under the import alias: each name is lamina's own object, so what a library
 registers or patches through it changes what lamina does."""
 
+import importlib.util
 import subprocess
 import sys
 import textwrap
@@ -114,11 +115,9 @@ def test_registered_exclusions_are_dropped_from_filtered_tracebacks(tmp_path):
     helper.write_text(
         "def wrap(f):\n    def wrapped(x):\n        return f(x)\n    return wrapped\n"
     )
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import libwrapper
-    finally:
-        sys.path.remove(str(tmp_path))
+    spec = importlib.util.spec_from_file_location("libwrapper", helper)
+    libwrapper = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(libwrapper)
 
     def bad(x):
         return x + "text"
