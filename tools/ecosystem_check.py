@@ -376,9 +376,10 @@ def run_tests(lib: str, target: Path, sources: Path, jax_python: str, timeout: i
     ):
         with tempfile.TemporaryDirectory() as tmp:
             xml_path = Path(tmp) / "junit.xml"
-            command = [*python, "-q", "-p", "no:cacheprovider", f"--junitxml={xml_path}", *paths]
+            options = ["-q", "-p", "no:cacheprovider", "--continue-on-collection-errors"]
+            command = [*python, *options, f"--junitxml={xml_path}", *paths]
             try:
-                subprocess.run(
+                out = subprocess.run(
                     command,
                     env=_env(target),
                     cwd=tmp,
@@ -386,8 +387,10 @@ def run_tests(lib: str, target: Path, sources: Path, jax_python: str, timeout: i
                     text=True,
                     timeout=timeout,
                 )
+                summary = (out.stdout.strip().splitlines() or ["no output"])[-1]
+                print(f"tests {lib} on {side}: {summary}", flush=True)
             except subprocess.TimeoutExpired:
-                print(f"tests {lib} on {side}: timed out after {timeout} s")
+                print(f"tests {lib} on {side}: timed out after {timeout} s", flush=True)
             results[side] = _outcomes(xml_path)
     return results
 
