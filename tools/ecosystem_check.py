@@ -55,6 +55,7 @@ PACKAGES = [
     "typing_extensions==4.16.0",
     "absl-py==2.5.1",
     "toolz==1.2.0",
+    "cloudpickle==3.1.3",
     "pytest==9.2.0",
     "pluggy==1.7.0",
     "iniconfig==2.3.1",
@@ -202,22 +203,26 @@ _PRINT_RESULT = "\nimport json\nprint('RESULT ' + json.dumps(result))\n"
 # ------------------------------------------------------------------ test-suite subsets
 
 # Library -> (folder under --sources or "<target>" for tests shipped in the package,
-# test files). Files needing TensorFlow, orbax, cloudpickle or several devices are left
+# test files). Files needing TensorFlow, scikit-learn, orbax or several devices are left
 # out.
 TESTS = {
     "optax": (
-        "<target>/optax/_src",
+        "<target>/optax",
         [
-            "alias_test.py",
-            "base_test.py",
-            "combine_test.py",
-            "factorized_test.py",
-            "linear_algebra_test.py",
-            "lookahead_test.py",
-            "numerics_test.py",
-            "transform_test.py",
-            "update_test.py",
-            "utils_test.py",
+            "_src/base_test.py",
+            "_src/combine_test.py",
+            "_src/factorized_test.py",
+            "_src/linear_algebra_test.py",
+            "_src/lookahead_test.py",
+            "_src/numerics_test.py",
+            "_src/transform_test.py",
+            "_src/update_test.py",
+            "_src/utils_test.py",
+            "losses/_classification_test.py",
+            "losses/_regression_test.py",
+            "schedules/_schedule_test.py",
+            "transforms/_clipping_test.py",
+            "transforms/_accumulation_test.py",
         ],
     ),
     "chex": (

@@ -1,0 +1,50 @@
+"""What libraries built on JAX (equinox, flax) rely on beyond the documented API, each
+as JAX 0.10.2 does it (values recorded from JAX 0.10.2)."""
+
+import numpy as np
+
+import lamina as jax
+import lamina.numpy as jnp
+from lamina.extend.core import find_top_trace
+from lamina.interpreters.ad import JVPTracer
+
+
+def test_tracers_of_one_jvp_share_their_traces_main():
+    # equinox's filter_jvp tells its own tracers apart by ``tracer._trace.main``.
+    seen = []
+
+    def f(x, y):
+        main = find_top_trace([x]).main
+        seen.append(main is y._trace.main and isinstance(x, JVPTracer))
+        inner = jax.jvp(lambda z: z * x, (x,), (x,))[0]
+        seen.append(find_top_trace([inner]).main is not None)
+        return x * y
+
+    jax.jvp(f, (1.0, 2.0), (1.0, 1.0))
+    assert seen == [True, True]
+
+
+def test_vmap_of_a_callable_object_with_odd_attributes():
+    class Model:
+        __name__ = object()  # an equinox Module's class attributes can be anything
+
+        def __call__(self, x):
+            return x * 2
+
+    out = jax.vmap(Model())(jnp.arange(3.0))
+    np.testing.assert_array_equal(out, [0.0, 2.0, 4.0])
+
+
+def test_add_and_sub_give_array_tangents_for_python_and_numpy_tangents():
+    # Recorded from JAX 0.10.2: [ArrayImpl, ArrayImpl] for each, weak for Python floats.
+    for fun, primal, tangent in [
+        (lambda x: x + 1, 1.0, 1.0),
+        (lambda x: x - 1, 1.0, 1.0),
+        (lambda x: x + 1, np.ones(2, np.float32), np.ones(2, np.float32)),
+    ]:
+        out = jax.jvp(fun, (primal,), (tangent,))
+        assert all(isinstance(v, jax.Array) for v in out), out
+    _, t = jax.jvp(lambda x: x + 1, (1.0,), (1.0,))
+    assert t.weak_type and t.dtype == np.float32
+    # A function that passes its input through leaves it alone (also as JAX).
+    assert type(jax.jvp(lambda x: x, (1.0,), (1.0,))[1]) is float
