@@ -1,6 +1,9 @@
 """What libraries built on JAX (equinox, flax) rely on beyond the documented API, each
 as JAX 0.10.2 does it (values recorded from JAX 0.10.2)."""
 
+import subprocess
+import sys
+
 import numpy as np
 
 import lamina as jax
@@ -48,3 +51,47 @@ def test_add_and_sub_give_array_tangents_for_python_and_numpy_tangents():
     assert t.weak_type and t.dtype == np.float32
     # A function that passes its input through leaves it alone (also as JAX).
     assert type(jax.jvp(lambda x: x, (1.0,), (1.0,))[1]) is float
+
+
+def test_parse_flags_with_absl_reads_the_jax_options_of_the_command_line():
+    # As JAX 0.10.2 (with absl installed) sets them from this command line.
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import lamina as jax; jax.config.parse_flags_with_absl(); "
+            "print(jax.config.jax_enable_x64, jax.config.jax_default_matmul_precision, "
+            "jax.config.jax_debug_nans, jax.config.jax_debug_infs)",
+            "--jax_enable_x64",
+            "--jax_default_matmul_precision=highest",
+            "--nojax_debug_nans",
+            "--other=1",
+            "--",
+            "--jax_debug_infs",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "highest", "False", "False"]
+
+
+def test_isinstance_array_of_objects_answering_any_attribute_under_the_alias():
+    # flax's Rngs answers every attribute; with ``jax`` being lamina, jaxlib must keep
+    # asking only lamina's tracers whether they are arrays.
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import lamina.compat; lamina.compat.install(); import jax, jax.numpy as jnp\n"
+            "class Anything:\n"
+            "    def __getattr__(self, name):\n"
+            "        return Anything()\n"
+            "print(isinstance(Anything(), jax.Array), isinstance(jnp.ones(2), jax.Array))\n"
+            "print(jax.jit(lambda x: isinstance(x, jax.Array))(1.0))",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "True", "True"]
