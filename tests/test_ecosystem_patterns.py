@@ -95,3 +95,13 @@ def test_isinstance_array_of_objects_answering_any_attribute_under_the_alias():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "True", "True"]
+
+
+def test_cond_outputs_take_the_first_branchs_weak_types():
+    # Recorded from JAX 0.10.2: the bound cond's outputs are typed as its first branch
+    # (the false branch of lax.cond); equinox's error checks rely on it.
+    x, y = jnp.where(True, 1, -1), jnp.int32(3)
+    false_weak = jax.jit(lambda p, x, y: jax.lax.cond(p, lambda: y, lambda: x))(True, x, y)
+    true_weak = jax.jit(lambda p, x, y: jax.lax.cond(p, lambda: x, lambda: y))(True, x, y)
+    switch = jax.jit(lambda i, x, y: jax.lax.switch(i, [lambda: y, lambda: x]))(0, x, y)
+    assert (false_weak.weak_type, true_weak.weak_type, switch.weak_type) == (True, False, False)
