@@ -105,3 +105,10 @@ def test_cond_outputs_take_the_first_branchs_weak_types():
     true_weak = jax.jit(lambda p, x, y: jax.lax.cond(p, lambda: x, lambda: y))(True, x, y)
     switch = jax.jit(lambda i, x, y: jax.lax.switch(i, [lambda: y, lambda: x]))(0, x, y)
     assert (false_weak.weak_type, true_weak.weak_type, switch.weak_type) == (True, False, False)
+
+
+def test_linearize_with_aux():
+    # Values recorded from JAX 0.10.2 (diffrax linearizes with has_aux).
+    y, f_jvp, aux = jax.linearize(lambda x: (x * 2, {"a": x, "b": x * 3}), 1.0, has_aux=True)
+    assert float(y) == 2.0 and float(f_jvp(1.0)) == 2.0
+    assert aux["a"] == 1.0 and float(aux["b"]) == 3.0 and isinstance(aux["b"], jax.Array)
