@@ -249,6 +249,7 @@ from lamina.interpreters.transformations.checkpoint_markers import (
     Saveable,
 )
 from lamina.interpreters.transformations.custom_derivatives import (
+    CustomVJPException,
     CustomVJPPrimal,
     SymbolicZero,
     closure_convert,
@@ -313,6 +314,7 @@ __all__ = [
     "CompiledModule",
     "ConcretizationTypeError",
     "Config",
+    "CustomVJPException",
     "CustomVJPPrimal",
     "Device",
     "DidntWant",

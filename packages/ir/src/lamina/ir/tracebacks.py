@@ -40,9 +40,12 @@ from typing import Any, TypeVar
 __all__ = [
     "UnfilteredStackTrace",
     "api_boundary",
+    "excluded_paths",
     "filter_traceback",
+    "include_frame",
     "is_lamina_file",
     "register_boundary",
+    "register_exclusion",
     "set_traceback_filtering_source",
     "transformation_boundary",
     "wrap_api_functions",
@@ -107,9 +110,25 @@ def is_lamina_file(filename: str) -> bool:
     return ours
 
 
+# Files whose frames are removed as lamina's are: libraries built on the JAX API hide
+# theirs this way (JAX's ``register_exclusion``; flax edits the list itself).
+excluded_paths: list[str] = []
+
+
+def register_exclusion(path: str) -> None:
+    """Remove the frames of files under ``path`` from filtered tracebacks too."""
+    excluded_paths.append(path)
+
+
+def include_frame(frame: types.FrameType) -> bool:
+    """Whether a filtered traceback keeps ``frame``."""
+    filename = frame.f_code.co_filename
+    return not is_lamina_file(filename) and not filename.startswith(tuple(excluded_paths))
+
+
 def _without_lamina_frames(tb: types.TracebackType) -> types.TracebackType:
     entries = list(traceback.walk_tb(tb))
-    kept = [e for e in entries[:-1] if not is_lamina_file(e[0].f_code.co_filename)]
+    kept = [e for e in entries[:-1] if include_frame(e[0])]
     kept.append(entries[-1])  # the frame that raised, whoever's it is
     out = None
     for frame, lineno in reversed(kept):

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import enum
 import functools
+import itertools
 import os
+import sys
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -217,6 +219,26 @@ class Config:
         if option is None:
             raise AttributeError(f"Unrecognized config option: {name}")
         option.set(val)
+
+    def parse_flags_with_absl(self) -> None:
+        """Apply the ``--jax_*`` options on the command line (before any ``--``):
+        ``--jax_name=value``, ``--jax_name`` (true) and ``--nojax_name`` (false). Test
+        suites built on absl call it; other arguments are left alone."""
+        for arg in itertools.takewhile(lambda a: a != "--", sys.argv[1:]):
+            name, has_value, text = arg.removeprefix("--").partition("=")
+            if not arg.startswith("--"):
+                continue
+            value: Any = text
+            if name.startswith("nojax_") and not has_value:
+                name, value = name[2:], False
+            elif not has_value:
+                value = True
+            option = self._options.get(name)
+            if option is None:
+                continue
+            if isinstance(option.value, bool) and isinstance(value, str):
+                value = bool_from_env(value, name)
+            self.update(name, value)
 
     def read(self, name: str) -> Any:
         """The value of a flag. Options with a context manager are read as attributes

@@ -84,6 +84,12 @@ class Trace:
         """Called when the transformation ends: its tracers are now leaked if used."""
         self._valid = False
 
+    @property
+    def main(self) -> Trace:
+        """What identifies the transformation (JAX's older name, which equinox still
+        compares tracers' traces by): the trace itself."""
+        return self
+
     def process_primitive(self, primitive, args, params):
         raise NotImplementedError(f"{type(self).__name__} cannot process primitives")
 

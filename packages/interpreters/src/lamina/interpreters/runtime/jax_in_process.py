@@ -47,7 +47,13 @@ def register_tracer_class(tracer_class: type) -> None:
     """Make ``isinstance(t, Array)`` true for instances ``t`` of ``tracer_class`` whose
     ``t._is_traced_array()`` is true."""
     _tracer_class[:] = [tracer_class]
-    _jax.set_tracer_class(object if "jax" in sys.modules else tracer_class)
+    _jax.set_tracer_class(object if _is_jax(sys.modules.get("jax")) else tracer_class)
+
+
+def _is_jax(module) -> bool:
+    """Whether ``module`` is JAX itself (not lamina under the ``jax`` alias, whose
+    module says so with ``__lamina_alias__``)."""
+    return module is not None and not getattr(module, "__lamina_alias__", False)
 
 
 @contextlib.contextmanager
@@ -79,7 +85,8 @@ class _Loader(importlib.abc.Loader):
         module.__loader__ = self._loader
         module.__spec__.loader = self._loader
         self._loader.exec_module(module)
-        _jax_arrived()
+        if _is_jax(module):
+            _jax_arrived()
 
     def __getattr__(self, name):
         return getattr(self._loader, name)
@@ -104,7 +111,7 @@ class _JaxFinder(importlib.abc.MetaPathFinder):
         return None
 
 
-if "jax" in sys.modules:  # JAX came first: lamina's attributes are installed shared
+if _is_jax(sys.modules.get("jax")):  # JAX came first: lamina's attributes are shared
     share_with_jax()
 else:
     sys.meta_path.insert(0, _JaxFinder())

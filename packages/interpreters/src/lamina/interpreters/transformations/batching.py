@@ -743,6 +743,7 @@ def vmap(fun, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_n
         results = _batch_vmappable(flat_fun, axis_data, leaves, dims, out_specs)
         return tree_util.tree_unflatten(out_tree_box[0][1], results)
 
-    with contextlib.suppress(AttributeError):
+    # A callable object may hold anything under those names (an equinox Module does).
+    with contextlib.suppress(AttributeError, TypeError):
         functools.update_wrapper(vmap_f, fun)
     return vmap_f

@@ -403,11 +403,13 @@ def _linearize_tree(fun, primals, has_aux=False):
 
 
 @transformation_boundary
-def linearize(fun, *primals):
-    """``(fun(*primals), f_jvp)``: ``f_jvp(*tangents)`` applies the linear map staged by
-    partial evaluation of the JVP (the primal computation runs once, now)."""
+def linearize(fun, *primals, has_aux: bool = False):
+    """``(fun(*primals), f_jvp)`` (and ``aux`` with ``has_aux``): ``f_jvp(*tangents)``
+    applies the linear map staged by partial evaluation of the JVP (the primal
+    computation runs once, now)."""
     ad._check_callable(fun)
-    primals_out, linear, in_tree, box, t_avals, lin_avals = _linearize_tree(fun, primals)
+    linearized = _linearize_tree(fun, primals, has_aux)
+    primals_out, linear, in_tree, box, t_avals, lin_avals = linearized
     out_tree = box["out_tree"]
 
     def f_jvp(*tangents):
@@ -429,7 +431,8 @@ def linearize(fun, *primals):
         outs = call_jaxpr(linear, *args, name="linearized")
         return tree_util.tree_unflatten(out_tree, outs)
 
-    return tree_util.tree_unflatten(out_tree, primals_out), f_jvp
+    out = tree_util.tree_unflatten(out_tree, primals_out)
+    return (out, f_jvp, box["aux"]) if has_aux else (out, f_jvp)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -496,12 +496,13 @@ def min(x, y):
 
 def _to_result_shape(t, ans):
     """A tangent stretched to the result's shape (lax broadcasts scalars and size-1 axes):
-    size-1 axes are squeezed out first, as JAX does."""
+    size-1 axes are squeezed out first, as JAX does. A tangent given as a Python or NumPy
+    value becomes an array, as in JAX."""
 
     shape = ans.aval.shape if hasattr(ans, "aval") else np.shape(ans)
     t_shape = t.aval.shape if hasattr(t, "aval") else np.shape(t)
     if t_shape == shape:
-        return t
+        return t if hasattr(t, "aval") else broadcast_in_dim(t, shape, tuple(range(len(shape))))
     if not t_shape:
         return broadcast_in_dim(t, shape, ())
     dims = tuple(i for i, (a, b) in enumerate(zip(t_shape, shape, strict=True)) if a == b)

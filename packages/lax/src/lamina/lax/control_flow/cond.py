@@ -130,12 +130,10 @@ def _tree_kind(tree) -> str:
     return "a pytree node"
 
 
-def _weak_joined(branches):
-    """Output avals weakly typed only where every branch's is."""
-    outs = []
-    for avals in zip(*(b.out_avals for b in branches), strict=True):
-        outs.append(avals[0].update(weak_type=all(a.weak_type for a in avals)))
-    return outs
+def _first_branch_avals(branches):
+    """The output avals: the first branch's, weak types included (the branches agree
+    but for weak types), as JAX's rule has them."""
+    return list(branches[0].out_avals)
 
 
 def _bind_cond(index, branches, consts, flat_ops, out_tree):
@@ -237,7 +235,7 @@ def _cond_abstract_eval(index, *ops, branches, **_):
     for b in branches:
         if len(b.in_avals) != len(ops):
             raise TypeError(f"cond branch takes {len(b.in_avals)} operands, got {len(ops)}")
-    return _weak_joined(branches)
+    return _first_branch_avals(branches)
 
 
 def _cond_lowering(ctx, index, *ops, branches, branches_platforms=None):

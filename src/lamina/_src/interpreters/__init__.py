@@ -1,0 +1,1 @@
+"""``jax._src.interpreters``: only ``ad`` (see :mod:`lamina._src.interpreters.ad`)."""

@@ -1,0 +1,114 @@
+"""What libraries built on JAX (equinox, flax) rely on beyond the documented API, each
+as JAX 0.10.2 does it (values recorded from JAX 0.10.2)."""
+
+import subprocess
+import sys
+
+import numpy as np
+
+import lamina as jax
+import lamina.numpy as jnp
+from lamina.extend.core import find_top_trace
+from lamina.interpreters.ad import JVPTracer
+
+
+def test_tracers_of_one_jvp_share_their_traces_main():
+    # equinox's filter_jvp tells its own tracers apart by ``tracer._trace.main``.
+    seen = []
+
+    def f(x, y):
+        main = find_top_trace([x]).main
+        seen.append(main is y._trace.main and isinstance(x, JVPTracer))
+        inner = jax.jvp(lambda z: z * x, (x,), (x,))[0]
+        seen.append(find_top_trace([inner]).main is not None)
+        return x * y
+
+    jax.jvp(f, (1.0, 2.0), (1.0, 1.0))
+    assert seen == [True, True]
+
+
+def test_vmap_of_a_callable_object_with_odd_attributes():
+    class Model:
+        __name__ = object()  # an equinox Module's class attributes can be anything
+
+        def __call__(self, x):
+            return x * 2
+
+    out = jax.vmap(Model())(jnp.arange(3.0))
+    np.testing.assert_array_equal(out, [0.0, 2.0, 4.0])
+
+
+def test_add_and_sub_give_array_tangents_for_python_and_numpy_tangents():
+    # Recorded from JAX 0.10.2: [ArrayImpl, ArrayImpl] for each, weak for Python floats.
+    for fun, primal, tangent in [
+        (lambda x: x + 1, 1.0, 1.0),
+        (lambda x: x - 1, 1.0, 1.0),
+        (lambda x: x + 1, np.ones(2, np.float32), np.ones(2, np.float32)),
+    ]:
+        out = jax.jvp(fun, (primal,), (tangent,))
+        assert all(isinstance(v, jax.Array) for v in out), out
+    _, t = jax.jvp(lambda x: x + 1, (1.0,), (1.0,))
+    assert t.weak_type and t.dtype == np.float32
+    # A function that passes its input through leaves it alone (also as JAX).
+    assert type(jax.jvp(lambda x: x, (1.0,), (1.0,))[1]) is float
+
+
+def test_parse_flags_with_absl_reads_the_jax_options_of_the_command_line():
+    # As JAX 0.10.2 (with absl installed) sets them from this command line.
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import lamina as jax; jax.config.parse_flags_with_absl(); "
+            "print(jax.config.jax_enable_x64, jax.config.jax_default_matmul_precision, "
+            "jax.config.jax_debug_nans, jax.config.jax_debug_infs)",
+            "--jax_enable_x64",
+            "--jax_default_matmul_precision=highest",
+            "--nojax_debug_nans",
+            "--other=1",
+            "--",
+            "--jax_debug_infs",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "highest", "False", "False"]
+
+
+def test_isinstance_array_of_objects_answering_any_attribute_under_the_alias():
+    # flax's Rngs answers every attribute; with ``jax`` being lamina, jaxlib must keep
+    # asking only lamina's tracers whether they are arrays.
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import lamina.compat; lamina.compat.install(); import jax, jax.numpy as jnp\n"
+            "class Anything:\n"
+            "    def __getattr__(self, name):\n"
+            "        return Anything()\n"
+            "print(isinstance(Anything(), jax.Array), isinstance(jnp.ones(2), jax.Array))\n"
+            "print(jax.jit(lambda x: isinstance(x, jax.Array))(1.0))",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "True", "True"]
+
+
+def test_cond_outputs_take_the_first_branchs_weak_types():
+    # Recorded from JAX 0.10.2: the bound cond's outputs are typed as its first branch
+    # (the false branch of lax.cond); equinox's error checks rely on it.
+    x, y = jnp.where(True, 1, -1), jnp.int32(3)
+    false_weak = jax.jit(lambda p, x, y: jax.lax.cond(p, lambda: y, lambda: x))(True, x, y)
+    true_weak = jax.jit(lambda p, x, y: jax.lax.cond(p, lambda: x, lambda: y))(True, x, y)
+    switch = jax.jit(lambda i, x, y: jax.lax.switch(i, [lambda: y, lambda: x]))(0, x, y)
+    assert (false_weak.weak_type, true_weak.weak_type, switch.weak_type) == (True, False, False)
+
+
+def test_linearize_with_aux():
+    # Values recorded from JAX 0.10.2 (diffrax linearizes with has_aux).
+    y, f_jvp, aux = jax.linearize(lambda x: (x * 2, {"a": x, "b": x * 3}), 1.0, has_aux=True)
+    assert float(y) == 2.0 and float(f_jvp(1.0)) == 2.0
+    assert aux["a"] == 1.0 and float(aux["b"]) == 3.0 and isinstance(aux["b"], jax.Array)
