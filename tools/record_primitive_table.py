@@ -26,13 +26,17 @@ OUT = pathlib.Path(__file__).parent.parent / "packages/ir/src/lamina/ir/core/kno
 PRINTED_FIRST = {"jit": ("name",), "custom_jvp_call": ("name",), "custom_vjp_call": ("name",)}
 # Primitives whose sub-Jaxpr in this param prints with the equation's own names.
 SHARED_NAMES = {"jit": "jaxpr"}
+# Modules under the skipped GPU back ends that hold primitives lamina has (Pallas's
+# Triton atomics).
+KEPT = ("jax._src.pallas.triton.primitives",)
 
 
 def all_primitives() -> dict[str, core.Primitive]:
     import jax._src
 
     for info in pkgutil.walk_packages(jax._src.__path__, "jax._src."):
-        if any(part in info.name for part in ("mosaic_gpu", "triton", "tpu_custom_call")):
+        skipped = ("mosaic_gpu", "triton", "tpu_custom_call")
+        if any(part in info.name for part in skipped) and info.name not in KEPT:
             continue
         with contextlib.suppress(Exception):
             importlib.import_module(info.name)

@@ -38,6 +38,8 @@ PRIMITIVES = {
     "atan": (False, {}),
     "atan2": (False, {}),
     "atanh": (False, {}),
+    "atomic_cas": (False, {}),
+    "atomic_rmw": (False, {}),
     "axis_index": (False, {}),
     "barrier": (True, {}),
     "bessel_i0e": (False, {}),
