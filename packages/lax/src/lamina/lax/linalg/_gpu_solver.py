@@ -22,8 +22,8 @@ import threading
 
 import numpy as np
 
-from lamina.interpreters import mlir_builders as mb
-from lamina.interpreters.mlir import hlo, ir
+from lamina.interpreters.mlir import ir
+from lamina.lax.linalg._ffi_calls import ffi_custom_call, layout
 
 _PREFIX = {"cuda": "cu", "rocm": "hip"}
 _registered = False
@@ -92,16 +92,6 @@ def cusolver_version() -> int:
     return _cusolver_version
 
 
-def _layout(ndim: int, column_major: bool) -> ir.Attribute:
-    if column_major:
-        order = [ndim - 2, ndim - 1, *range(ndim - 3, -1, -1)]
-    else:
-        order = list(range(ndim - 1, -1, -1))
-    return ir.DenseElementsAttr.get(
-        np.asarray(order, np.int64), type=ir.IndexType.get(), shape=(len(order),)
-    )
-
-
 def _attribute(value) -> ir.Attribute:
     if isinstance(value, bool):
         return ir.BoolAttr.get(value)
@@ -133,30 +123,15 @@ def custom_call(
     max_nd = max(a.ndim for a in operand_avals)
 
     def layouts(avals):
-        return [_layout(a.ndim, column_major and a.ndim == max_nd) for a in avals]
+        return [layout(a.ndim, column_major and a.ndim == max_nd) for a in avals]
 
-    alias_attrs = [
-        hlo.OutputOperandAlias.get([out] if len(result_avals) > 1 else [], operand, [])
-        for out, operand in (aliases or {}).items()
-    ]
-    i32 = ir.IntegerType.get_signless(32)
-    op = hlo.CustomCallOp(
-        [mb.ir_type(a) for a in result_avals],
-        list(operands),
-        call_target_name=ir.StringAttr.get(target_name),
-        has_side_effect=ir.BoolAttr.get(False),
-        backend_config=ir.StringAttr.get(""),
-        api_version=ir.IntegerAttr.get(i32, 1),
-        called_computations=ir.ArrayAttr.get([]),
-        operand_layouts=ir.ArrayAttr.get(layouts(operand_avals)),
-        result_layouts=ir.ArrayAttr.get(layouts(result_avals)),
-        output_operand_aliases=ir.ArrayAttr.get(alias_attrs),
+    return ffi_custom_call(
+        target_name,
+        operands,
+        result_avals,
+        operand_layouts=layouts(operand_avals),
+        result_layouts=layouts(result_avals),
+        config={k: _attribute(v) for k, v in (config or {}).items()},
+        aliases=aliases,
+        num_batch_dims=None if num_non_batch_dims is None else max_nd - num_non_batch_dims,
     )
-    op.attributes["mhlo.backend_config"] = ir.DictAttr.get(
-        {k: _attribute(v) for k, v in (config or {}).items()}
-    )
-    if num_non_batch_dims is not None:
-        op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
-            {"num_batch_dims": ir.StringAttr.get(str(max_nd - num_non_batch_dims))}
-        )
-    return list(op.results)

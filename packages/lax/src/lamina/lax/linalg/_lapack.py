@@ -23,6 +23,7 @@ import numpy as np
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import ShapedArray, dtypes
+from lamina.lax.linalg._ffi_calls import ffi_custom_call, layout
 
 _PREFIX = {
     np.dtype(np.float32): "s",
@@ -61,17 +62,6 @@ def lapack_target(routine: str, dtype) -> str:
     return f"lapack_{prefix}{routine}_ffi"
 
 
-def _layout(ndim: int, matrix: bool = True) -> ir.Attribute:
-    """Minor-to-major order: column-major matrices (last two axes), batch axes major."""
-    if matrix and ndim >= 2:
-        order = [ndim - 2, ndim - 1, *range(ndim - 3, -1, -1)]
-    else:
-        order = list(range(ndim - 1, -1, -1))
-    return ir.DenseElementsAttr.get(
-        np.asarray(order, np.int64), type=ir.IndexType.get(), shape=(len(order),)
-    )
-
-
 def u8(char: str | int) -> ir.Attribute:
     value = ord(char) if isinstance(char, str) else char
     return ir.IntegerAttr.get(ir.IntegerType.get_unsigned(8), value)
@@ -99,35 +89,23 @@ def custom_call(
         return flags[i] if flags is not None else avals[i].ndim == num_batch_dims + 2
 
     operand_layouts = [
-        _layout(a.ndim, is_matrix(operand_avals, matrix_operands, i))
+        layout(a.ndim, is_matrix(operand_avals, matrix_operands, i))
         for i, a in enumerate(operand_avals)
     ]
     result_layouts = [
-        _layout(a.ndim, is_matrix(result_avals, matrix_results, i))
+        layout(a.ndim, is_matrix(result_avals, matrix_results, i))
         for i, a in enumerate(result_avals)
     ]
-    alias_attrs = [
-        hlo.OutputOperandAlias.get([out] if len(result_avals) > 1 else [], operand, [])
-        for out, operand in (aliases or {}).items()
-    ]
-    i32 = ir.IntegerType.get_signless(32)
-    op = hlo.CustomCallOp(
-        [mb.ir_type(a) for a in result_avals],
-        list(operands),
-        call_target_name=ir.StringAttr.get(target),
-        has_side_effect=ir.BoolAttr.get(False),
-        backend_config=ir.StringAttr.get(""),
-        api_version=ir.IntegerAttr.get(i32, 1),
-        called_computations=ir.ArrayAttr.get([]),
-        operand_layouts=ir.ArrayAttr.get(operand_layouts),
-        result_layouts=ir.ArrayAttr.get(result_layouts),
-        output_operand_aliases=ir.ArrayAttr.get(alias_attrs),
+    return ffi_custom_call(
+        target,
+        operands,
+        result_avals,
+        operand_layouts=operand_layouts,
+        result_layouts=result_layouts,
+        config=config or {},
+        aliases=aliases,
+        num_batch_dims=num_batch_dims,
     )
-    op.attributes["mhlo.backend_config"] = ir.DictAttr.get(config or {})
-    op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(
-        {"num_batch_dims": ir.StringAttr.get(str(num_batch_dims))}
-    )
-    return list(op.results)
 
 
 # --- small StableHLO helpers shared by the lowerings ---------------------------------
