@@ -52,6 +52,15 @@ from lamina.ir.core.primitives import (
     shared_names_rules,
     transpose_rules,
 )
+from lamina.ir.core.type_sharding import (
+    ShardingTypeError,
+    broadcasting_spec,
+    def_elementwise_sharding,
+    register_value_sharding,
+    spec_of,
+    typed_operands,
+    typed_value_aval,
+)
 from lamina.ir.core.vma import checking_vma, is_checking_vma, register_pvary, vary_over, vma_of
 from lamina.ir.dtypes import enable_x64
 from lamina.ir.dtypes.kinds import ExtendedDType, prng_key, register_extended_dtype
@@ -131,6 +140,7 @@ __all__ = [
     "RefEffect",
     "RuleTable",
     "ShapedArray",
+    "ShardingTypeError",
     "SourceInfo",
     "SymbolicScope",
     "UnexpectedDimVar",
@@ -142,6 +152,7 @@ __all__ = [
     "api_boundary",
     "axis_ordered",
     "batching_rules",
+    "broadcasting_spec",
     "canonicalize_dim",
     "check_jaxpr",
     "checking_vma",
@@ -149,6 +160,7 @@ __all__ = [
     "control_flow_allowed_effects",
     "custom_derivatives_allowed_effects",
     "declare_param",
+    "def_elementwise_sharding",
     "default_registry",
     "discharge_rules",
     "dtypes",
@@ -190,6 +202,7 @@ __all__ = [
     "register_extended_dtype",
     "register_pvary",
     "register_value_reader",
+    "register_value_sharding",
     "remat_allowed_effects",
     "remat_split_rules",
     "set_bind_handler",
@@ -199,11 +212,14 @@ __all__ = [
     "shared_names_rules",
     "solve_dim_vars",
     "source_summary",
+    "spec_of",
     "symbolic_shape",
     "transformation_boundary",
     "transpose_rules",
     "tree",
     "tree_util",
+    "typed_operands",
+    "typed_value_aval",
     "vary_over",
     "vma_of",
     "wrap_api_functions",

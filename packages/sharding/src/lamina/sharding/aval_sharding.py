@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 
-from lamina.ir import register_aval_sharding
+from lamina.ir import register_aval_sharding, register_value_sharding
 from lamina.sharding.mesh import EMPTY_ABSTRACT_MESH
 from lamina.sharding.named_sharding import NamedSharding
 from lamina.sharding.partition_spec import PartitionSpec
@@ -21,3 +21,23 @@ def unsharded_type_sharding(ndim: int) -> NamedSharding:
 
 
 register_aval_sharding(lambda aval: unsharded_type_sharding(aval.ndim))
+
+
+def value_type_sharding(x):
+    """The sharding the type of array ``x`` records: its spec over the abstract mesh,
+    keeping only the mesh's ``Explicit`` axes (``None`` when it names none)."""
+    s = getattr(x, "_sharding", None)
+    if type(s) is not NamedSharding:
+        return None
+    explicit = set(s.mesh.explicit_axes)
+    if not explicit:
+        return None
+    entries = []
+    for e in s.spec:
+        names = e if isinstance(e, tuple) else (e,)
+        kept = tuple(n for n in names if n in explicit)
+        entries.append(None if not kept else kept[0] if len(kept) == 1 else kept)
+    return NamedSharding(s.mesh.abstract_mesh, PartitionSpec(*entries))
+
+
+register_value_sharding(value_type_sharding)

@@ -49,6 +49,7 @@ from lamina.ir import (
     dtypes,
     impl_rules,
     set_bind_handler,
+    typed_value_aval,
 )
 
 __all__ = [
@@ -517,7 +518,9 @@ def shaped_abstractify(x) -> ShapedArray:
     if isinstance(x, Tracer):
         return x.aval
     aval = getattr(x, "aval", None)
-    if isinstance(aval, ShapedArray | AbstractToken | AbstractRef):
+    if type(aval) is ShapedArray:
+        return typed_value_aval(x, aval)  # laid out over an explicit mesh: in the type
+    if isinstance(aval, AbstractToken | AbstractRef):
         return aval
     if dtypes.is_python_scalar(x):
         return ShapedArray((), dtypes.dtype(x), weak_type=dtypes.is_weakly_typed(x))

@@ -12,7 +12,7 @@ import inspect
 from jaxlib import xla_client
 
 from lamina.interpreters.core.tracing import shaped_abstractify
-from lamina.ir import AbstractRef, tree_util
+from lamina.ir import AbstractRef, tree_util, typed_value_aval
 
 ArrayImpl = xla_client.ArrayImpl
 
@@ -173,5 +173,5 @@ def _name_of(signature, index):
 
 def _abstractify(x):
     if type(x) is ArrayImpl:
-        return x.aval
+        return typed_value_aval(x, x.aval)  # laid out over an explicit mesh: in the type
     return shaped_abstractify(x)

@@ -54,13 +54,15 @@ class ShapedArray(AbstractValue):
     """An array of known shape and dtype; ``weak_type`` marks Python-scalar provenance;
     ``vma`` (in a ``shard_map`` body) names the manual mesh axes the value varies over."""
 
-    __slots__ = ("dtype", "shape", "vma", "weak_type")
+    __slots__ = ("dtype", "shape", "type_sharding", "vma", "weak_type")
 
-    def __init__(self, shape, dtype, weak_type: bool = False, vma=frozenset()):
+    def __init__(self, shape, dtype, weak_type: bool = False, vma=frozenset(), sharding=None):
         self.shape = _canonical_shape(shape)
         self.dtype = dtypes.dtype(dtype)
         self.weak_type = bool(weak_type)
         self.vma = vma if type(vma) is frozenset else frozenset(vma)
+        # The layout over a mesh with Explicit axes the type records (None: none).
+        self.type_sharding = sharding
 
     ndim = property(lambda self: len(self.shape))
 
@@ -68,6 +70,8 @@ class ShapedArray(AbstractValue):
     def sharding(self):
         """The layout the type records (``jax.typeof(x).sharding``), as the sharding
         layer describes it (see :func:`register_aval_sharding`)."""
+        if self.type_sharding is not None:
+            return self.type_sharding
         if _aval_sharding[0] is None:
             raise AttributeError("ShapedArray.sharding needs lamina.sharding to be loaded")
         return _aval_sharding[0](self)
@@ -78,13 +82,22 @@ class ShapedArray(AbstractValue):
             return math.prod(self.shape)  # a symbolic expression
         return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
 
-    def update(self, shape=None, dtype=None, weak_type=None, vma=None) -> ShapedArray:
+    def update(
+        self, shape=None, dtype=None, weak_type=None, vma=None, sharding=None
+    ) -> ShapedArray:
         return ShapedArray(
             self.shape if shape is None else shape,
             self.dtype if dtype is None else dtype,
             self.weak_type if weak_type is None else weak_type,
             self.vma if vma is None else vma,
+            sharding if sharding is not None else self._kept_sharding(shape),
         )
+
+    def _kept_sharding(self, shape):
+        # A new shape drops the layout (its rank or splits may no longer fit).
+        if shape is None or tuple(shape) == self.shape:
+            return self.type_sharding
+        return None
 
     def __eq__(self, other):
         return (
@@ -93,14 +106,18 @@ class ShapedArray(AbstractValue):
             and self.dtype == other.dtype
             and self.weak_type == other.weak_type
             and self.vma == other.vma
+            and self.type_sharding == other.type_sharding
         )
 
     def __hash__(self):
-        return hash((self.shape, self.dtype, self.weak_type, self.vma))
+        return hash((self.shape, self.dtype, self.weak_type, self.vma, self.type_sharding))
 
     def str_short(self, short_dtypes: bool = False) -> str:
         name = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
-        return f"{name}[{','.join(str(d) for d in self.shape)}]{_vma_str(self.vma)}"
+        dims = [str(d) for d in self.shape]
+        if self.type_sharding is not None:
+            dims = [d + _split_str(e) for d, e in zip(dims, _spec_entries(self), strict=False)]
+        return f"{name}[{','.join(dims)}]{_vma_str(self.vma)}"
 
     def __str__(self):
         return ("~" if self.weak_type else "") + self.str_short()
@@ -108,6 +125,20 @@ class ShapedArray(AbstractValue):
     def __repr__(self):
         weak = ", weak_type=True" if self.weak_type else ""
         return f"ShapedArray({self.str_short()}{weak})"
+
+
+def _spec_entries(aval) -> tuple:
+    entries = tuple(aval.type_sharding.spec)
+    return entries + (None,) * (len(aval.shape) - len(entries))
+
+
+def _split_str(entry) -> str:
+    # ``16@x``: the dimension is split over ``x``; ``16@(x,y)`` over both.
+    if entry is None:
+        return ""
+    if isinstance(entry, tuple):
+        return f"@({','.join(str(n) for n in entry)})" if len(entry) > 1 else f"@{entry[0]}"
+    return f"@{entry}"
 
 
 # The order mesh axes are printed in (``{V:(x,y)}``): that of the last mesh a body

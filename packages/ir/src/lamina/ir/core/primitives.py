@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lamina.ir.core import known_primitives, vma
+from lamina.ir.core import known_primitives, type_sharding, vma
 from lamina.ir.tracebacks import filter_traceback, register_boundary
 
 __all__ = [
@@ -250,6 +250,11 @@ class Primitive:
 
     def abstract_eval(self, *avals, **params):
         out = abstract_eval_rules[self](*avals, **params)
+        if any(getattr(a, "type_sharding", None) is not None for a in avals):
+            if getattr(self, "effectful", False):
+                out = type_sharding.with_type_sharding(self, avals, params, out[0]), out[1]
+            else:
+                out = type_sharding.with_type_sharding(self, avals, params, out)
         if not vma.checking.on:
             return out
         if getattr(self, "effectful", False):
@@ -262,6 +267,12 @@ class Primitive:
         vma.vma_rules[self] = rule
         if operand_axes is not None:
             vma.operand_axes_rules[self] = operand_axes
+        return rule
+
+    def def_sharding(self, rule):
+        """``rule(*avals, **params)``: the spec entries of the results' types when the
+        operands' types carry shardings (see :mod:`lamina.ir.core.type_sharding`)."""
+        type_sharding.sharding_rules[self] = rule
         return rule
 
     def impl(self, *args, **params):

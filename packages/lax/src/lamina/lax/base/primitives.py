@@ -28,7 +28,15 @@ import numpy as np
 
 from lamina.interpreters import Tracer, ad, batching, device_put_value, dim_as_value, reverse
 from lamina.interpreters.mlir import chlo, eval_dynamic_shape_as_tensor, hlo, ir
-from lamina.ir import ShapedArray, abstract_eval_rules, dtypes, is_constant_shape, is_symbolic_dim
+from lamina.ir import (
+    ShapedArray,
+    abstract_eval_rules,
+    def_elementwise_sharding,
+    dtypes,
+    is_constant_shape,
+    is_symbolic_dim,
+    spec_of,
+)
 from lamina.lax.base.operands import (
     ANY,
     COMPLEX,
@@ -234,6 +242,7 @@ def _unary(name: str, accepted, hlo_op: str):
 
 neg_p = _unary("neg", NUMERIC, "negate")
 batching.defvectorized(neg_p)  # vmap: each element alone, the batch dim stays
+def_elementwise_sharding(neg_p)
 
 
 def neg(x):
@@ -316,6 +325,7 @@ def accuracy_unary(name: str, accepted, op: str, dialect: str = "hlo"):
 
     prim = standard_primitive(name, abstract_eval, lowering)
     batching.defvectorized(prim)
+    def_elementwise_sharding(prim)
     def_accuracy_params(prim)
     return prim
 
@@ -432,6 +442,7 @@ max_p.def_lowering(_complex_extremum("GT"))
 min_p.def_lowering(_complex_extremum("LT"))
 for _p in (add_p, sub_p, mul_p, div_p, max_p, min_p):
     batching.defbroadcasting(_p)  # vmap: batch dims move only when operands disagree
+    def_elementwise_sharding(_p)
 
 
 def add(x, y):
@@ -632,6 +643,7 @@ gt_p = comparison_primitive("gt", "GT", None)
 ge_p = comparison_primitive("ge", "GE", None)
 for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
     batching.defbroadcasting(_p)
+    def_elementwise_sharding(_p)
 
 
 def eq(x, y):
@@ -716,6 +728,7 @@ def _select_n_lowering(ctx, which, *cases):
 
 
 select_n_p = standard_primitive("select_n", _select_n_abstract_eval, _select_n_lowering)
+def_elementwise_sharding(select_n_p)
 
 
 def _select_n_batching(axis_data, vals, dims):
@@ -871,6 +884,7 @@ def _part(name, op):
 
     prim = standard_primitive(name, abstract_eval, lowering)
     batching.defvectorized(prim)
+    def_elementwise_sharding(prim)
     return prim
 
 
@@ -903,6 +917,7 @@ def _conj_lowering(ctx, x, *, input_dtype):
 
 conj_p = standard_primitive("conj", _conj_abstract_eval, _conj_lowering)
 batching.defvectorized(conj_p)
+def_elementwise_sharding(conj_p)
 
 
 def real(x):
@@ -974,6 +989,7 @@ def _math_unary(name: str, accepted, op: str, dialect: str = "hlo", out_dtype=No
 
     prim = standard_primitive(name, abstract_eval, lowering)
     batching.defvectorized(prim)
+    def_elementwise_sharding(prim)
     return prim
 
 
@@ -1026,6 +1042,7 @@ def _round_lowering(ctx, x, *, rounding_method):
 
 round_p = standard_primitive("round", _round_abstract_eval, _round_lowering)
 batching.defvectorized(round_p)
+def_elementwise_sharding(round_p)
 round_p.def_pp_params(
     lambda params: params,
     lambda params, in_avals, out_avals: {
@@ -1113,6 +1130,7 @@ def _exp2_lowering(ctx, x, accuracy=None):
 
 exp2_p = standard_primitive("exp2", _exp2_abstract_eval, _exp2_lowering)
 batching.defvectorized(exp2_p)
+def_elementwise_sharding(exp2_p)
 def_accuracy_params(exp2_p)
 
 
@@ -1294,6 +1312,7 @@ def _integer_pow_lowering(ctx, x, *, y):
 
 integer_pow_p = standard_primitive("integer_pow", _integer_pow_abstract_eval, _integer_pow_lowering)
 batching.defvectorized(integer_pow_p)
+def_elementwise_sharding(integer_pow_p)
 
 
 def _integer_pow_jvp(t, ans, x, *, y):
@@ -1323,6 +1342,7 @@ def reciprocal(x):
 
 copy_p = standard_primitive("copy", lambda x: x, lambda ctx, x: [x])
 batching.defvectorized(copy_p)
+def_elementwise_sharding(copy_p)
 ad.deflinear(copy_p)
 copy_p.def_transpose(lambda ct, x: [copy_p.bind(ct)])
 
@@ -1354,6 +1374,7 @@ def _broadcasting_binary(name, accepted, op, tip=None, dialect="hlo", out_dtype=
 
     prim = standard_primitive(name, abstract_eval, lowering)
     batching.defbroadcasting(prim)
+    def_elementwise_sharding(prim)
     return prim
 
 
@@ -1369,6 +1390,7 @@ def _bitwise_unary(name, accepted, op, out_dtype=None):
 
     prim = standard_primitive(name, abstract_eval, lowering)
     batching.defvectorized(prim)
+    def_elementwise_sharding(prim)
     return prim
 
 
@@ -1442,6 +1464,7 @@ def _pow_lowering(ctx, x, y):
 
 pow_p = standard_primitive("pow", _pow_abstract_eval, _pow_lowering)
 batching.defbroadcasting(pow_p)
+def_elementwise_sharding(pow_p)
 
 
 def pow(x, y):
@@ -1662,6 +1685,7 @@ def _lowering(ctx, x, *, new_dtype, weak_type, sharding):
 
 convert_element_type_p = standard_primitive("convert_element_type", _abstract_eval, _lowering)
 batching.defvectorized(convert_element_type_p)
+def_elementwise_sharding(convert_element_type_p)
 convert_element_type_p.def_pp_params(
     lambda params: {k: v for k, v in params.items() if not (k == "sharding" and v is None)},
     lambda params, in_avals, out_avals: {"sharding": None, **params},
@@ -1799,6 +1823,7 @@ reduce_precision_p = standard_primitive(
     "reduce_precision", _reduce_precision_abstract_eval, _reduce_precision_lowering
 )
 batching.defvectorized(reduce_precision_p)
+def_elementwise_sharding(reduce_precision_p)
 ad.deflinear(reduce_precision_p)
 reduce_precision_p.def_transpose(lambda ct, x, **params: [reduce_precision_p.bind(ct, **params)])
 
@@ -1902,6 +1927,18 @@ broadcast_in_dim_p = standard_primitive(
     "broadcast_in_dim", _broadcast_in_dim_abstract_eval, _broadcast_in_dim_lowering
 )
 broadcast_in_dim_p.def_pp_params(_broadcast_in_dim_pp, _broadcast_in_dim_complete)
+
+
+@broadcast_in_dim_p.def_sharding
+def _broadcast_in_dim_sharding(x, *, shape, broadcast_dimensions, sharding):
+    """A kept dimension keeps its split; new and stretched ones are not split."""
+    if sharding is not None:
+        return tuple(sharding.spec) + (None,) * (len(shape) - len(sharding.spec))
+    out = [None] * len(shape)
+    for e, n, d in zip(spec_of(x), x.shape, broadcast_dimensions, strict=True):
+        if n == shape[d]:
+            out[d] = e
+    return tuple(out)
 
 
 def _broadcast_in_dim_batching(axis_data, vals, dims, *, shape, broadcast_dimensions, sharding):
@@ -2044,6 +2081,7 @@ def _transpose_lowering(ctx, x, *, permutation):
 
 
 transpose_p = standard_primitive("transpose", _transpose_abstract_eval, _transpose_lowering)
+transpose_p.def_sharding(lambda x, *, permutation: tuple(spec_of(x)[p] for p in permutation))
 
 
 def _transpose_batching(axis_data, vals, dims, *, permutation):
@@ -2243,8 +2281,12 @@ def _monoid(name, accepted, identity, combine, params=("axes",)):
     def lowering(ctx, x, *, axes, **_):
         return _reduce(ctx, x, axes, identity(ctx.avals_in[0].dtype), getattr(hlo, combine))
 
+    def sharding_rule(x, *, axes, **_):  # the kept dimensions keep their splits
+        return tuple(e for i, e in enumerate(spec_of(x)) if i not in axes)
+
     prim = standard_primitive(name, abstract_eval, lowering)
     batching.defreducer(prim)  # vmap: the axes shift past the batch dim
+    prim.def_sharding(sharding_rule)
     return prim
 
 

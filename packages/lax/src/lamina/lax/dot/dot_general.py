@@ -17,7 +17,7 @@ import numpy as np
 
 from lamina.interpreters import config, reverse
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ShapedArray, dtypes, register_value_reader
+from lamina.ir import ShapedArray, ShardingTypeError, dtypes, register_value_reader, spec_of
 from lamina.lax.base.bilinear import bilinear_jvp
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import convert_element_type, transpose
@@ -315,6 +315,29 @@ def _complete_params(params, in_avals, out_avals):
 
 dot_general_p = standard_primitive("dot_general", _abstract_eval, _lowering)
 dot_general_p.def_pp_params(_pp_params, _complete_params)
+
+
+@dot_general_p.def_sharding
+def _sharding_rule(lhs, rhs, *, dimension_numbers, out_sharding, **_):
+    """Batch dimensions, then the free dimensions of ``lhs`` and ``rhs``, keep their
+    splits; contracting dimensions split on both sides need ``out_sharding``."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    if out_sharding is not None:
+        spec = tuple(getattr(out_sharding, "spec", out_sharding))
+        ndim = len(lhs.shape) + len(rhs.shape) - len(lb) - 2 * len(lc)
+        return spec + (None,) * (ndim - len(spec))
+    ls, rs = spec_of(lhs), spec_of(rhs)
+    lcs, rcs = tuple(ls[d] for d in lc), tuple(rs[d] for d in rc)
+    if any(e is not None for e in lcs) and any(e is not None for e in rcs):
+        raise ShardingTypeError(
+            "Contracting dimensions are sharded and it is ambiguous how the output should be"
+            " sharded. Please specify the output sharding via the `out_sharding` parameter."
+            f" Got lhs_contracting_spec={lcs} and rhs_contracting_spec={rcs}"
+        )
+    batch = tuple(ls[a] if ls[a] is not None else rs[b] for a, b in zip(lb, rb, strict=True))
+    lhs_free = tuple(e for i, e in enumerate(ls) if i not in (*lb, *lc))
+    rhs_free = tuple(e for i, e in enumerate(rs) if i not in (*rb, *rc))
+    return batch + lhs_free + rhs_free
 
 
 def _batching(axis_data, vals, dims, *, dimension_numbers, **params):

@@ -12,7 +12,7 @@ import numpy as np
 from lamina.interpreters import ad, batching, trace_to_jaxpr
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import chlo
-from lamina.ir import ShapedArray, dtypes
+from lamina.ir import ShapedArray, def_elementwise_sharding, dtypes
 from lamina.lax.base.operands import (
     FLOAT,
     broadcasting_shape,
@@ -119,8 +119,10 @@ def special_primitive(name: str, arity: int, lowering):
     prim = standard_primitive(name, abstract_eval, lowering)
     if arity == 1:
         batching.defvectorized(prim)
+        def_elementwise_sharding(prim)
     else:
         batching.defbroadcasting(prim)
+        def_elementwise_sharding(prim)
     return prim
 
 

@@ -1,0 +1,112 @@
+"""Shardings in types: over a mesh with ``Explicit`` axes, an array's ``ShapedArray``
+records how its dimensions are split (``f32[8@x,4]``), and each primitive's sharding
+rule gives its results' layouts from its operands'.
+
+A rule, registered with ``Primitive.def_sharding``, is ``rule(*avals, **params)`` and
+returns the spec entries of the result (a tuple, one entry per dimension: ``None``, a
+mesh axis name or a tuple of names), or a list of them for several results. Rules run
+only when some operand's type carries a sharding; a primitive without a rule gives
+results whose types carry none."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ShardingTypeError",
+    "broadcasting_spec",
+    "def_elementwise_sharding",
+    "register_value_sharding",
+    "sharding_rules",
+    "spec_of",
+    "typed_operands",
+    "typed_value_aval",
+    "with_type_sharding",
+]
+
+
+class ShardingTypeError(Exception):
+    """Operands whose types' shardings a primitive cannot combine."""
+
+
+sharding_rules: dict = {}
+
+
+def typed_operands(avals) -> list:
+    """The operands whose types carry a sharding."""
+    return [a for a in avals if getattr(a, "type_sharding", None) is not None]
+
+
+def spec_of(aval) -> tuple:
+    """The spec entries of ``aval``'s type (all ``None`` when it carries no sharding)."""
+    s = getattr(aval, "type_sharding", None)
+    if s is None:
+        return (None,) * len(aval.shape)
+    entries = tuple(s.spec)
+    return entries + (None,) * (len(aval.shape) - len(entries))
+
+
+def with_type_sharding(prim, avals, params, out):
+    """``out`` (the primitive's abstract results) with the shardings its rule gives."""
+    typed = typed_operands(avals)
+    rule = sharding_rules.get(prim)
+    if not typed or rule is None:
+        return out
+    base = typed[0].type_sharding
+    specs = rule(*avals, **params)
+    make = type(base.spec)
+
+    def attach(aval, entries):
+        if entries is None or not hasattr(aval, "shape"):
+            return aval
+        return aval.update(sharding=base.update(spec=make(*entries)))
+
+    if prim.multiple_results:
+        return [attach(a, e) for a, e in zip(out, specs, strict=True)]
+    return attach(out, specs)
+
+
+def broadcasting_spec(*avals, name: str = "") -> tuple:
+    """The rule of elementwise primitives: operands of the result's rank that split a
+    dimension must split it alike; the result takes the split."""
+    typed = [a for a in typed_operands(avals) if len(a.shape)]
+    if not typed:
+        return ()
+    ndim = max(len(a.shape) for a in typed)
+    out = [None] * ndim
+    seen = [False] * ndim
+    for a in typed:
+        if len(a.shape) != ndim:
+            continue
+        for i, e in enumerate(spec_of(a)):
+            if e is None:
+                continue
+            if seen[i] and out[i] != e:
+                specs = ", ".join(str(spec_of(b)) for b in typed)
+                raise ShardingTypeError(
+                    f"{name} got incompatible shardings for broadcasting: {specs}."
+                )
+            out[i], seen[i] = e, True
+    return tuple(out)
+
+
+# The function giving the type sharding of a value with data (an array laid out over
+# an explicit mesh): set by the sharding layer, which owns the sharding types.
+_value_rule: list = [None]
+
+
+def register_value_sharding(rule) -> None:
+    """Make ``rule(x)`` the type sharding of array ``x`` (``None``: none)."""
+    _value_rule[0] = rule
+
+
+def typed_value_aval(x, aval):
+    """``aval``, the type of array ``x``, with the sharding ``x``'s layout gives."""
+    rule = _value_rule[0]
+    if rule is None or aval.type_sharding is not None:
+        return aval
+    s = rule(x)
+    return aval if s is None else aval.update(sharding=s)
+
+
+def def_elementwise_sharding(prim) -> None:
+    """Give ``prim`` the elementwise rule (:func:`broadcasting_spec`)."""
+    prim.def_sharding(lambda *avals, **params: broadcasting_spec(*avals, name=prim.name))
