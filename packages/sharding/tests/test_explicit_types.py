@@ -128,3 +128,27 @@ def test_jit_results_keep_the_layout(mesh):
     s = jit(lambda a: lax.reduce_sum(a, (0,)))(y)
     np.testing.assert_allclose(np.asarray(s), np.asarray(y).sum(0))
     assert str(typeof(s)) == "float32[4@y]"
+
+
+def test_a_result_split_twice_over_one_axis_raises(mesh):
+    a = put(mesh, (8, 4), P("x", None))
+    # recorded from JAX 0.10.2
+    with pytest.raises(
+        ShardingTypeError,
+        match=r"dot_general operation with inputs: f32\[8@x,4\], f32\[4,8@x\] produces an "
+        r"illegally sharded result: f32\[8@x,8@x\]",
+    ):
+        make_jaxpr(lambda a: lax.dot_general(a, lax.transpose(a, (1, 0)), (([1], [0]), ([], []))))(
+            a
+        )
+
+
+def test_unary_ops_and_reductions_keep_the_splits(mesh):
+    a = put(mesh, (8, 4), P("x", None))
+    x = np.asarray(a)
+    # values and types recorded from JAX 0.10.2 (the same under lamina)
+    v = jit(lambda a: lax.mul(lax.sin(a), a))(a)
+    np.testing.assert_allclose(np.asarray(v), np.sin(x) * x, rtol=1e-6)
+    text = str(make_jaxpr(lambda a: lax.reduce_max(lax.neg(a), (1,)))(a))
+    assert "b:f32[8@x,4] = neg a" in text
+    assert "c:f32[8@x] = reduce_max[axes=(1,)] b" in text

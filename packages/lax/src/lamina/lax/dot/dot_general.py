@@ -337,7 +337,23 @@ def _sharding_rule(lhs, rhs, *, dimension_numbers, out_sharding, **_):
     batch = tuple(ls[a] if ls[a] is not None else rs[b] for a, b in zip(lb, rb, strict=True))
     lhs_free = tuple(e for i, e in enumerate(ls) if i not in (*lb, *lc))
     rhs_free = tuple(e for i, e in enumerate(rs) if i not in (*rb, *rc))
-    return batch + lhs_free + rhs_free
+    spec = batch + lhs_free + rhs_free
+    names = [n for e in spec if e is not None for n in (e if isinstance(e, tuple) else (e,))]
+    if len(names) != len(set(names)):
+        shape = (
+            *(lhs.shape[d] for d in lb),
+            *(d for i, d in enumerate(lhs.shape) if i not in (*lb, *lc)),
+            *(d for i, d in enumerate(rhs.shape) if i not in (*rb, *rc)),
+        )
+        dims = ",".join(
+            f"{d}@{e}" if e is not None else str(d) for d, e in zip(shape, spec, strict=False)
+        )
+        result = f"{dtypes.short_dtype_name(lhs.dtype)}[{dims}]"
+        raise ShardingTypeError(
+            f"dot_general operation with inputs: {lhs.str_short(True)}, "
+            f"{rhs.str_short(True)} produces an illegally sharded result: {result}"
+        )
+    return spec
 
 
 def _batching(axis_data, vals, dims, *, dimension_numbers, **params):
