@@ -1,6 +1,8 @@
 """Shardings in types over meshes with Explicit axes: ``typeof``, Jaxprs and the
 primitives' sharding rules. Printed types and errors recorded from JAX 0.10.2."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -152,3 +154,24 @@ def test_unary_ops_and_reductions_keep_the_splits(mesh):
     text = str(make_jaxpr(lambda a: lax.reduce_max(lax.neg(a), (1,)))(a))
     assert "b:f32[8@x,4] = neg a" in text
     assert "c:f32[8@x] = reduce_max[axes=(1,)] b" in text
+
+
+def test_reshape_keeps_splits_where_jax_allows(mesh):
+    a, b = put(mesh, (8, 4), P("x", None)), put(mesh, (8, 4), P(None, "y"))
+    # recorded from JAX 0.10.2
+    for arg, sizes, out in [
+        (a, (32,), "f32[32@x]"),
+        (a, (2, 4, 4), "f32[2@x,4,4]"),
+        (a, (8, 4, 1), "f32[8@x,4,1]"),
+        (a, (1, 8, 4), "f32[1,8@x,4]"),
+    ]:
+        text = str(make_jaxpr(lambda v, sizes=sizes: lax.reshape(v, sizes))(arg))
+        assert f"b:{out} = reshape" in text, text
+    for arg, sizes, typ in [(a, (4, 8), "float32[8@x,4]"), (b, (32,), "float32[8,4@y]")]:
+        with pytest.raises(
+            ShardingTypeError,
+            match=r"This reshape is not supported\. Please specify the sharding of the output "
+            r"via the `out_sharding` argument of jax\.lax\.reshape\. Got operand type: "
+            + re.escape(f"{typ}, new sizes: {sizes}"),
+        ):
+            make_jaxpr(lambda v, sizes=sizes: lax.reshape(v, sizes))(arg)

@@ -30,6 +30,7 @@ from lamina.interpreters import Tracer, ad, batching, device_put_value, dim_as_v
 from lamina.interpreters.mlir import chlo, eval_dynamic_shape_as_tensor, hlo, ir
 from lamina.ir import (
     ShapedArray,
+    ShardingTypeError,
     abstract_eval_rules,
     def_elementwise_sharding,
     dtypes,
@@ -2028,6 +2029,43 @@ def _reshape_lowering(ctx, x, *, new_sizes, dimensions, sharding):
 
 
 reshape_p = standard_primitive("reshape", _reshape_abstract_eval, _reshape_lowering)
+
+
+@reshape_p.def_sharding
+def _reshape_sharding(x, *, new_sizes, dimensions, sharding):
+    """Dimensions kept keep their splits; dimensions merged into one keep the major
+    one's split; a dimension split into several gives its split to the first (when
+    that divides evenly). Other reshapes of split operands need ``out_sharding``."""
+    if sharding is not None:
+        return tuple(sharding.spec) + (None,) * (len(new_sizes) - len(sharding.spec))
+    spec, sizes = spec_of(x), x.type_sharding.mesh.shape
+    old = [i for i, d in enumerate(x.shape) if d != 1]
+    new = [j for j, d in enumerate(new_sizes) if d != 1]
+    out = [None] * len(new_sizes)
+    i = j = 0
+    while i < len(old) and j < len(new):
+        i1, j1 = i + 1, j + 1
+        a, b = x.shape[old[i]], new_sizes[new[j]]
+        while a != b:
+            if a < b:
+                a, i1 = a * x.shape[old[i1]], i1 + 1
+            else:
+                b, j1 = b * new_sizes[new[j1]], j1 + 1
+        entries = [spec[old[k]] for k in range(i, i1)]
+        if any(e is not None for e in entries):
+            names = entries[0] if isinstance(entries[0], tuple) else (entries[0],)
+            ways = math.prod(sizes[n] for n in names if n is not None)
+            ok = dimensions is None and entries[0] is not None
+            ok = ok and all(e is None for e in entries[1:]) and (i1 - i == 1 or j1 - j == 1)
+            if not ok or new_sizes[new[j]] % ways:
+                raise ShardingTypeError(
+                    "This reshape is not supported. Please specify the sharding of the output "
+                    "via the `out_sharding` argument of jax.lax.reshape. Got operand type: "
+                    f"{x.str_short()}, new sizes: {tuple(new_sizes)}"
+                )
+            out[new[j]] = entries[0]
+        i, j = i1, j1
+    return tuple(out)
 
 
 def _reshape_batching(axis_data, vals, dims, *, new_sizes, dimensions, sharding):
