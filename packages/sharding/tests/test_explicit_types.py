@@ -9,7 +9,7 @@ import pytest
 from lamina import lax
 from lamina.interpreters import device_put, jit, make_jaxpr, typeof
 from lamina.ir import ShardingTypeError
-from lamina.sharding import AxisType, NamedSharding, make_mesh
+from lamina.sharding import AxisType, NamedSharding, make_mesh, set_mesh
 from lamina.sharding import PartitionSpec as P
 
 
@@ -175,3 +175,15 @@ def test_reshape_keeps_splits_where_jax_allows(mesh):
             + re.escape(f"{typ}, new sizes: {sizes}"),
         ):
             make_jaxpr(lambda v, sizes=sizes: lax.reshape(v, sizes))(arg)
+
+
+def test_results_come_out_laid_out_as_their_types(mesh):
+    a = put(mesh, (8, 4), P("x", None))
+    dims = (([1], [1]), ([], []))
+    with set_mesh(mesh):
+        r = jit(lambda a: lax.dot_general(a, a, dims, out_sharding=P("x", None)))(a)
+    # recorded from JAX 0.10.2
+    assert str(typeof(r)) == "float32[8@x,8]"
+    assert r.sharding == NamedSharding(mesh, P("x", None))
+    x = np.asarray(a)
+    np.testing.assert_allclose(np.asarray(r), x @ x.T)

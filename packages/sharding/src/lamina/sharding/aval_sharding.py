@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import functools
 
-from lamina.ir import register_aval_sharding, register_value_sharding
+from lamina.ir import register_aval_sharding, register_type_placement, register_value_sharding
 from lamina.sharding.mesh import EMPTY_ABSTRACT_MESH
+from lamina.sharding.mesh_state import concrete_mesh
 from lamina.sharding.named_sharding import NamedSharding
 from lamina.sharding.partition_spec import PartitionSpec
 
@@ -41,3 +42,15 @@ def value_type_sharding(x):
 
 
 register_value_sharding(value_type_sharding)
+
+
+def type_placement(aval):
+    """The type's sharding over the devices of the mesh ``set_mesh`` put in force, when
+    that mesh is the type's (``None`` otherwise)."""
+    mesh, s = concrete_mesh.value, aval.type_sharding
+    if mesh is None or mesh.empty or mesh.abstract_mesh != s.mesh:
+        return None
+    return NamedSharding(mesh, s.spec)
+
+
+register_type_placement(type_placement)

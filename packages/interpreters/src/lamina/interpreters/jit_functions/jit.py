@@ -57,7 +57,7 @@ from lamina.interpreters.runtime.executables import (
     logger,
 )
 from lamina.interpreters.runtime.partitioning import check_fits
-from lamina.ir import AbstractRef, tree_util
+from lamina.ir import AbstractRef, tree_util, type_placements
 
 __all__ = ["clear_caches", "compiled_call", "jit"]
 
@@ -238,6 +238,8 @@ class JitWrapped:
                 if s is not None:
                     where = f"pjit outputs with pytree key path result{tree_util.keystr(path)}"
                     check_fits(s, aval.shape, where)
+        else:  # results typed over the explicit mesh in force come out laid out so
+            outs = type_placements(closed.out_avals)
         return ins, outs
 
     def _donated(self, args, dyn_kwargs, static_nums) -> tuple[bool, ...]:

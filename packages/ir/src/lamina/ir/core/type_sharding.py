@@ -14,9 +14,11 @@ __all__ = [
     "ShardingTypeError",
     "broadcasting_spec",
     "def_elementwise_sharding",
+    "register_type_placement",
     "register_value_sharding",
     "sharding_rules",
     "spec_of",
+    "type_placements",
     "typed_operands",
     "typed_value_aval",
     "with_type_sharding",
@@ -110,3 +112,23 @@ def typed_value_aval(x, aval):
 def def_elementwise_sharding(prim) -> None:
     """Give ``prim`` the elementwise rule (:func:`broadcasting_spec`)."""
     prim.def_sharding(lambda *avals, **params: broadcasting_spec(*avals, name=prim.name))
+
+
+# The function placing a type's sharding on the devices of the mesh in force (``None``
+# when no mesh of that shape is set): set by the sharding layer.
+_placement_rule: list = [None]
+
+
+def register_type_placement(rule) -> None:
+    """Make ``rule(aval)`` the concrete sharding of a type's sharding."""
+    _placement_rule[0] = rule
+
+
+def type_placements(avals):
+    """The concrete shardings of ``avals``' types (``None`` where a type carries none),
+    or ``None`` when none does: a ``jit``'s results take them."""
+    rule = _placement_rule[0]
+    if rule is None or not typed_operands(avals):
+        return None
+    found = [rule(a) if getattr(a, "type_sharding", None) is not None else None for a in avals]
+    return found if any(s is not None for s in found) else None
