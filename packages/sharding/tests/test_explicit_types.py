@@ -187,3 +187,13 @@ def test_results_come_out_laid_out_as_their_types(mesh):
     assert r.sharding == NamedSharding(mesh, P("x", None))
     x = np.asarray(a)
     np.testing.assert_allclose(np.asarray(r), x @ x.T)
+
+
+def test_sharding_constraint_types_take_its_splits(mesh):
+    a = put(mesh, (8, 4), P("x", None))
+    constrained = NamedSharding(mesh, P(None, "y"))
+    text = str(make_jaxpr(lambda v: lax.with_sharding_constraint(v, constrained))(a))
+    assert "b:f32[8,4@y] = sharding_constraint[" in text
+    r = jit(lambda v: lax.with_sharding_constraint(lax.neg(v), constrained))(a)
+    assert r.sharding == constrained
+    np.testing.assert_array_equal(np.asarray(r), -np.asarray(a))

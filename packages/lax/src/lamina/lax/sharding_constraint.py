@@ -97,6 +97,15 @@ def _batching(axis_data, vals, dims, *, sharding, unconstrained_dims, **params):
 
 
 sharding_constraint_p.def_abstract_eval(lambda x, **_: x)
+
+
+@sharding_constraint_p.def_sharding
+def _sharding_rule(x, *, sharding, **_):
+    """Over an explicit mesh the result's type takes the constraint's splits."""
+    spec = [e if isinstance(e, str | tuple) else None for e in getattr(sharding, "spec", ())]
+    return tuple(spec) + (None,) * (x.ndim - len(spec))
+
+
 sharding_constraint_p.def_impl(_impl)
 sharding_constraint_p.def_lowering(_lowering)
 ad.deflinear(sharding_constraint_p)
