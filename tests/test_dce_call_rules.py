@@ -78,13 +78,18 @@ _REMAT = """{ lambda ; a:f32[]. let
   in (b,) }"""
 
 # Recorded from JAX 0.10.2: ``jax.jit(f).lower(1.0, 2.0).as_text()``.
-_MODULE = """module @jit_{name} attributes {{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}} {{
+_ATTRS = "{{mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32}}"
+_MODULE = (
+    "module @jit_{name} attributes "
+    + _ATTRS
+    + """ {{
   func.func public @main({args}) -> (tensor<f32> {{jax.result_info = "result"}}) {{
     %0 = stablehlo.sine %arg0 : tensor<f32>
     return %0 : tensor<f32>
   }}
 }}
 """
+)
 _TWO = "%arg0: tensor<f32>, %arg1: tensor<f32>"
 
 
