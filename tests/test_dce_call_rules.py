@@ -125,3 +125,28 @@ def test_pruned_rules_differentiate_and_batch():
     remat = ClosedJaxpr(_dce(f_remat), [])
     g = jax.grad(lambda x: jaxpr_as_fun(remat, x)[0])(1.0)
     np.testing.assert_allclose(g, np.cos(np.float32(1.0)), rtol=1e-6)
+
+
+# Recorded from JAX 0.10.2 (one CPU device): the pruned Jaxpr of ``f_shard_map``.
+_SHARD_MAP = """{ lambda ; a:f32[4]. let
+    b:f32[4] = shard_map[
+      check_vma=True
+      in_specs=(P('i',),)
+      jaxpr={ lambda ; c:f32[4]{V:i}. let d:f32[4]{V:i} = sin c in (d,) }
+      mesh=Mesh('i': 1, axis_types=(Auto,))
+      newly_manual_axes=frozenset({'i'})
+      out_specs=(P('i',),)
+    ] a
+  in (b,) }"""
+
+
+def test_dce_prunes_shard_map_body_and_specs():
+    P = jax.sharding.PartitionSpec
+    mesh = jax.sharding.Mesh(jax.devices()[:1], ("i",))
+    body = lambda a, b: (jnp.sin(a), jnp.cos(b))  # noqa: E731
+    sm = jax.shard_map(body, mesh=mesh, in_specs=(P("i"), P()), out_specs=(P("i"), P()))
+    x, y = jnp.arange(4.0), jnp.ones(3)
+    pruned = dce_jaxpr(jax.make_jaxpr(lambda x, y: sm(x, y)[0])(x, y).jaxpr, [True])[0]
+    assert str(pruned) == _SHARD_MAP
+    out = jaxpr_as_fun(ClosedJaxpr(pruned, []), x)[0]
+    np.testing.assert_allclose(np.asarray(out), np.sin(np.arange(4.0, dtype=np.float32)))
