@@ -374,9 +374,9 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, *
 
     in_avals = res_c_avals + ref_c_avals + c_avals + carry_avals + ys_avals + res_x_avals
     body_t, _ = trace_to_jaxpr(body, in_avals, "scan transpose")
-    acc0 = [ad.zeros_like_aval(a) for a in c_avals]
     ct_carry = [ad.instantiate_zeros(c) for c in cts[:num_carry]]
     ct_ys = [ad.instantiate_zeros(c) for c in cts[num_carry:]]
+    acc0 = [ad.zeros_like_aval(a) for a in c_avals]  # after the carry's zeros, as JAX
     outs = _bind_scan(
         [*res_c, *ref_c], acc0 + ct_carry, ct_ys + res_x, body_t,
         length=length, reverse=not reverse, **params,
