@@ -250,3 +250,82 @@ def test_rnn_gradient_module_is_jaxs():
     xs = rng.standard_normal((5, 2, 3), np.float32)
     step = jax.jit(jax.grad(lambda p, xs: rnn_loss(p, xs)))
     assert step.lower(params, xs).as_text() == _RNN_GRAD
+
+
+def withc(c, xs, w):
+    return lax.scan(lambda c, x: (jnp.tanh(c * w + x), c * w), c, xs, reverse=True)
+
+
+# Recorded from JAX 0.10.2: ``jax.jit(withc).lower(c, xs, w).as_text()``.
+_REVERSED_WITH_CONSTANT = """\
+module @jit_withc attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<3xf32>, %arg1: tensor<5x3xf32>, %arg2: tensor<3xf32>) -> (tensor<3xf32> {jax.result_info = "result[0]"}, tensor<5x3xf32> {jax.result_info = "result[1]"}) {
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %0 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<5x3xf32>
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %1:5 = stablehlo.while(%iterArg = %arg1, %iterArg_0 = %arg2, %iterArg_1 = %c, %iterArg_2 = %arg0, %iterArg_3 = %0) : tensor<5x3xf32>, tensor<3xf32>, tensor<i32>, tensor<3xf32>, tensor<5x3xf32>
+    cond {
+      %c_4 = stablehlo.constant dense<5> : tensor<i32>
+      %2 = stablehlo.compare LT, %iterArg_1, %c_4, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %2 : tensor<i1>
+    } do {
+      %c_4 = stablehlo.constant dense<5> : tensor<i32>
+      %2 = stablehlo.subtract %c_4, %iterArg_1 : tensor<i32>
+      %c_5 = stablehlo.constant dense<1> : tensor<i32>
+      %3 = stablehlo.subtract %2, %c_5 : tensor<i32>
+      %4 = func.call @dynamic_index_in_dim(%iterArg, %3) : (tensor<5x3xf32>, tensor<i32>) -> tensor<3xf32>
+      %5:2 = func.call @closed_call(%iterArg_0, %iterArg_2, %4) : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>)
+      %6 = func.call @dynamic_update_index_in_dim(%iterArg_3, %5#1, %3) : (tensor<5x3xf32>, tensor<3xf32>, tensor<i32>) -> tensor<5x3xf32>
+      %c_6 = stablehlo.constant dense<1> : tensor<i32>
+      %7 = stablehlo.add %iterArg_1, %c_6 : tensor<i32>
+      stablehlo.return %iterArg, %iterArg_0, %7, %5#0, %6 : tensor<5x3xf32>, tensor<3xf32>, tensor<i32>, tensor<3xf32>, tensor<5x3xf32>
+    }
+    return %1#3, %1#4 : tensor<3xf32>, tensor<5x3xf32>
+  }
+  func.func private @dynamic_index_in_dim(%arg0: tensor<5x3xf32>, %arg1: tensor<i32>) -> tensor<3xf32> {
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %0 = stablehlo.dynamic_slice %arg0, %arg1, %c, sizes = [1, 3] : (tensor<5x3xf32>, tensor<i32>, tensor<i32>) -> tensor<1x3xf32>
+    %1 = stablehlo.reshape %0 : (tensor<1x3xf32>) -> tensor<3xf32>
+    return %1 : tensor<3xf32>
+  }
+  func.func private @closed_call(%arg0: tensor<3xf32>, %arg1: tensor<3xf32>, %arg2: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+    %0 = stablehlo.convert %arg0 : tensor<3xf32>
+    %1 = stablehlo.multiply %arg1, %0 : tensor<3xf32>
+    %2 = stablehlo.add %1, %arg2 : tensor<3xf32>
+    %3 = stablehlo.tanh %2 : tensor<3xf32>
+    %4 = stablehlo.convert %arg0 : tensor<3xf32>
+    %5 = stablehlo.multiply %arg1, %4 : tensor<3xf32>
+    return %3, %5 : tensor<3xf32>, tensor<3xf32>
+  }
+  func.func private @dynamic_update_index_in_dim(%arg0: tensor<5x3xf32>, %arg1: tensor<3xf32>, %arg2: tensor<i32>) -> tensor<5x3xf32> {
+    %0 = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+    %c = stablehlo.constant dense<0> : tensor<i32>
+    %1 = stablehlo.dynamic_update_slice %arg0, %0, %arg2, %c : (tensor<5x3xf32>, tensor<1x3xf32>, tensor<i32>, tensor<i32>) -> tensor<5x3xf32>
+    return %1 : tensor<5x3xf32>
+  }
+}
+"""
+
+
+def _without_function(text: str, name: str) -> str:
+    """``text`` less the private function ``name``'s definition."""
+    start = text.index(f"  func.func private @{name}(")
+    return text[:start] + text[text.index("\n  }\n", start) + 5 :]
+
+
+def test_reversed_scan_with_a_constant_loops_as_jax():
+    # The loop, its index arithmetic and the slicing functions are JAX's; the body
+    # differs only in the no-op converts of the weak-typed ``w`` that lamina hoists
+    # out of the loop (both giving the same value, carried once).
+    c, xs, w = jnp.ones(3), jnp.ones((5, 3)), jnp.full(3, 0.5)
+    text = jax.jit(withc).lower(c, xs, w).as_text()
+    want = _without_function(_REVERSED_WITH_CONSTANT, "closed_call")
+    assert _without_function(text, "closed_call") == want
+    assert "stablehlo.convert" not in text and want != _REVERSED_WITH_CONSTANT
+    carry, ys = jax.jit(withc)(c, xs, w)
+    h, want_ys = np.ones(3, np.float32), [None] * 5
+    for t in reversed(range(5)):
+        want_ys[t] = h * 0.5
+        h = np.tanh(h * 0.5 + 1.0)
+    np.testing.assert_allclose(np.asarray(carry), h, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(ys), np.stack(want_ys), rtol=1e-6)

@@ -138,6 +138,23 @@ def _hoist_invariants(jaxpr: ClosedJaxpr, num_consts: int):
     return ClosedJaxpr(head, jaxpr.consts), ClosedJaxpr(rest, jaxpr.consts)
 
 
+def _merge_same_consts(jaxpr: ClosedJaxpr, consts: list) -> ClosedJaxpr:
+    """``jaxpr`` reading one input for loop constants that are the same value (hoisted
+    equations that lower to no operation, say), so that it is carried once."""
+    inner = jaxpr.jaxpr
+    first, subst = {}, {}
+    for v, value in zip(inner.invars[: len(consts)], consts, strict=True):
+        if value in first:
+            subst[v] = first[value]
+        else:
+            first[value] = v
+    if not subst:
+        return jaxpr
+    swap = lambda atoms: [a if isinstance(a, Literal) else subst.get(a, a) for a in atoms]  # noqa: E731
+    eqns = [e.replace(invars=swap(e.invars)) for e in inner.eqns]
+    return ClosedJaxpr(inner.replace(eqns=eqns, outvars=swap(inner.outvars)), jaxpr.consts)
+
+
 def _drop_unused_consts(jaxpr: ClosedJaxpr, num_consts: int):
     """(``jaxpr`` without the loop constants it never reads, indices of those kept): a
     constant whose only use was hoisted out of the loop need not be carried through it."""
@@ -165,6 +182,7 @@ def scan_lowering(ctx, *args, jaxpr, length, reverse, num_consts, num_carry, unr
             avals_in=[*ctx.avals_in[:num_consts], *head.jaxpr.out_avals, *ctx.avals_in[num_consts:]]
         )
         num_consts = len(consts)
+        jaxpr = _merge_same_consts(jaxpr, consts)
     jaxpr, kept = _drop_unused_consts(jaxpr, num_consts)
     if len(kept) < num_consts:
         consts = [consts[i] for i in kept]
