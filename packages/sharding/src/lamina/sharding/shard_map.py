@@ -38,6 +38,7 @@ from lamina.interpreters import (
     is_undefined_primal,
     jit,
     jvp,
+    partial_eval,
     partial_eval_jaxpr,
     set_current_trace,
     shaped_abstractify,
@@ -47,6 +48,7 @@ from lamina.interpreters import (
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
 from lamina.ir import (
+    ClosedJaxpr,
     Primitive,
     checking_vma,
     declare_param,
@@ -480,6 +482,32 @@ shard_map_p.def_lowering(_lowering)
 ad.primitive_jvps[shard_map_p] = _jvp
 shard_map_p.def_transpose(_transpose)
 shard_map_p.def_batching(_batching)
+
+
+def _dce(used_outputs, eqn):
+    """Unused outputs leave the body, and with them the operands only they need."""
+    if not any(used_outputs) and not eqn.effects:
+        return [False] * len(eqn.invars), None
+    closed = eqn.params["jaxpr"]
+    jaxpr, used_inputs = partial_eval.dce_jaxpr(closed.jaxpr, used_outputs)
+    if jaxpr is closed.jaxpr:
+        return used_inputs, eqn
+    keep = lambda xs, used: tuple(x for x, u in zip(xs, used, strict=True) if u)  # noqa: E731
+    params = _bind(
+        ClosedJaxpr(jaxpr, closed.consts),
+        eqn.params,
+        keep(eqn.params["in_specs"], used_inputs),
+        keep(eqn.params["out_specs"], used_outputs),
+    )
+    new_eqn = eqn.replace(
+        invars=list(keep(eqn.invars, used_inputs)),
+        outvars=list(keep(eqn.outvars, used_outputs)),
+        params=params,
+    )
+    return used_inputs, new_eqn
+
+
+partial_eval.dce_rules[shard_map_p] = _dce
 
 
 # ---------------------------------------------------------------- checks

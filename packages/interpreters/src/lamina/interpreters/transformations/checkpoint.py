@@ -30,6 +30,7 @@ from lamina.interpreters.core.tangents import Zero
 from lamina.interpreters.core.tracing import set_current_trace, shaped_abstractify
 from lamina.interpreters.jaxprs import key_reuse
 from lamina.interpreters.jaxprs.calls import eval_jaxpr
+from lamina.interpreters.jaxprs.dce import dce_jaxpr, dce_rules
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr_body
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
 from lamina.interpreters.transformations import batching
@@ -245,6 +246,24 @@ checkpoint_p.def_impl(_checkpoint_impl)
 checkpoint_p.def_lowering(_checkpoint_lowering)
 checkpoint_p.def_jvp(_checkpoint_jvp)
 checkpoint_p.def_transpose(_checkpoint_transpose)
+
+
+def _checkpoint_dce(used_outputs, eqn):
+    """Unused outputs leave the inner Jaxpr, and with them the inputs only they need."""
+    if not any(used_outputs) and not eqn.effects:
+        return [False] * len(eqn.invars), None
+    jaxpr, used_inputs = dce_jaxpr(eqn.params["jaxpr"], used_outputs)
+    if jaxpr is eqn.params["jaxpr"]:
+        return used_inputs, eqn
+    new_eqn = eqn.replace(
+        invars=[a for a, u in zip(eqn.invars, used_inputs, strict=True) if u],
+        outvars=[v for v, u in zip(eqn.outvars, used_outputs, strict=True) if u],
+        params=dict(eqn.params, jaxpr=jaxpr),
+    )
+    return used_inputs, new_eqn
+
+
+dce_rules[checkpoint_p] = _checkpoint_dce
 batching.batching_rules[checkpoint_p] = _checkpoint_batching
 
 

@@ -23,6 +23,7 @@ import functools
 
 from lamina.interpreters.core.tangents import Zero, tangent_aval
 from lamina.interpreters.core.tracing import Tracer, shaped_abstractify
+from lamina.interpreters.jaxprs.dce import dce_jaxpr, dce_rules
 from lamina.interpreters.transformations.ad import add_tangents
 from lamina.interpreters.transformations.custom_calls import (
     ArgResolver,
@@ -45,7 +46,7 @@ from lamina.interpreters.transformations.custom_calls import (
     zero_if_float0,
     zero_of,
 )
-from lamina.ir import Primitive, tree_util
+from lamina.ir import ClosedJaxpr, Primitive, tree_util
 
 __all__ = ["CustomJVPException", "JVPRule", "custom_jvp", "custom_jvp_call_p"]
 
@@ -244,6 +245,20 @@ class BatchedJVPRule:
         return run_batched(self.rule, self.axis_data, args, self.dims * 2)
 
 
+class PrunedJVPRule:
+    """A :class:`JVPRule` keeping only the primal and tangent outputs marked ``used``:
+    the rule of a ``custom_jvp_call`` whose unused outputs were eliminated."""
+
+    def __init__(self, rule, used):
+        self.rule, self.used = rule, list(used)
+        self.primal_name, self.rule_name = rule.primal_name, rule.rule_name
+
+    def __call__(self, *args):
+        outs, n = self.rule(*args), len(self.used)
+        keep = lambda xs: [x for x, u in zip(xs, self.used, strict=True) if u]  # noqa: E731
+        return [*keep(outs[:n]), *keep(outs[n:])]
+
+
 # ---------------------------------------------------------------- the primitive
 
 custom_jvp_call_p = Primitive("custom_jvp_call")
@@ -277,6 +292,27 @@ def _custom_jvp_call_pp(params):
 
 custom_jvp_call_p.def_jvp(_custom_jvp_call_jvp)
 custom_jvp_call_p.def_batching(_custom_jvp_call_batching)
+
+
+def _custom_jvp_call_dce(used_outputs, eqn):
+    """Unused outputs leave ``call_jaxpr`` and the rule; every operand stays, as the
+    rule takes them all."""
+    if not any(used_outputs) and not eqn.effects:
+        return [False] * len(eqn.invars), None
+    closed = eqn.params["call_jaxpr"]
+    jaxpr, _ = dce_jaxpr(closed.jaxpr, used_outputs, instantiate=True)
+    if jaxpr is closed.jaxpr:
+        return [True] * len(eqn.invars), eqn
+    params = dict(
+        eqn.params,
+        call_jaxpr=ClosedJaxpr(jaxpr, closed.consts),
+        jvp_jaxpr_fun=PrunedJVPRule(eqn.params["jvp_jaxpr_fun"], used_outputs),
+    )
+    outvars = [v for v, u in zip(eqn.outvars, used_outputs, strict=True) if u]
+    return [True] * len(eqn.invars), eqn.replace(outvars=outvars, params=params)
+
+
+dce_rules[custom_jvp_call_p] = _custom_jvp_call_dce
 
 
 def _custom_jvp_call_complete(params, in_avals, out_avals):

@@ -26,6 +26,7 @@ import numpy as np
 from lamina.interpreters.core.errors import UnexpectedTracerError
 from lamina.interpreters.core.tangents import Zero, instantiate_zeros, tangent_aval
 from lamina.interpreters.core.tracing import Tracer, shaped_abstractify
+from lamina.interpreters.jaxprs.dce import dce_jaxpr, dce_rules
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.interpreters.transformations.batching import bdim_at_front
 from lamina.interpreters.transformations.custom_calls import (
@@ -383,6 +384,59 @@ class BatchedBackward:
         return run_batched(self.bwd, self.axis_data, args, [0] * len(args))
 
 
+class PrunedForward:
+    """``fwd`` of a ``custom_vjp_call`` whose unused outputs were eliminated: the
+    outputs marked ``used`` and every residual."""
+
+    def __init__(self, fwd, used):
+        self.fwd, self.used = fwd, list(used)
+        self.primal_name, self.rule_name = fwd.primal_name, fwd.rule_name
+
+    def __call__(self, *primals, perturbed):
+        outs, res = self.fwd(*primals, perturbed=perturbed)
+        return [o for o, u in zip(outs, self.used, strict=True) if u], res
+
+
+class PrunedBackward:
+    """``bwd`` taking the cotangents of the used outputs only: the others are zeros."""
+
+    def __init__(self, bwd, used, out_avals, symbolic_zeros):
+        self.bwd, self.used, self.symbolic_zeros = bwd, list(used), symbolic_zeros
+        self.out_avals = [tangent_aval(a) for a in out_avals]
+        self.rule_name = bwd.rule_name
+
+    def __call__(self, *args):
+        n_res = len(args) - sum(self.used)
+        res, given = list(args[:n_res]), iter(args[n_res:])
+        cts = [
+            next(given) if u else Zero(a) for a, u in zip(self.out_avals, self.used, strict=True)
+        ]
+        if not self.symbolic_zeros:
+            cts = [instantiate_zeros(c) for c in cts]
+        return self.bwd(*res, *cts)
+
+
+def _custom_vjp_call_dce(used_outputs, eqn):
+    """Unused outputs leave ``call_jaxpr`` and ``fwd``; ``bwd`` gets zero cotangents for
+    them. Every operand stays, as the rules take them all."""
+    if not any(used_outputs) and not eqn.effects:
+        return [False] * len(eqn.invars), None
+    closed = eqn.params["call_jaxpr"]
+    jaxpr, _ = dce_jaxpr(closed.jaxpr, used_outputs, instantiate=True)
+    if jaxpr is closed.jaxpr:
+        return [True] * len(eqn.invars), eqn
+    params = dict(
+        eqn.params,
+        call_jaxpr=ClosedJaxpr(jaxpr, closed.consts),
+        fwd_jaxpr_thunk=PrunedForward(eqn.params["fwd_jaxpr_thunk"], used_outputs),
+        bwd=PrunedBackward(
+            eqn.params["bwd"], used_outputs, closed.out_avals, eqn.params["symbolic_zeros"]
+        ),
+    )
+    outvars = [v for v, u in zip(eqn.outvars, used_outputs, strict=True) if u]
+    return [True] * len(eqn.invars), eqn.replace(outvars=outvars, params=params)
+
+
 def _custom_vjp_call_pp(params):
     fwd = params["fwd_jaxpr_thunk"]
     shown = [("name", fwd.primal_name), ("bwd", params["bwd"].rule_name)]
@@ -394,6 +448,7 @@ def _custom_vjp_call_pp(params):
 
 custom_vjp_call_p.def_jvp(_custom_vjp_call_jvp)
 custom_vjp_call_p.def_batching(_custom_vjp_call_batching)
+dce_rules[custom_vjp_call_p] = _custom_vjp_call_dce
 
 
 def _custom_vjp_call_complete(params, in_avals, out_avals):

@@ -157,10 +157,12 @@ def defbilinear(primitive: Primitive, lhs_rule, rhs_rule):
     primitive.def_transpose(transpose)
 
 
-def backward_pass(jaxpr, consts, primals_in, cotangents_out):
+def backward_pass(jaxpr, consts, primals_in, cotangents_out, cotangents_in=None):
     """Transposes the linear ``jaxpr``: ``primals_in`` holds a value for each non-linear
     input and an :class:`UndefinedPrimal` for each linear one; returns the cotangents
     of the inputs (``Zero`` where none flowed, ``None`` for non-linear inputs).
+    ``cotangents_in`` (None for an input without one) are accumulators that the
+    cotangents of those inputs are added into as they are produced (a loop's).
 
     References the linear map makes (tangent references) are linear: their equations
     are transposed, with a :class:`RefCotangent` standing for each reference. A tangent
@@ -176,6 +178,9 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out):
             ref_cts[v] = p
         elif not is_undefined_primal(p):
             primal_env[v] = p
+    for v, ct in zip(jaxpr.invars, cotangents_in or (), strict=False):
+        if ct is not None:
+            ct_env[v] = ct
 
     def ref_ct(atom):
         if atom not in ref_cts:

@@ -274,7 +274,9 @@ def _scan_partial_eval(trace, args, *, jaxpr, num_consts, num_carry, length, **p
     k_ys = k_outs[n_k_carry : n_k_carry + n_k_ys]
     residuals = k_outs[n_k_carry + n_k_ys :]
     res_c_vals = [k_consts[p] for _, p in res_c]
-    res_x_vals = [k_xs[p] for _, p in res_x]
+    # the stacked residuals and the xs read as residuals, in the residuals' order (JAX's)
+    res_xs = sorted([*zip(stacked, residuals, strict=True),
+                     *((j, k_xs[p]) for j, p in res_x)], key=lambda jv: jv[0])  # fmt: skip
     # staged takes [residuals, unknown consts, unknown carry, unknown xs]; the scan
     # wants [consts, carry, xs]: loop-invariant residuals join the consts, residuals
     # that are slices of known xs read those xs, the others are stacked by the known scan.
@@ -289,14 +291,14 @@ def _scan_partial_eval(trace, args, *, jaxpr, num_consts, num_carry, length, **p
     in_order = (
         rest[: len(u_c)] + [j for j, _ in res_c]
         + rest[len(u_c) : len(u_c) + len(u_carry)]
-        + stacked + [j for j, _ in res_x] + rest[len(u_c) + len(u_carry) :]
+        + [j for j, _ in res_xs] + rest[len(u_c) + len(u_carry) :]
     )  # fmt: skip
     staged = _permuted(staged, in_order, list(range(len(staged.out_avals))))
     # Known values of an unknown carry enter the staged scan as constants.
     staged_consts = [*u_c, *res_c_vals]
     u_outs = trace.staging.process_primitive(
         scan_p,
-        [*staged_consts, *u_carry, *residuals, *res_x_vals, *u_xs],
+        [*staged_consts, *u_carry, *(v for _, v in res_xs), *u_xs],
         dict(
             params,
             jaxpr=staged,
@@ -364,19 +366,24 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse, *
             + [UndefinedPrimal(a) if u else next(rx)
                for a, u in zip(x_in_avals, x_lin, strict=True)]
         )  # fmt: skip
-        outs = backward_pass(jaxpr.jaxpr, jaxpr.consts, primals, [*ct_carry, *ct_y])
+        # The constants' cotangents are added into their accumulators as they are made.
+        acc_it = iter(acc)
+        seeds = [next(acc_it) if u else None for u in c_lin]
+        seeds = [None if r else a for a, r in zip(seeds, c_ref, strict=True)]
+        outs = backward_pass(jaxpr.jaxpr, jaxpr.consts, primals, [*ct_carry, *ct_y], seeds)
         outs = [ad.instantiate_zeros(o) if type(o) is ad.Zero else o for o in outs]
         ct_c, ct_carry_in, ct_x = _split(outs, num_consts, num_carry)
-        ct_c = [o for o, u in zip(ct_c, c_lin, strict=True) if u]
+        lin = [(o, s) for o, s, u in zip(ct_c, seeds, c_lin, strict=True) if u]
+        new_acc = [o if s is not None else ad.add_tangents(a, o)
+                   for (o, s), a in zip(lin, acc, strict=True)]  # fmt: skip
         ct_x = [o for o, u in zip(ct_x, x_lin, strict=True) if u]
-        new_acc = [ad.add_tangents(a, b) for a, b in zip(acc, ct_c, strict=True)]
         return [*new_acc, *ct_carry_in, *ct_x]
 
     in_avals = res_c_avals + ref_c_avals + c_avals + carry_avals + ys_avals + res_x_avals
     body_t, _ = trace_to_jaxpr(body, in_avals, "scan transpose")
-    acc0 = [ad.zeros_like_aval(a) for a in c_avals]
     ct_carry = [ad.instantiate_zeros(c) for c in cts[:num_carry]]
     ct_ys = [ad.instantiate_zeros(c) for c in cts[num_carry:]]
+    acc0 = [ad.zeros_like_aval(a) for a in c_avals]  # after the carry's zeros, as JAX
     outs = _bind_scan(
         [*res_c, *ref_c], acc0 + ct_carry, ct_ys + res_x, body_t,
         length=length, reverse=not reverse, **params,

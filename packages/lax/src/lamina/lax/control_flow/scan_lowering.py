@@ -1,6 +1,8 @@
 """The lowering of ``scan``: a ``stablehlo.while`` over an int32 counter whose body reads
-one slice of each ``xs`` with ``dynamic_slice`` and writes one slice of each ``ys`` with
-``dynamic_update_slice`` (from the end when ``reverse``).
+one slice of each ``xs`` and writes one slice of each ``ys`` (from the end when
+``reverse``), as JAX does: through calls of the private functions
+``@dynamic_index_in_dim`` and ``@dynamic_update_index_in_dim``. The loop carries the xs
+and the constants first, then the counter, the carry and the ys.
 
 Each step calls the body as a private function (``func.call @closed_call``; inlined
 when it carries ordered effects, whose tokens must flow through it). XLA inlines the
@@ -20,9 +22,11 @@ loop then no longer reads (the bias itself) are not carried through it.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from lamina.interpreters import lower_jaxpr_body
+from lamina.interpreters import lower_jaxpr_body, trace_to_jaxpr
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import eval_dynamic_shape, hlo, ir
 from lamina.ir import (
@@ -35,6 +39,7 @@ from lamina.ir import (
     is_symbolic_dim,
     physical_aval,
 )
+from lamina.lax.slicing.dynamic_slicing import dynamic_index_in_dim, dynamic_update_index_in_dim
 
 __all__ = ["scan_lowering"]
 
@@ -65,14 +70,46 @@ class _Steps:
         self.ys_avals = [physical_aval(a) for a in ctx.avals_out[num_carry:]]
 
     def run(self, i, consts, carry, xs, ys):
-        idx = hlo.subtract(_i32(self.length - 1), i) if self.reverse else i
-        x_slices = [_index(x, a, idx) for x, a in zip(xs, self.xs_avals, strict=True)]
+        idx = hlo.subtract(hlo.subtract(_i32(self.length), i), _i32(1)) if self.reverse else i
+        x_slices = [self._index(x, a, idx) for x, a in zip(xs, self.xs_avals, strict=True)]
         outs = self.ctx.call(self.jaxpr, [*consts, *carry, *x_slices], name="closed_call")
         new_ys = [
-            _update(y, a, idx, out)
+            self._update(y, a, idx, out)
             for y, a, out in zip(ys, self.ys_avals, outs[self.num_carry :], strict=True)
         ]
         return outs[: self.num_carry], new_ys
+
+    def _index(self, x, aval, idx):
+        if not is_constant_shape(aval.shape):
+            return _index(x, aval, idx)
+        (out,) = self.ctx.call(_index_call(aval), [x, idx], inline=True)
+        return out
+
+    def _update(self, ys, aval, idx, y):
+        if not is_constant_shape(aval.shape):
+            return _update(ys, aval, idx, y)
+        (out,) = self.ctx.call(_update_call(aval), [ys, y, idx], inline=True)
+        return out
+
+
+@functools.lru_cache(maxsize=256)
+def _index_call(aval: ShapedArray) -> ClosedJaxpr:
+    """A Jaxpr calling ``dynamic_index_in_dim`` (a named ``jit``) on (xs, index)."""
+
+    def index(x, i):
+        return [dynamic_index_in_dim(x, i, 0, keepdims=False, allow_negative_indices=False)]
+
+    return trace_to_jaxpr(index, [aval, _I32], "scan")[0]
+
+
+@functools.lru_cache(maxsize=256)
+def _update_call(aval: ShapedArray) -> ClosedJaxpr:
+    """A Jaxpr calling ``dynamic_update_index_in_dim`` on (ys, y, index)."""
+
+    def update(ys, y, i):
+        return [dynamic_update_index_in_dim(ys, y, i, 0, allow_negative_indices=False)]
+
+    return trace_to_jaxpr(update, [aval, _unstacked(aval), _I32], "scan")[0]
 
 
 def _hoist_invariants(jaxpr: ClosedJaxpr, num_consts: int):
@@ -99,6 +136,23 @@ def _hoist_invariants(jaxpr: ClosedJaxpr, num_consts: int):
     rest = Jaxpr(inner.constvars, [*consts_in, *values, *inner.invars[num_consts:]],
                  inner.outvars, kept, inner.effects)  # fmt: skip
     return ClosedJaxpr(head, jaxpr.consts), ClosedJaxpr(rest, jaxpr.consts)
+
+
+def _merge_same_consts(jaxpr: ClosedJaxpr, consts: list) -> ClosedJaxpr:
+    """``jaxpr`` reading one input for loop constants that are the same value (hoisted
+    equations that lower to no operation, say), so that it is carried once."""
+    inner = jaxpr.jaxpr
+    first, subst = {}, {}
+    for v, value in zip(inner.invars[: len(consts)], consts, strict=True):
+        if value in first:
+            subst[v] = first[value]
+        else:
+            first[value] = v
+    if not subst:
+        return jaxpr
+    swap = lambda atoms: [a if isinstance(a, Literal) else subst.get(a, a) for a in atoms]  # noqa: E731
+    eqns = [e.replace(invars=swap(e.invars)) for e in inner.eqns]
+    return ClosedJaxpr(inner.replace(eqns=eqns, outvars=swap(inner.outvars)), jaxpr.consts)
 
 
 def _drop_unused_consts(jaxpr: ClosedJaxpr, num_consts: int):
@@ -128,6 +182,7 @@ def scan_lowering(ctx, *args, jaxpr, length, reverse, num_consts, num_carry, unr
             avals_in=[*ctx.avals_in[:num_consts], *head.jaxpr.out_avals, *ctx.avals_in[num_consts:]]
         )
         num_consts = len(consts)
+        jaxpr = _merge_same_consts(jaxpr, consts)
     jaxpr, kept = _drop_unused_consts(jaxpr, num_consts)
     if len(kept) < num_consts:
         consts = [consts[i] for i in kept]
@@ -153,16 +208,18 @@ def _loop(ctx, steps, trips, unroll, consts, carry, xs, ys):
     """``trips`` trips of a while loop, each running ``unroll`` steps."""
     n_consts, n_carry, n_xs = len(consts), len(carry), len(xs)
     effects = ctx.ordered_effects(steps.jaxpr)  # their tokens are carried last
-    state = [_i32(0), *consts, *carry, *xs, *ys]
+    state = [*xs, *consts, _i32(0), *carry, *ys]
     n = len(state)
-    state_avals = [_I32, *ctx.avals_in, *steps.ys_avals]
+    avals_in = ctx.avals_in
+    state_avals = [*avals_in[n_consts + n_carry :], *avals_in[:n_consts], _I32,
+                   *avals_in[n_consts : n_consts + n_carry], *steps.ys_avals]  # fmt: skip
     types = ctx.ir_types(state_avals) + [hlo.TokenType.get()] * len(effects)
     loop = hlo.WhileOp(types, [*state, *ctx.tokens(effects)])
     cond_block = loop.cond.blocks.append(*types)
     with ir.InsertionPoint(cond_block):
         direction = hlo.ComparisonDirectionAttr.get("LT")
         kind = hlo.ComparisonTypeAttr.get("SIGNED")
-        pred = hlo.compare(cond_block.arguments[0], _i32(trips * unroll), direction,
+        pred = hlo.compare(cond_block.arguments[n_xs + n_consts], _i32(trips * unroll), direction,
                            compare_type=kind)  # fmt: skip
         hlo.return_([pred])
     body_block = loop.body.blocks.append(*types)
@@ -170,21 +227,20 @@ def _loop(ctx, steps, trips, unroll, consts, carry, xs, ys):
         vals = list(body_block.arguments)
         ctx.set_tokens(effects, vals[n:])
         vals = vals[:n]
-        i = vals[0]
-        c_v = vals[1 : 1 + n_consts]
-        carry_v = vals[1 + n_consts : 1 + n_consts + n_carry]
-        xs_v = vals[1 + n_consts + n_carry : 1 + n_consts + n_carry + n_xs]
-        ys_v = vals[1 + n_consts + n_carry + n_xs :]
+        xs_v, c_v = vals[:n_xs], vals[n_xs : n_xs + n_consts]
+        i = vals[n_xs + n_consts]
+        carry_v = vals[n_xs + n_consts + 1 : n_xs + n_consts + 1 + n_carry]
+        ys_v = vals[n_xs + n_consts + 1 + n_carry :]
         for j in range(unroll):
             step = hlo.add(i, _i32(j)) if j else i
             carry_v, ys_v = steps.run(step, c_v, carry_v, xs_v, ys_v)
         tokens = ctx.tokens(effects)
-        hlo.return_([hlo.add(i, _i32(unroll)), *c_v, *carry_v, *xs_v, *ys_v, *tokens])
+        hlo.return_([*xs_v, *c_v, hlo.add(i, _i32(unroll)), *carry_v, *ys_v, *tokens])
     results = list(loop.results)
     ctx.set_tokens(effects, results[n:])
     results = results[:n]
-    carry_out = results[1 + n_consts : 1 + n_consts + n_carry]
-    return carry_out, results[1 + n_consts + n_carry + n_xs :]
+    first = n_xs + n_consts + 1
+    return results[first : first + n_carry], results[first + n_carry :]
 
 
 def _starts(idx, rank):
