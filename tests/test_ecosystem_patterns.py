@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import lamina as jax
 import lamina.numpy as jnp
@@ -112,3 +113,18 @@ def test_linearize_with_aux():
     y, f_jvp, aux = jax.linearize(lambda x: (x * 2, {"a": x, "b": x * 3}), 1.0, has_aux=True)
     assert float(y) == 2.0 and float(f_jvp(1.0)) == 2.0
     assert aux["a"] == 1.0 and float(aux["b"]) == 3.0 and isinstance(aux["b"], jax.Array)
+
+
+def test_custom_vjp_fwd_checked_against_primal_only_when_staged():
+    # Recorded from JAX 0.10.2 (equinox's filter_custom_vjp relies on it): under grad
+    # only fwd and bwd run, so fwd's output structure need not match the primal
+    # function's; once the call is staged (grad of jit) the mismatch is a TypeError.
+    @jax.custom_vjp
+    def f(x):
+        return x * 2.0, x
+
+    f.defvjp(lambda x: ((x * 2.0, None), 2.0), lambda res, ct: (3.0 * ct[0],))
+    assert float(jax.grad(lambda x: f(x)[0])(1.5)) == 3.0
+    assert float(jax.jit(jax.grad(lambda x: f(x)[0]))(1.5)) == 3.0
+    with pytest.raises(TypeError, match="fwd rule output's first element had container"):
+        jax.grad(jax.jit(lambda x: f(x)[0]))(1.5)
