@@ -128,3 +128,11 @@ def test_custom_vjp_fwd_checked_against_primal_only_when_staged():
     assert float(jax.jit(jax.grad(lambda x: f(x)[0]))(1.5)) == 3.0
     with pytest.raises(TypeError, match="fwd rule output's first element had container"):
         jax.grad(jax.jit(lambda x: f(x)[0]))(1.5)
+
+
+def test_lowered_compile_passes_compiler_options_to_xla():
+    # Recorded from JAX 0.10.2: the options reach XLA, which rejects an unknown name.
+    lowered = jax.jit(lambda x: 2 * x).lower(jnp.float32(3))
+    assert float(lowered.compile(compiler_options={"xla_gpu_autotune_level": "0"})(3.0)) == 6.0
+    with pytest.raises(jax.errors.JaxRuntimeError, match="No such compile option: 'bad'"):
+        lowered.compile(compiler_options={"bad": "value"})
