@@ -136,3 +136,26 @@ def test_lowered_compile_passes_compiler_options_to_xla():
     assert float(lowered.compile(compiler_options={"xla_gpu_autotune_level": "0"})(3.0)) == 6.0
     with pytest.raises(jax.errors.JaxRuntimeError, match="No such compile option: 'bad'"):
         lowered.compile(compiler_options={"bad": "value"})
+
+
+def _aligned_ones(n):
+    raw = np.zeros(4 * n + 64, np.uint8)
+    start = (-raw.ctypes.data) % 64
+    out = raw[start : start + 4 * n].view(np.float32)
+    out[...] = 1.0
+    return out
+
+
+def test_jnp_array_copies_host_memory_so_it_can_be_donated():
+    # Recorded from JAX 0.10.2 on CPU: jnp.array and jnp.asarray never share a
+    # (64-byte aligned) NumPy array's memory, jax.device_put may; a donated array made
+    # by jnp.array gives its buffer to the output (equinox's donation tests).
+    a = _aligned_ones(1024)
+    assert jnp.array(a).unsafe_buffer_pointer() != a.ctypes.data
+    assert jnp.asarray(a).unsafe_buffer_pointer() != a.ctypes.data
+    assert jax.device_put(a).unsafe_buffer_pointer() == a.ctypes.data
+    x, y = jnp.array(0.0), jnp.array(_aligned_ones(1).reshape(()))
+    old = y.unsafe_buffer_pointer()
+    z = jax.jit(lambda x, y: x + y, donate_argnums=1)(x, y)
+    assert y.is_deleted() and not x.is_deleted()
+    assert z.unsafe_buffer_pointer() == old and float(z) == 1.0
