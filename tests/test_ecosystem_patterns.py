@@ -159,3 +159,35 @@ def test_jnp_array_copies_host_memory_so_it_can_be_donated():
     z = jax.jit(lambda x, y: x + y, donate_argnums=1)(x, y)
     assert y.is_deleted() and not x.is_deleted()
     assert z.unsafe_buffer_pointer() == old and float(z) == 1.0
+
+
+@jax.tree_util.register_pytree_node_class
+class _TraceRecordingNode:
+    """A pytree node that records the trace it was made under (as flax's Variable)."""
+
+    def __init__(self, value):
+        self.value, self.trace = value, jax.extend.core.get_opaque_trace_state()
+
+    def tree_flatten(self):
+        return (self.value,), None
+
+    @classmethod
+    def tree_unflatten(cls, _, children):
+        return cls(*children)
+
+
+def test_aux_outputs_are_rebuilt_under_the_callers_trace():
+    # Recorded from JAX 0.10.2: the aux output of grad, linearize and vjp is unflattened
+    # after their trace ended (flax nnx checks its Variables' traces on jit's outputs).
+    seen = []
+
+    @jax.jit
+    def f(x):
+        g, aux = jax.grad(lambda x: (x * x, _TraceRecordingNode(x)), has_aux=True)(x)
+        aux2 = jax.linearize(lambda x: (x * x, _TraceRecordingNode(x)), x, has_aux=True)[2]
+        aux3 = jax.vjp(lambda x: (x * x, _TraceRecordingNode(x)), x, has_aux=True)[2]
+        here = jax.extend.core.get_opaque_trace_state()
+        seen.extend(a.trace == here for a in (aux, aux2, aux3))
+        return g + aux.value
+
+    assert float(f(2.0)) == 6.0 and seen == [True, True, True]
