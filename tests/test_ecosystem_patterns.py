@@ -191,3 +191,35 @@ def test_aux_outputs_are_rebuilt_under_the_callers_trace():
         return g + aux.value
 
     assert float(f(2.0)) == 6.0 and seen == [True, True, True]
+
+
+@jax.tree_util.register_pytree_node_class
+class _ForwardingVariable:
+    """A pytree that converts itself through ``__jax_array__`` and forwards other
+    attributes (``aval`` among them) to its value, as flax's nnx.Variable does."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __jax_array__(self):
+        return self.value
+
+    def __getattr__(self, name):
+        return getattr(self.value, name)
+
+    def tree_flatten(self):
+        return (self.value,), None
+
+    @classmethod
+    def tree_unflatten(cls, _, children):
+        return cls(*children)
+
+
+def test_jnp_functions_convert_a_pytree_with_jax_array():
+    # Recorded from JAX 0.10.2: the variable's array is an input of the Jaxpr (not a
+    # constant holding a tracer), so a later vmap of the same call works.
+    w = _ForwardingVariable(jnp.ones(4))
+    jaxpr = jax.make_jaxpr(lambda x, w: jnp.dot(x, w))(jnp.ones(4), w)
+    assert not jaxpr.consts and len(jaxpr.jaxpr.invars) == 2
+    out = jax.vmap(lambda x: jnp.dot(x, w))(jnp.ones((3, 4)))
+    np.testing.assert_array_equal(out, [4.0, 4.0, 4.0])
