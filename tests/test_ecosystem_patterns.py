@@ -223,3 +223,15 @@ def test_jnp_functions_convert_a_pytree_with_jax_array():
     assert not jaxpr.consts and len(jaxpr.jaxpr.invars) == 2
     out = jax.vmap(lambda x: jnp.dot(x, w))(jnp.ones((3, 4)))
     np.testing.assert_array_equal(out, [4.0, 4.0, 4.0])
+
+
+def test_sharding_constraint_over_the_abstract_mesh_outside_jit():
+    # Recorded from JAX 0.10.2 (flax lays out new variables this way): a NamedSharding
+    # over the abstract mesh of set_mesh lays out an array over the concrete mesh.
+    mesh = jax.make_mesh((1, 1), ("a", "b"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    spec = jax.sharding.PartitionSpec("a", "b")
+    with jax.set_mesh(mesh):
+        abstract = jax.sharding.NamedSharding(jax.sharding.get_abstract_mesh(), spec)
+        y = jax.lax.with_sharding_constraint(jnp.ones((2, 3)), abstract)
+    assert type(y.sharding.mesh) is jax.sharding.Mesh
+    assert y.sharding == jax.sharding.NamedSharding(mesh, spec)
