@@ -235,3 +235,12 @@ def test_sharding_constraint_over_the_abstract_mesh_outside_jit():
         y = jax.lax.with_sharding_constraint(jnp.ones((2, 3)), abstract)
     assert type(y.sharding.mesh) is jax.sharding.Mesh
     assert y.sharding == jax.sharding.NamedSharding(mesh, spec)
+
+
+def test_traced_function_returning_a_shape_dtype_struct():
+    # Recorded from JAX 0.10.2 (equinox's filter_closure_convert): a scalar
+    # ShapeDtypeStruct returned by a traced function is a constant, not a literal.
+    s = jax.ShapeDtypeStruct((), jnp.float32)
+    assert jax.eval_shape(lambda: s) == s
+    assert jax.eval_shape(lambda: (1.0, s))[1] == s
+    assert str(jax.make_jaxpr(lambda: s)()) == "{ lambda a:f32[]; . let  in (a,) }"
