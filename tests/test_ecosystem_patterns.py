@@ -244,3 +244,10 @@ def test_traced_function_returning_a_shape_dtype_struct():
     assert jax.eval_shape(lambda: s) == s
     assert jax.eval_shape(lambda: (1.0, s))[1] == s
     assert str(jax.make_jaxpr(lambda: s)()) == "{ lambda a:f32[]; . let  in (a,) }"
+
+
+def test_aval_to_tangent_aval():
+    # Recorded from JAX 0.10.2 (equinox turns None cotangents into symbolic zeros of it).
+    cases = [jnp.float32(1), jnp.int32(1), 1.0, np.float32(1), jax.random.key(0)]
+    got = [str(jax.typeof(x).to_tangent_aval()) for x in cases]
+    assert got == ["float32[]", "float0[]", "~float32[]", "float32[]", "float0[]"]

@@ -86,6 +86,16 @@ class ShapedArray(AbstractValue):
             self.vma if vma is None else vma,
         )
 
+    def to_tangent_aval(self) -> ShapedArray:
+        """The type of this type's tangents: itself for an inexact dtype, else float0
+        (integers, booleans and extended dtypes such as PRNG keys)."""
+        dtype = self.dtype
+        if isinstance(dtype, dtypes.ExtendedDType) or dtype == dtypes.float0:
+            return self.update(dtype=dtypes.float0)
+        if not dtypes.issubdtype(dtype, np.inexact):
+            return self.update(dtype=dtypes.float0)
+        return self
+
     def __eq__(self, other):
         return (
             type(other) is ShapedArray
@@ -100,6 +110,8 @@ class ShapedArray(AbstractValue):
 
     def str_short(self, short_dtypes: bool = False) -> str:
         name = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
+        if isinstance(self.dtype, np.dtype) and self.dtype == dtypes.float0:
+            name = "float0"
         return f"{name}[{','.join(str(d) for d in self.shape)}]{_vma_str(self.vma)}"
 
     def __str__(self):
