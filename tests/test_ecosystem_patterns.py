@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import lamina as jax
 import lamina.numpy as jnp
@@ -112,3 +113,141 @@ def test_linearize_with_aux():
     y, f_jvp, aux = jax.linearize(lambda x: (x * 2, {"a": x, "b": x * 3}), 1.0, has_aux=True)
     assert float(y) == 2.0 and float(f_jvp(1.0)) == 2.0
     assert aux["a"] == 1.0 and float(aux["b"]) == 3.0 and isinstance(aux["b"], jax.Array)
+
+
+def test_custom_vjp_fwd_checked_against_primal_only_when_staged():
+    # Recorded from JAX 0.10.2 (equinox's filter_custom_vjp relies on it): under grad
+    # only fwd and bwd run, so fwd's output structure need not match the primal
+    # function's; once the call is staged (grad of jit) the mismatch is a TypeError.
+    @jax.custom_vjp
+    def f(x):
+        return x * 2.0, x
+
+    f.defvjp(lambda x: ((x * 2.0, None), 2.0), lambda res, ct: (3.0 * ct[0],))
+    assert float(jax.grad(lambda x: f(x)[0])(1.5)) == 3.0
+    assert float(jax.jit(jax.grad(lambda x: f(x)[0]))(1.5)) == 3.0
+    with pytest.raises(TypeError, match="fwd rule output's first element had container"):
+        jax.grad(jax.jit(lambda x: f(x)[0]))(1.5)
+
+
+def test_lowered_compile_passes_compiler_options_to_xla():
+    # Recorded from JAX 0.10.2: the options reach XLA, which rejects an unknown name.
+    lowered = jax.jit(lambda x: 2 * x).lower(jnp.float32(3))
+    assert float(lowered.compile(compiler_options={"xla_gpu_autotune_level": "0"})(3.0)) == 6.0
+    with pytest.raises(jax.errors.JaxRuntimeError, match="No such compile option: 'bad'"):
+        lowered.compile(compiler_options={"bad": "value"})
+
+
+def _aligned_ones(n):
+    raw = np.zeros(4 * n + 64, np.uint8)
+    start = (-raw.ctypes.data) % 64
+    out = raw[start : start + 4 * n].view(np.float32)
+    out[...] = 1.0
+    return out
+
+
+def test_jnp_array_copies_host_memory_so_it_can_be_donated():
+    # Recorded from JAX 0.10.2 on CPU: jnp.array and jnp.asarray never share a
+    # (64-byte aligned) NumPy array's memory, jax.device_put may; a donated array made
+    # by jnp.array gives its buffer to the output (equinox's donation tests).
+    a = _aligned_ones(1024)
+    assert jnp.array(a).unsafe_buffer_pointer() != a.ctypes.data
+    assert jnp.asarray(a).unsafe_buffer_pointer() != a.ctypes.data
+    assert jax.device_put(a).unsafe_buffer_pointer() == a.ctypes.data
+    x, y = jnp.array(0.0), jnp.array(_aligned_ones(1).reshape(()))
+    old = y.unsafe_buffer_pointer()
+    z = jax.jit(lambda x, y: x + y, donate_argnums=1)(x, y)
+    assert y.is_deleted() and not x.is_deleted()
+    assert z.unsafe_buffer_pointer() == old and float(z) == 1.0
+
+
+@jax.tree_util.register_pytree_node_class
+class _TraceRecordingNode:
+    """A pytree node that records the trace it was made under (as flax's Variable)."""
+
+    def __init__(self, value):
+        self.value, self.trace = value, jax.extend.core.get_opaque_trace_state()
+
+    def tree_flatten(self):
+        return (self.value,), None
+
+    @classmethod
+    def tree_unflatten(cls, _, children):
+        return cls(*children)
+
+
+def test_aux_outputs_are_rebuilt_under_the_callers_trace():
+    # Recorded from JAX 0.10.2: the aux output of grad, linearize and vjp is unflattened
+    # after their trace ended (flax nnx checks its Variables' traces on jit's outputs).
+    seen = []
+
+    @jax.jit
+    def f(x):
+        g, aux = jax.grad(lambda x: (x * x, _TraceRecordingNode(x)), has_aux=True)(x)
+        aux2 = jax.linearize(lambda x: (x * x, _TraceRecordingNode(x)), x, has_aux=True)[2]
+        aux3 = jax.vjp(lambda x: (x * x, _TraceRecordingNode(x)), x, has_aux=True)[2]
+        here = jax.extend.core.get_opaque_trace_state()
+        seen.extend(a.trace == here for a in (aux, aux2, aux3))
+        return g + aux.value
+
+    assert float(f(2.0)) == 6.0 and seen == [True, True, True]
+
+
+@jax.tree_util.register_pytree_node_class
+class _ForwardingVariable:
+    """A pytree that converts itself through ``__jax_array__`` and forwards other
+    attributes (``aval`` among them) to its value, as flax's nnx.Variable does."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __jax_array__(self):
+        return self.value
+
+    def __getattr__(self, name):
+        return getattr(self.value, name)
+
+    def tree_flatten(self):
+        return (self.value,), None
+
+    @classmethod
+    def tree_unflatten(cls, _, children):
+        return cls(*children)
+
+
+def test_jnp_functions_convert_a_pytree_with_jax_array():
+    # Recorded from JAX 0.10.2: the variable's array is an input of the Jaxpr (not a
+    # constant holding a tracer), so a later vmap of the same call works.
+    w = _ForwardingVariable(jnp.ones(4))
+    jaxpr = jax.make_jaxpr(lambda x, w: jnp.dot(x, w))(jnp.ones(4), w)
+    assert not jaxpr.consts and len(jaxpr.jaxpr.invars) == 2
+    out = jax.vmap(lambda x: jnp.dot(x, w))(jnp.ones((3, 4)))
+    np.testing.assert_array_equal(out, [4.0, 4.0, 4.0])
+
+
+def test_sharding_constraint_over_the_abstract_mesh_outside_jit():
+    # Recorded from JAX 0.10.2 (flax lays out new variables this way): a NamedSharding
+    # over the abstract mesh of set_mesh lays out an array over the concrete mesh.
+    mesh = jax.make_mesh((1, 1), ("a", "b"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    spec = jax.sharding.PartitionSpec("a", "b")
+    with jax.set_mesh(mesh):
+        abstract = jax.sharding.NamedSharding(jax.sharding.get_abstract_mesh(), spec)
+        y = jax.lax.with_sharding_constraint(jnp.ones((2, 3)), abstract)
+    assert type(y.sharding.mesh) is jax.sharding.Mesh
+    assert y.sharding == jax.sharding.NamedSharding(mesh, spec)
+
+
+def test_traced_function_returning_a_shape_dtype_struct():
+    # Recorded from JAX 0.10.2 (equinox's filter_closure_convert): a scalar
+    # ShapeDtypeStruct returned by a traced function is a constant, not a literal.
+    s = jax.ShapeDtypeStruct((), jnp.float32)
+    assert jax.eval_shape(lambda: s) == s
+    assert jax.eval_shape(lambda: (1.0, s))[1] == s
+    assert str(jax.make_jaxpr(lambda: s)()) == "{ lambda a:f32[]; . let  in (a,) }"
+
+
+def test_aval_to_tangent_aval():
+    # Recorded from JAX 0.10.2 (equinox turns None cotangents into symbolic zeros of it).
+    cases = [jnp.float32(1), jnp.int32(1), 1.0, np.float32(1), jax.random.key(0)]
+    got = [str(jax.typeof(x).to_tangent_aval()) for x in cases]
+    assert got == ["float32[]", "float0[]", "~float32[]", "float32[]", "float0[]"]

@@ -121,12 +121,13 @@ _spec_sharding: list = []
 
 
 def register_spec_sharding(make) -> None:
-    """``make(x)``: the sharding ``x`` stands for when it is a bare spec, else None."""
+    """``make(x)``: the sharding ``x`` stands for when it is a bare spec (or a sharding
+    over an abstract mesh), else None."""
     _spec_sharding[:] = [make]
 
 
 def _check_sharding(sharding):
-    if not isinstance(sharding, Sharding) and _spec_sharding:
+    if _spec_sharding:
         sharding = _spec_sharding[0](sharding) or sharding
     if not isinstance(sharding, Sharding):
         raise TypeError(

@@ -112,7 +112,7 @@ class DynamicJaxprTrace(Trace):
         if is_symbolic_dim(x):  # a dimension size as an operand: computed in the program
             return self.process_primitive(dim_as_value_p, [], {"dim": x})
         aval = shaped_abstractify(x)
-        if not aval.shape and not isinstance(x, Tracer) and isinstance(aval.dtype, np.dtype):
+        if not aval.shape and _is_literal_value(x) and isinstance(aval.dtype, np.dtype):
             atom = Literal(_literal_value(x, aval), aval)
         else:
             atom = Var(aval)
@@ -190,6 +190,16 @@ def returned_ref_error(fun_name: str | None, x, what: str, arg_name: str | None)
         f"function {fun_name or 'being traced'} traced for {what} returned a mutable array "
         f"reference of type {x.aval.str_short()}, but mutable array references cannot be "
         f"returned.\n\nThe returned mutable array {origin}."
+    )
+
+
+def _is_literal_value(x) -> bool:
+    """A value a scalar literal can hold: not a tracer, nor an object that only has a
+    shape and a dtype (a ``ShapeDtypeStruct``, which becomes a constant as in JAX)."""
+    if isinstance(x, Tracer):
+        return False
+    return (
+        dtypes.is_python_scalar(x) or isinstance(x, np.ndarray | np.generic) or hasattr(x, "aval")
     )
 
 

@@ -158,6 +158,11 @@ class Lowered(_Stage):
         return self._lowered.module
 
     def compile(self, compiler_options=None) -> Compiled:
+        """Compile with XLA, passing it ``compiler_options`` (``{name: value}``)."""
+        with backend.compiler_option_overrides(compiler_options):
+            return self._compile()
+
+    def _compile(self) -> Compiled:
         if len(self._lowered.platforms) > 1:
             raise ValueError(
                 "A module lowered for several platforms "

@@ -12,6 +12,8 @@ itself when ``jax_num_cpu_devices`` is left unset.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import logging
 import pathlib
 import threading
@@ -34,6 +36,7 @@ __all__ = [
     "clear_backends",
     "compile",
     "compile_options",
+    "compiler_option_overrides",
     "cpu_client_options",
     "default_backend",
     "default_device",
@@ -356,6 +359,23 @@ def compile_options(devices: Sequence[Device]) -> xla_client.CompileOptions:
     return options
 
 
+_option_overrides: contextvars.ContextVar[tuple] = contextvars.ContextVar(
+    "compiler_option_overrides", default=()
+)
+
+
+@contextlib.contextmanager
+def compiler_option_overrides(options: dict[str, Any] | None):
+    """XLA options (``{name: value}``) that the compilations inside the block pass to
+    XLA, as ``Lowered.compile(compiler_options=...)`` gives them; XLA rejects an unknown
+    name."""
+    token = _option_overrides.set(tuple((options or {}).items()))
+    try:
+        yield
+    finally:
+        _option_overrides.reset(token)
+
+
 def backend_compile_and_load(
     client: Client,
     module: Any,
@@ -394,6 +414,8 @@ def compile(
         module = str(module)  # a jaxlib.mlir ir.Module prints as MLIR text
     if options is None:
         options = compile_options(devices)
+    if overrides := _option_overrides.get():
+        options.env_option_overrides = list(overrides)
     device_list = xla_client.DeviceList(tuple(devices))
     client = device_list[0].client
 

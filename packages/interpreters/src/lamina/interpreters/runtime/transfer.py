@@ -87,7 +87,7 @@ def placement(device: Any) -> tuple[Any, bool]:
 
 
 def _put_host_value(value: np.ndarray, aval: ShapedArray, sharding, committed: bool,
-                    x64: bool = False):  # fmt: skip
+                    x64: bool = False, copy: bool = False):  # fmt: skip
     devices = list(sharding._addressable_device_assignment)
     if sharding.is_fully_replicated:
         pieces = [value] * len(devices)
@@ -95,7 +95,7 @@ def _put_host_value(value: np.ndarray, aval: ShapedArray, sharding, committed: b
         indices = sharding.addressable_devices_indices_map(aval.shape)
         pieces = [value[indices[d]] for d in devices]
     return xla_client.batched_device_put(
-        aval, sharding, pieces, devices, committed, False,
+        aval, sharding, pieces, devices, committed, copy,
         enable_x64=x64 or dtypes.x64_enabled(),
     )  # fmt: skip
 
@@ -196,14 +196,17 @@ def device_put_value(
 ):
     """One NumPy array on a device, keeping its (canonicalized) dtype and ``weak_type``.
     A ``dtype`` that is not canonical (a 64-bit one explicitly requested with x64 off
-    and allowed by ``jax_explicit_x64_dtypes``) is kept: ``value`` is converted to it."""
+    and allowed by ``jax_explicit_x64_dtypes``) is kept: ``value`` is converted to it.
+    The array owns a copy of ``value`` (as ``jnp.array`` and ``jnp.asarray`` do in JAX,
+    never sharing host memory on CPU), so it can be donated."""
     sharding, committed = placement(device)
     if dtype is not None and dtypes.canonicalize_dtype(dtype) != dtype:
         value = np.asarray(value, dtype)
         aval = ShapedArray(value.shape, value.dtype, weak_type=weak_type)
-        return _put_host_value(value, aval, sharding, committed, x64=True)
+        return _put_host_value(value, aval, sharding, committed, x64=True, copy=True)
     value, aval = host_value(value)
-    return _put_host_value(value, aval.update(weak_type=weak_type), sharding, committed)
+    aval = aval.update(weak_type=weak_type)
+    return _put_host_value(value, aval, sharding, committed, copy=True)
 
 
 def device_get(x: Any) -> Any:

@@ -155,7 +155,7 @@ class custom_vjp:
             out_trees=fwd.out_trees,
             symbolic_zeros=self.symbolic_zeros,
         )
-        return tree_util.tree_unflatten(traced.out_tree, outs)
+        return tree_util.tree_unflatten(fwd.primal_tree(), outs)
 
 
 class VJPForward:
@@ -167,10 +167,20 @@ class VJPForward:
         self.optimize_remat = cv.optimize_remat
         self.primal_name, self.rule_name = primal_name, function_name(cv.fwd)
         self.nondiff, self.static, self.traced = cv.nondiff_argnums, static, traced
-        self.res_tree = None
+        self.res_tree = self.out_tree = None
+        # As in JAX, the output of ``fwd`` is checked against the primal function only
+        # once the call was staged into a Jaxpr (where the primal function is needed).
+        self.check_primal = False
+
+    def mark_staged(self):
+        self.check_primal = True
 
     def out_trees(self):
-        return self.traced.out_tree, self.res_tree
+        return self.primal_tree(), self.res_tree
+
+    def primal_tree(self):
+        """The output tree: that of ``fwd`` once it ran, else the primal function's."""
+        return self.traced.out_tree if self.out_tree is None else self.out_tree
 
     def __call__(self, *primals, perturbed):
         if self.optimize_remat:
@@ -228,17 +238,18 @@ class VJPForward:
                 f"{self.rule_name} produced {pair}."
             )
         outs, out_tree = tree_util.tree_flatten(pair[0])
+        self.out_tree = out_tree
         res, self.res_tree = tree_util.tree_flatten(pair[1])
         avals = [shaped_abstractify(x) for x in outs]
         fun_tree, fun_avals = self.traced.out_tree, self.traced.out_avals
-        if out_tree != fun_tree:
+        if self.check_primal and out_tree != fun_tree:
             raise TypeError(
                 f"{first}the output of the {second}instead the fwd rule output's first "
                 f"element had container/pytree structure:\n    {type_tree(out_tree, avals)}\n"
                 f"while the custom_vjp-decorated function {self.primal_name} had output "
                 f"container/pytree structure:\n    {type_tree(fun_tree, fun_avals)}."
             )
-        if not all(map(same_type, avals, fun_avals)):
+        if self.check_primal and not all(map(same_type, avals, fun_avals)):
             raise TypeError(
                 f"{first}the output of the {second}instead the fwd rule output's first "
                 f"element had shapes/dtypes of:\n    {type_tree(out_tree, avals)}\n"
@@ -264,7 +275,7 @@ class VJPBackward:
         res, cts = args[: res_tree.num_leaves], args[res_tree.num_leaves :]
         cts = [to_rule_zero(c, self.symbolic_zeros) for c in cts]
         py_res = tree_util.tree_unflatten(res_tree, res)
-        py_cts = tree_util.tree_unflatten(traced.out_tree, cts)
+        py_cts = tree_util.tree_unflatten(self.fwd.primal_tree(), cts)
         cts_in = self.bwd(*self.static, py_res, py_cts)
         in_tree = traced.in_tree
         n_args = len(tree_util.treedef_children(in_tree))
@@ -314,6 +325,16 @@ custom_vjp_call_p = Primitive("custom_vjp_call")
 def_call_rules(custom_vjp_call_p)
 
 
+def _custom_vjp_call_abstract_eval(*_, call_jaxpr, fwd_jaxpr_thunk, **__):
+    # Abstract evaluation means the call is being staged into a Jaxpr.
+    if hasattr(fwd_jaxpr_thunk, "mark_staged"):
+        fwd_jaxpr_thunk.mark_staged()
+    return list(call_jaxpr.out_avals)
+
+
+custom_vjp_call_p.def_abstract_eval(_custom_vjp_call_abstract_eval)
+
+
 def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd_jaxpr_thunk, bwd, num_consts,
                          symbolic_zeros, **_):  # fmt: skip
     if any(type(t) is not Zero for t in tangents[:num_consts]):
@@ -321,7 +342,7 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd_jaxpr_thunk, bwd,
     primals, tangents = primals[num_consts:], tangents[num_consts:]
     in_zeros = tuple(type(t) is Zero for t in tangents)
     outs, res = fwd_jaxpr_thunk(*primals, perturbed=tuple(not z for z in in_zeros))
-    out_avals = tuple(tangent_aval(a) for a in call_jaxpr.out_avals)
+    out_avals = tuple(tangent_aval(shaped_abstractify(o)) for o in outs)
     tangents_out = custom_lin_p.bind(
         *res,
         *[t for t in tangents if type(t) is not Zero],
@@ -360,6 +381,9 @@ class BatchedForward:
     def __init__(self, fwd, axis_data):
         self.fwd, self.axis_data = fwd, axis_data
         self.primal_name, self.rule_name = fwd.primal_name, fwd.rule_name
+
+    def mark_staged(self):
+        self.fwd.mark_staged()
 
     def __call__(self, *primals, perturbed):
         n_out = []

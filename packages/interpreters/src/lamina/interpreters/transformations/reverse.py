@@ -397,13 +397,18 @@ def _linearize_tree(fun, primals, has_aux=False):
         def flat_aux(*args):
             trace = find_current_trace()
             out = flat(*args)
-            box["aux"] = ad._strip_tangents(box["aux"], trace)
+            leaves, box["aux_tree"] = tree_util.tree_flatten(box["aux"])
+            box["aux"] = ad._strip_tangents(leaves, trace)
             return out
 
         flat_used = flat_aux
     else:
         flat_used = flat
     primals_out, linear = linearize_flat(flat_used, primals_flat, lin_avals)
+    if has_aux:
+        # Rebuilt once the trace is over, as in JAX: a pytree node made again (a flax
+        # Variable, say) then belongs to the caller's trace.
+        box["aux"] = tree_util.tree_unflatten(box["aux_tree"], box["aux"])
     return primals_out, linear, in_tree, box, t_avals, lin_avals
 
 

@@ -99,6 +99,16 @@ class ShapedArray(AbstractValue):
             return self.type_sharding
         return None
 
+    def to_tangent_aval(self) -> ShapedArray:
+        """The type of this type's tangents: itself for an inexact dtype, else float0
+        (integers, booleans and extended dtypes such as PRNG keys)."""
+        dtype = self.dtype
+        if isinstance(dtype, dtypes.ExtendedDType) or dtype == dtypes.float0:
+            return self.update(dtype=dtypes.float0)
+        if not dtypes.issubdtype(dtype, np.inexact):
+            return self.update(dtype=dtypes.float0)
+        return self
+
     def __eq__(self, other):
         return (
             type(other) is ShapedArray
@@ -114,6 +124,8 @@ class ShapedArray(AbstractValue):
 
     def str_short(self, short_dtypes: bool = False) -> str:
         name = dtypes.short_dtype_name(self.dtype) if short_dtypes else self.dtype.name
+        if isinstance(self.dtype, np.dtype) and self.dtype == dtypes.float0:
+            name = "float0"
         dims = [str(d) for d in self.shape]
         if self.type_sharding is not None:
             dims = [d + _split_str(e) for d, e in zip(dims, _spec_entries(self), strict=False)]

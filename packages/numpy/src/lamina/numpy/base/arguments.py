@@ -14,7 +14,7 @@ import operator
 
 import numpy as np
 from lamina.interpreters import JAX_ARRAY_ABSTRACTIFY, ArrayImpl, Tracer, device_put_value
-from lamina.ir import dtypes
+from lamina.ir import dtypes, tree_util
 from lamina.lax import aval_of, promote_args, promote_args_no_broadcast, to_dtype
 
 __all__ = [
@@ -72,10 +72,17 @@ def from_jax_array(x):
 def to_array(x):
     """``x`` as a lamina array or tracer. A Python scalar stays weakly typed; NumPy
     values take their canonical dtype (float64 becomes float32 with x64 off)."""
-    if isinstance(x, Tracer) or hasattr(x, "aval"):
+    if isinstance(x, Tracer):
         return x
     if hasattr(x, "__jax_array__"):
-        raise ValueError(JAX_ARRAY_ABSTRACTIFY)
+        # As in JAX, where every jnp function is a jit: a leaf that converts itself
+        # fails there; a pytree that does (a flax Variable) gives its array, even when
+        # it forwards ``aval`` to that array.
+        if tree_util.all_leaves([x]):
+            raise ValueError(JAX_ARRAY_ABSTRACTIFY)
+        return to_array(x.__jax_array__())
+    if hasattr(x, "aval"):
+        return x
     if type(x) in _PY_SCALARS:  # not NumPy scalars: np.float64 subclasses float
         return to_dtype(x, dtypes.dtype(x), weak_type=type(x) is not bool)
     value = np.asarray(x)
