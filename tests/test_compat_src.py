@@ -28,7 +28,6 @@ from lamina._src import (
 )
 from lamina._src.interpreters import ad as src_ad
 from lamina._src.state import types as state_types
-from lamina.experimental import hijax
 from lamina.experimental.layout import Format, Layout
 
 
@@ -180,22 +179,6 @@ def test_layout_and_format_values():
         layout.check_compatible_aval((2, 3, 4))
 
 
-def test_hijax_primitive_registers_its_rules():
-    class Twice(hijax.HiPrimitive):
-        def jvp(self, primals, tangents):
-            return primals[0] * 2, tangents[0] * 2
-
-    p = Twice("twice_hi")
-    assert lamina.interpreters.ad.primitive_jvps[p] == p.jvp
-    assert p.is_high()
-    method = hijax.aval_method(len)
-    assert method.fun is len
-    hijax.register_hitype(Twice, lambda v: None)
-    assert Twice in hijax.hitypes
-    assert hijax.AvalQDD(1, 2).qdd == 2
-    assert issubclass(hijax.MutableHiType, lamina.core.AbstractValue)
-
-
 # ------------------------------------------------------------------ through the alias
 
 
@@ -203,6 +186,34 @@ def _run(code: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True
     )
+
+
+def test_hijax_primitive_registers_its_rules():
+    # In a fresh process: the primitive would otherwise stay in the registry that
+    # tests/test_rule_inventory.py and test_primitive_table.py check.
+    result = _run(
+        """
+        import lamina
+        from lamina.experimental import hijax
+
+        class Twice(hijax.HiPrimitive):
+            def jvp(self, primals, tangents):
+                return primals[0] * 2, tangents[0] * 2
+
+        p = Twice("twice_hi")
+        assert lamina.interpreters.ad.primitive_jvps[p] == p.jvp
+        assert p.is_high()
+        method = hijax.aval_method(len)
+        assert method.fun is len
+        hijax.register_hitype(Twice, lambda v: None)
+        assert Twice in hijax.hitypes
+        assert hijax.AvalQDD(1, 2).qdd == 2
+        assert issubclass(hijax.MutableHiType, lamina.core.AbstractValue)
+        print("ok")
+        """
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "ok\n"
 
 
 def test_user_primitive_through_the_semi_public_modules():
