@@ -41,8 +41,12 @@ def count_ops(text: str) -> dict[str, int]:
 
 # Probes import from bytecode, as an installed package does, even where the
 # environment asks Python not to write it (without it every import compiles lamina's
-# sources, which more than doubles the import time).
+# sources, which more than doubles the import time). They also run with the persistent
+# compilation cache off, which lamina turns on by default and JAX does not: compile
+# times are XLA compiling, for both libraries (benchmarks/compilation_cache.py measures
+# the cache).
 _ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+_ENV["JAX_ENABLE_COMPILATION_CACHE"] = "0"
 
 
 def _run(script: str, python: str, probe: str, module_name: str):
