@@ -17,6 +17,7 @@ __all__ = [
     "dce_jaxpr_call_rule",
     "dce_jaxpr_closed_call_rule",
     "dce_jaxpr_consts",
+    "dce_keeping_operands",
     "dce_rules",
 ]
 
@@ -129,3 +130,22 @@ def dce_jaxpr_call_rule(used_outputs: list[bool], eqn: JaxprEqn):
         params=dict(eqn.params, call_jaxpr=inner),
     )
     return used_inputs, new_eqn
+
+
+def dce_keeping_operands(used_outputs: list[bool], eqn: JaxprEqn, prune_params: Callable):
+    """The DCE rule of a custom-derivative call (param ``call_jaxpr``, a ``ClosedJaxpr``)
+    whose rules take every operand: the unused outputs leave ``call_jaxpr``, and
+    ``prune_params(params, used_outputs)`` gives the rule params to replace."""
+    if not any(used_outputs) and not eqn.effects:
+        return [False] * len(eqn.invars), None
+    closed = eqn.params["call_jaxpr"]
+    jaxpr, _ = dce_jaxpr(closed.jaxpr, used_outputs, instantiate=True)
+    if jaxpr is closed.jaxpr:
+        return [True] * len(eqn.invars), eqn
+    params = dict(
+        eqn.params,
+        call_jaxpr=ClosedJaxpr(jaxpr, closed.consts),
+        **prune_params(eqn.params, used_outputs),
+    )
+    outvars = [v for v, u in zip(eqn.outvars, used_outputs, strict=True) if u]
+    return [True] * len(eqn.invars), eqn.replace(outvars=outvars, params=params)

@@ -23,7 +23,7 @@ import functools
 
 from lamina.interpreters.core.tangents import Zero, tangent_aval
 from lamina.interpreters.core.tracing import Tracer, shaped_abstractify
-from lamina.interpreters.jaxprs.dce import dce_jaxpr, dce_rules
+from lamina.interpreters.jaxprs.dce import dce_keeping_operands, dce_rules
 from lamina.interpreters.transformations.ad import add_tangents
 from lamina.interpreters.transformations.custom_calls import (
     ArgResolver,
@@ -46,7 +46,7 @@ from lamina.interpreters.transformations.custom_calls import (
     zero_if_float0,
     zero_of,
 )
-from lamina.ir import ClosedJaxpr, Primitive, tree_util
+from lamina.ir import Primitive, tree_util
 
 __all__ = ["CustomJVPException", "JVPRule", "custom_jvp", "custom_jvp_call_p"]
 
@@ -297,19 +297,11 @@ custom_jvp_call_p.def_batching(_custom_jvp_call_batching)
 def _custom_jvp_call_dce(used_outputs, eqn):
     """Unused outputs leave ``call_jaxpr`` and the rule; every operand stays, as the
     rule takes them all."""
-    if not any(used_outputs) and not eqn.effects:
-        return [False] * len(eqn.invars), None
-    closed = eqn.params["call_jaxpr"]
-    jaxpr, _ = dce_jaxpr(closed.jaxpr, used_outputs, instantiate=True)
-    if jaxpr is closed.jaxpr:
-        return [True] * len(eqn.invars), eqn
-    params = dict(
-        eqn.params,
-        call_jaxpr=ClosedJaxpr(jaxpr, closed.consts),
-        jvp_jaxpr_fun=PrunedJVPRule(eqn.params["jvp_jaxpr_fun"], used_outputs),
-    )
-    outvars = [v for v, u in zip(eqn.outvars, used_outputs, strict=True) if u]
-    return [True] * len(eqn.invars), eqn.replace(outvars=outvars, params=params)
+    return dce_keeping_operands(used_outputs, eqn, _prune_jvp_rule)
+
+
+def _prune_jvp_rule(params, used_outputs):
+    return {"jvp_jaxpr_fun": PrunedJVPRule(params["jvp_jaxpr_fun"], used_outputs)}
 
 
 dce_rules[custom_jvp_call_p] = _custom_jvp_call_dce

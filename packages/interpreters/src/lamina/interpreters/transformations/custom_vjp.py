@@ -26,7 +26,7 @@ import numpy as np
 from lamina.interpreters.core.errors import UnexpectedTracerError
 from lamina.interpreters.core.tangents import Zero, instantiate_zeros, tangent_aval
 from lamina.interpreters.core.tracing import Tracer, shaped_abstractify
-from lamina.interpreters.jaxprs.dce import dce_jaxpr, dce_rules
+from lamina.interpreters.jaxprs.dce import dce_keeping_operands, dce_rules
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.interpreters.transformations.batching import bdim_at_front
 from lamina.interpreters.transformations.custom_calls import (
@@ -443,22 +443,16 @@ class PrunedBackward:
 def _custom_vjp_call_dce(used_outputs, eqn):
     """Unused outputs leave ``call_jaxpr`` and ``fwd``; ``bwd`` gets zero cotangents for
     them. Every operand stays, as the rules take them all."""
-    if not any(used_outputs) and not eqn.effects:
-        return [False] * len(eqn.invars), None
-    closed = eqn.params["call_jaxpr"]
-    jaxpr, _ = dce_jaxpr(closed.jaxpr, used_outputs, instantiate=True)
-    if jaxpr is closed.jaxpr:
-        return [True] * len(eqn.invars), eqn
-    params = dict(
-        eqn.params,
-        call_jaxpr=ClosedJaxpr(jaxpr, closed.consts),
-        fwd_jaxpr_thunk=PrunedForward(eqn.params["fwd_jaxpr_thunk"], used_outputs),
-        bwd=PrunedBackward(
-            eqn.params["bwd"], used_outputs, closed.out_avals, eqn.params["symbolic_zeros"]
+    return dce_keeping_operands(used_outputs, eqn, _prune_vjp_rules)
+
+
+def _prune_vjp_rules(params, used_outputs):
+    return {
+        "fwd_jaxpr_thunk": PrunedForward(params["fwd_jaxpr_thunk"], used_outputs),
+        "bwd": PrunedBackward(
+            params["bwd"], used_outputs, params["call_jaxpr"].out_avals, params["symbolic_zeros"]
         ),
-    )
-    outvars = [v for v, u in zip(eqn.outvars, used_outputs, strict=True) if u]
-    return [True] * len(eqn.invars), eqn.replace(outvars=outvars, params=params)
+    }
 
 
 def _custom_vjp_call_pp(params):
