@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import lamina
+from lamina.experimental import mesh_utils, multihost_utils
 
 # The same functions as lamina.distributed, which the subprocesses import by that name.
 from lamina.sharding import distributed
@@ -237,7 +238,6 @@ def test_initialize_after_the_backend_started():
 
 
 def test_public_modules():
-    from lamina.experimental import mesh_utils, multihost_utils
 
     # recorded from JAX 0.10.2 (the public functions of each module)
     assert {"initialize", "is_initialized", "shutdown"} <= set(dir(distributed))

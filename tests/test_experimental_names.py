@@ -7,6 +7,9 @@ import sys
 import textwrap
 import warnings
 
+import jaxlib._ifrt_proxy
+import ml_dtypes
+import numpy as np
 import pytest
 
 import lamina as jax
@@ -66,7 +69,6 @@ def test_dir_names():
 
 
 def test_ifrt_proxy_is_jaxlibs():
-    import jaxlib._ifrt_proxy
 
     assert "ifrt_proxy" in dir(backend)
     assert backend.ifrt_proxy is jaxlib._ifrt_proxy
@@ -90,8 +92,6 @@ def test_cur_qdd():
 
 
 def test_primal_tangent_dtype():
-    import ml_dtypes
-    import numpy as np
 
     # names and fields recorded from JAX 0.10.2
     d = experimental.primal_tangent_dtype(np.float32, ml_dtypes.bfloat16)

@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+import lamina.ir.shapes.dim_expr as dim_expr
 from lamina.ir import (
     DimExpr,
     InconclusiveDimensionOperation,
@@ -146,7 +147,6 @@ def test_inconclusive_message_as_jax():
 def test_values_outside_tracing_as_jax():
     # recorded from JAX 0.10.2 (no layer computes values here)
     msg = "Evaluation rule for 'dim_as_value' is not implemented"
-    import lamina.ir.shapes.dim_expr as dim_expr
 
     saved, dim_expr._dim_as_value[0] = dim_expr._dim_as_value[0], None
     try:

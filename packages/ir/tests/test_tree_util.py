@@ -31,6 +31,7 @@ from lamina.ir.tree_util import (
     tree_unflatten,
 )
 from lamina.ir.trees.errors import equality_errors, equality_errors_pytreedef
+from lamina.ir.trees.pytree import PyTreeRegistry
 
 # ----------------------------------------------------------------------------- fixtures
 
@@ -937,7 +938,6 @@ def test_register_static():
 
 
 def test_registration_reaches_registries_made_earlier_and_later():
-    from lamina.ir.trees.pytree import PyTreeRegistry
 
     before = PyTreeRegistry(enable_none=False)
 

@@ -16,6 +16,8 @@ from lamina.interpreters import grad, jit, make_jaxpr
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from conv_reference import ref_conv
 
+from lamina.ir import parse_jaxpr
+
 rng = np.random.default_rng(7)
 
 
@@ -423,7 +425,6 @@ def test_printed_jaxpr_matches_jax():
 
 
 def test_printed_jaxpr_reads_back():
-    from lamina.ir import parse_jaxpr
 
     jaxpr = parse_jaxpr(JAXPR)
     assert str(jaxpr) == JAXPR

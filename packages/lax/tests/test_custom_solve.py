@@ -218,7 +218,6 @@ def test_linear_solve_shape_mismatch_errors():
 
 
 def test_custom_root_forward_mode_and_second_derivatives():
-    from lamina.interpreters import jvp
 
     def sqrt_by_root(x):
         return lax.custom_root(

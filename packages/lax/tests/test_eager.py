@@ -6,6 +6,7 @@ import pytest
 
 from lamina import lax
 from lamina.interpreters import Array, device_put
+from lamina.ir import enable_x64
 
 FLOATS = [np.float32, np.float16, ml_dtypes.bfloat16]
 NUMERIC = [*FLOATS, np.int32, np.uint8, np.int8]
@@ -219,7 +220,6 @@ def test_iota(dtype):
 
 
 def test_x64_variants():
-    from lamina.ir import enable_x64
 
     with enable_x64():
         x = np.arange(4, dtype=np.float64)

@@ -4,6 +4,7 @@ against Python loops, JAX 0.10.2's printed Jaxprs and error messages."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 from gather_scatter_reference import (
@@ -195,7 +196,6 @@ def test_index_take():
 
 
 def test_low_precision_floats_and_empty_shapes():
-    import ml_dtypes
 
     dn, sdn, sizes = G((1,), (0,), (0,)), lax.ScatterDimensionNumbers((1,), (0,), (0,)), (1, 2)
     x = np.arange(6.0).reshape(3, 2).astype(ml_dtypes.bfloat16)

@@ -10,9 +10,12 @@ import re
 
 import numpy as np
 import pytest
+from jaxlib.plugin_support import import_from_plugin
 
 import lamina.lax.linalg as L
+import lamina.lax.linalg._gpu_solver as gpu_solver
 from lamina.interpreters import jit
+from lamina.lax.linalg.decompositions import unpack_conjugate_pairs
 
 RECORDED = json.loads(
     (pathlib.Path(__file__).parent / "data" / "gpu_linalg_calls.json").read_text()
@@ -156,7 +159,6 @@ def test_eigh_passes_the_algorithm_to_the_kernel(implementation, number):
 
 
 def test_lowering_registers_the_plugin_targets_once_installed():
-    from jaxlib.plugin_support import import_from_plugin
 
     if import_from_plugin("cuda", "_solver") is None:
         pytest.skip("needs the jax-cuda12 or jax-cuda13 plugin (the cuda12/cuda13 extras)")
@@ -173,7 +175,6 @@ GEEV = json.loads((pathlib.Path(__file__).parent / "data" / "gpu_linalg_calls.js
 
 @pytest.fixture
 def cusolver_11701(monkeypatch):
-    import lamina.lax.linalg._gpu_solver as gpu_solver
 
     monkeypatch.setattr(gpu_solver, "_cusolver_version", 11701)
 
@@ -193,7 +194,6 @@ def test_left_eigenvectors_take_the_hybrid_kernel(cusolver_11701):
 
 
 def test_cusolver_eig_needs_cusolver_11_7_1():
-    import lamina.lax.linalg._gpu_solver as gpu_solver
 
     if gpu_solver.cusolver_version() >= 11701:
         pytest.skip("this machine's cuSOLVER has geev")
@@ -207,7 +207,6 @@ def test_cusolver_eig_needs_cusolver_11_7_1():
 
 
 def test_geev_vectors_are_unpacked_as_lapack_packs_them():
-    from lamina.lax.linalg.decompositions import unpack_conjugate_pairs
 
     rng = np.random.default_rng(3)
     a = rng.standard_normal((2, 6, 6))

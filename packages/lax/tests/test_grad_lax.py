@@ -7,6 +7,8 @@ import pytest
 
 import lamina.lax as lax
 from lamina.interpreters import (
+    ad,
+    def_standard_impl,
     enable_x64,
     grad,
     jit,
@@ -16,8 +18,9 @@ from lamina.interpreters import (
     vjp,
     vmap,
 )
+from lamina.interpreters.mlir import hlo
 from lamina.interpreters.test_util import check_grads, numerical_jvp
-from lamina.ir import dtypes
+from lamina.ir import MissingRuleError, Primitive, dtypes
 
 rng = np.random.default_rng(2)
 
@@ -279,9 +282,6 @@ def test_errors():
 
 
 def test_missing_transpose_rule_is_named():
-    from lamina.interpreters import ad, def_standard_impl
-    from lamina.interpreters.mlir import hlo
-    from lamina.ir import MissingRuleError, Primitive
 
     double_p = Primitive("double_no_transpose", registry=None)
     double_p.def_abstract_eval(lambda x: x)

@@ -4,12 +4,17 @@ against a Python loop, and the errors JAX raises for bad shapes."""
 
 from __future__ import annotations
 
+import inspect
+import json
+import pathlib
+
 import numpy as np
 import pytest
 import scipy.linalg
 
 from lamina import lax
-from lamina.interpreters import enable_x64, jit, make_jaxpr, vmap
+from lamina import lax as lax_module
+from lamina.interpreters import enable_x64, jit, jvp, make_jaxpr, vmap
 from lamina.interpreters.test_util import check_grads
 from lamina.lax import linalg
 
@@ -481,14 +486,10 @@ def _top_level_params(entry):
 
 
 def test_names_and_signatures_match_jax():
-    import inspect
-    import json
-    import pathlib
 
     recorded = json.loads(
         (pathlib.Path(__file__).parent / "data" / "jax_lax_linalg_api.json").read_text()
     )
-    from lamina import lax as lax_module
 
     assert lax_module.linalg is linalg
     missing = sorted(set(recorded) - set(dir(linalg)))
@@ -506,7 +507,6 @@ def test_names_and_signatures_match_jax():
 
 
 def test_eig_eigenvalue_derivative():
-    from lamina.interpreters import jvp
 
     a, t = rand((4, 4), np.float64), rand((4, 4), np.float64)
     eps = 1e-6

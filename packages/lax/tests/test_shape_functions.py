@@ -5,6 +5,7 @@ printed Jaxprs and error messages."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 from shape_helpers import numpy_pad, total, vmap_matches_loop
@@ -179,7 +180,6 @@ DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.float16, "bfloat16", np.com
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_every_shape_op_keeps_its_dtype(dtype):
-    import ml_dtypes
 
     dtype = np.dtype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
     x = (np.arange(12).reshape(3, 4) % 5).astype(dtype)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import grad, jit, jvp, make_jaxpr, vmap
+from lamina.interpreters import grad, jit, jvp, linearize, make_jaxpr, vmap
 from lamina.interpreters.test_util import check_grads
 
 
@@ -128,7 +128,6 @@ def test_while_errors():
 
 
 def test_linearize_splits_known_carries_from_the_staged_loop():
-    from lamina.interpreters import linearize
 
     def f(x, w):
         return lax.while_loop(lambda c: c[0] < 10.0, lambda c: (c[0] * 2.0, c[1] * w), (x, w))[1]

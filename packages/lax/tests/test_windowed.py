@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import grad, jit, jvp, make_jaxpr, vmap
+from lamina.interpreters import enable_x64, grad, jit, jvp, make_jaxpr, trace_to_jaxpr, vmap
 from lamina.interpreters.test_util import check_grads
+from lamina.ir import ShapedArray
 
 RNG = np.random.RandomState(1)
 
@@ -332,8 +333,6 @@ def test_cumlogsumexp_gradient_of_far_apart_elements():
 
 
 def test_general_select_and_scatter_matches_select_and_scatter_add():
-    from lamina.interpreters import trace_to_jaxpr
-    from lamina.ir import ShapedArray
 
     x = RNG.randn(4, 6).astype(np.float32)
     source = RNG.randn(2, 3).astype(np.float32)
@@ -365,7 +364,6 @@ def test_general_select_and_scatter_matches_select_and_scatter_add():
     "base_dilation, window", [((2, 1), (3, 2)), ((1, 3), (2, 3)), ((2, 2), (2, 3))]
 )
 def test_max_and_min_pooling_gradients_with_base_dilation(base_dilation, window):
-    from lamina.interpreters import enable_x64
 
     x = np.random.default_rng(0).standard_normal((7, 6))
     with enable_x64(True):

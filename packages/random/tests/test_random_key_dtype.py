@@ -5,6 +5,8 @@ control flow and AD. Jaxpr texts, reprs, errors and values were recorded from JA
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -470,7 +472,6 @@ def test_jitted_calls_on_keys_take_the_cpp_path():
 
 
 def test_key_arrays_pickle():
-    import pickle
 
     keys = random.split(random.key(3), 4)
     again = pickle.loads(pickle.dumps(keys))

@@ -9,7 +9,7 @@ import pytest
 
 import lamina.random as random
 from lamina import lax
-from lamina.interpreters import jit, vmap
+from lamina.interpreters import enable_x64, jit, vmap
 from lamina.ir import dtypes
 from lamina.lax import scan
 
@@ -75,7 +75,6 @@ def test_seeds():
 
 
 def test_seeds_x64():
-    from lamina.interpreters import enable_x64
 
     with enable_x64(True):
         np.testing.assert_array_equal(random.PRNGKey(-1), [4294967295, 4294967295])

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import lamina.random as random
-from lamina.interpreters import enable_x64
+from lamina.interpreters import disable_jit, enable_x64
 
 RECORDED = json.loads((pathlib.Path(__file__).parent / "data" / "random_values.json").read_text())
 SEEDS = (0, 42)
@@ -184,7 +184,6 @@ def test_typed_and_raw_keys_give_the_same_samples():
 
 def test_randint_with_jit_disabled():
     # recorded from JAX 0.10.2: Python bounds work with jit disabled (chex's fake_jit)
-    from lamina.interpreters import disable_jit
 
     key = random.PRNGKey(27)
     with disable_jit():

@@ -13,7 +13,7 @@ config.update("jax_num_cpu_devices", 8)
 
 from lamina import lax  # noqa: E402
 from lamina.interpreters import devices, grad, jit, vmap  # noqa: E402
-from lamina.sharding import IndivisibleError, Mesh, NamedSharding, P  # noqa: E402
+from lamina.sharding import AxisType, IndivisibleError, Mesh, NamedSharding, P, set_mesh  # noqa: E402
 from lamina.sharding.pmap import pmap  # noqa: E402
 
 N = 8
@@ -423,7 +423,6 @@ def test_rank_too_small_errors_as_jax():
 
 def test_context_mesh_must_match_as_jax():
     # recorded from JAX 0.10.2: pmap is a shard_map over its own mesh
-    from lamina.sharding import AxisType, set_mesh
 
     mesh = Mesh(np.array(devices()).reshape(2, 4), ("x", "y"), (AxisType.Auto,) * 2)
     message = (

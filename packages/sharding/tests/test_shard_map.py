@@ -1,6 +1,8 @@
 """shard_map over a 2x4 mesh of CPU devices: collectives against NumPy, specs, the
 lowered program, grad and vmap, and JAX's errors (recorded from JAX 0.10.2)."""
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,7 @@ from lamina.sharding import (
     Mesh,
     NamedSharding,
     P,
+    get_abstract_mesh,
     make_mesh,
     set_mesh,
     shard_map,
@@ -304,7 +307,6 @@ def test_grad_with_integer_inputs_and_results():
 
 
 def test_signatures_match_jax():
-    import inspect
 
     # recorded from JAX 0.10.2: inspect.signature(jax.shard_map) and (jax.smap)
     params = inspect.signature(shard_map).parameters
@@ -399,7 +401,6 @@ def test_sharding_constraint_in_partially_manual_body():
 
 
 def test_body_sees_the_manual_abstract_mesh():
-    from lamina.sharding import get_abstract_mesh
 
     seen = []
 
