@@ -13,28 +13,8 @@ from lamina.pallas.call.block_mapping import GridMapping as GridMapping
 from lamina.pallas.call.pallas_call import pallas_call, pallas_call_p
 from lamina.pallas.call.pallas_call import register_lowering_rule as register_lowering_rule
 from lamina.pallas.core.grid_env import num_programs, program_id
-from lamina.pallas.core.specs import (
-    ANY,
-    HOST,
-    BlockDim,
-    Blocked,
-    BlockSpec,
-    BoundedSlice,
-    Buffered,
-    CompilerParams,
-    CostEstimate,
-    DeviceIdType,
-    Element,
-    GridSpec,
-    Indirect,
-    MemoryRef,
-    MemorySpace,
-    RevisitMode,
-    Squeezed,
-    no_block_spec,
-    semaphore,
-    squeezed,
-)
+from lamina.pallas.core.specs import *  # noqa: F403
+from lamina.pallas.core.specs import __all__ as _SPEC_NAMES
 from lamina.pallas.core_map import core_map, kernel
 from lamina.pallas.cost import estimate_cost
 from lamina.pallas.language.arithmetic import (
@@ -68,25 +48,9 @@ from lamina.pallas.tpu_only import (
     semaphore_wait,
 )
 
-__all__ = [
-    "ANY",
-    "HOST",
-    "BlockDim",
-    "BlockSpec",
-    "Blocked",
-    "BoundedSlice",
-    "Buffered",
-    "CompilerParams",
-    "CostEstimate",
-    "DeviceIdType",
-    "Element",
-    "GridSpec",
-    "Indirect",
-    "MemoryRef",
-    "MemorySpace",
-    "RevisitMode",
+__all__ = [  # the specs module's names, then the rest
+    *_SPEC_NAMES,
     "Slice",
-    "Squeezed",
     "align_to",
     "broadcast_to",
     "cdiv",
@@ -108,7 +72,6 @@ __all__ = [
     "lower_as_mlir",
     "multiple_of",
     "next_power_of_2",
-    "no_block_spec",
     "num_programs",
     "pallas_call",
     "pallas_call_p",
@@ -118,11 +81,9 @@ __all__ = [
     "run_scoped",
     "run_state",
     "select_ref",
-    "semaphore",
     "semaphore_read",
     "semaphore_signal",
     "semaphore_wait",
-    "squeezed",
     "strides_from_shape",
     "when",
     "with_scoped",
