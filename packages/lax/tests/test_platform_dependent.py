@@ -123,12 +123,15 @@ def test_values_on_the_cpu_eagerly_and_jitted():
     np.testing.assert_allclose(jit(f2)(X), np.cos(X), rtol=1e-6)
 
 
-def test_lowered_for_cuda_keeps_the_default_branch():
-    assert _body(_lowered(f, ("cuda",))) == _body(CUDA)
-
-
-def test_lowered_for_three_platforms_keeps_a_branch_each():
-    assert _body(_lowered(f2, ("cpu", "cuda", "rocm"))) == _body(CPU_CUDA_ROCM)
+@pytest.mark.parametrize(
+    "fun, platforms, expected",
+    [
+        pytest.param(f, ("cuda",), CUDA, id="cuda_keeps_the_default_branch"),
+        pytest.param(f2, ("cpu", "cuda", "rocm"), CPU_CUDA_ROCM, id="three_keep_a_branch_each"),
+    ],
+)
+def test_lowered_for_platforms(fun, platforms, expected):
+    assert _body(_lowered(fun, platforms)) == _body(expected)
 
 
 def test_gradient_and_vmap_keep_the_platform_choice():
