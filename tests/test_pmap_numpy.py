@@ -1,10 +1,6 @@
 """pmap with lamina.numpy and lamina.random inside, over 8 CPU devices. The device
 count is fixed when the backend starts, so the program runs in a subprocess."""
 
-import json
-import subprocess
-import sys
-
 import numpy as np
 
 PROGRAM = r"""
@@ -37,14 +33,8 @@ print(json.dumps({k: np.asarray(v).tolist() if k != "split_dtype" else v
 """
 
 
-def _run() -> dict:
-    result = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-def test_pmap_with_numpy_and_random():
-    out = _run()
+def test_pmap_with_numpy_and_random(program_output):
+    out = program_output("-c", PROGRAM)
     x = np.arange(16.0, dtype=np.float32).reshape(8, 2)
     np.testing.assert_allclose(out["sin_sum"], np.sin(x).sum(1) + x.mean(1).sum(), rtol=1e-5)
     # The mean over devices of each device's gradient is the gradient over all data.

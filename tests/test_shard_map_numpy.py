@@ -2,10 +2,6 @@
 lamina.experimental.shard_map. The device count is fixed when the backend starts, so the
 program runs in a subprocess."""
 
-import json
-import subprocess
-import sys
-
 import numpy as np
 
 PROGRAM = r"""
@@ -49,14 +45,8 @@ print(json.dumps({k: v if k == "warning" else np.asarray(v).tolist() for k, v in
 """
 
 
-def _run() -> dict:
-    result = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout.strip().splitlines()[-1])
-
-
-def test_shard_map_with_numpy():
-    out = _run()
+def test_shard_map_with_numpy(program_output):
+    out = program_output("-c", PROGRAM)
     x = np.arange(32.0, dtype=np.float32).reshape(4, 8)
     np.testing.assert_array_equal(out["row_sums"], x.sum(1, keepdims=True))
     w = np.ones((8, 3), np.float32) * 0.01

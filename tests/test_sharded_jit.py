@@ -3,10 +3,7 @@
 messages as JAX 0.10.2 gives them. The calls run in a subprocess
 (sharded_jit_program.py), since the other root tests see one device."""
 
-import json
 import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,15 +14,8 @@ MESH = "Mesh('x': 4, 'y': 2, axis_types=(Auto, Auto))"
 
 
 @pytest.fixture(scope="module")
-def seen():
-    done = subprocess.run(
-        [sys.executable, str(HERE / "sharded_jit_program.py")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def seen(program_output):
+    return program_output(HERE / "sharded_jit_program.py")
 
 
 def test_lowered_shardings(seen):

@@ -3,9 +3,6 @@ JAX's format, and a JAX 0.10.2 8-device artifact (data/jax_sharded_mlp.bin, reco
 with tools/export_interop.py record-sharded). The programs run in a subprocess
 (sharded_export_program.py), since the other export tests see one device."""
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,15 +26,8 @@ MESH42 = (
 
 
 @pytest.fixture(scope="module")
-def seen():
-    done = subprocess.run(
-        [sys.executable, str(HERE / "sharded_export_program.py")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def seen(program_output):
+    return program_output(HERE / "sharded_export_program.py")
 
 
 def test_export_fields(seen):

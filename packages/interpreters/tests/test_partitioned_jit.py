@@ -2,10 +2,7 @@
 the ``Sharding`` protocol (jaxlib's ``GSPMDSharding`` here). The calls run in a
 subprocess (partitioned_program.py): these tests run with one device by default."""
 
-import json
 import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -17,16 +14,8 @@ X = np.arange(32.0, dtype=np.float32).reshape(8, 4)
 
 
 @pytest.fixture(scope="module")
-def seen():
-    done = subprocess.run(
-        [sys.executable, str(HERE / "partitioned_program.py")],
-        capture_output=True,
-        text=True,
-        cwd=HERE,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def seen(program_output):
+    return program_output(HERE / "partitioned_program.py", cwd=HERE)
 
 
 def test_runs_on_eight_devices(seen):
