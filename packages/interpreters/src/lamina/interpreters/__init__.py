@@ -207,6 +207,7 @@ from lamina.interpreters.runtime.sharding import (
     GSPMDSharding,
     Sharding,
     SingleDeviceSharding,
+    first_device,
     sharding_for_device,
     sharding_with_new_dim,
 )
@@ -428,6 +429,7 @@ __all__ = [
     "execute_stablehlo",
     "explain_cache_misses",
     "find_current_trace",
+    "first_device",
     "from_dlpack",
     "fwd_and_bwd",
     "get_backend",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lamina.interpreters import Sharding
+from lamina.interpreters import Sharding, first_device
 
 __all__ = ["sharding_table", "visualize_array_sharding", "visualize_sharding"]
 
@@ -35,7 +35,7 @@ def sharding_table(shape: Sequence[int], sharding: Sharding, *, scale: float = 1
         raise ValueError("`visualize_sharding` only works for shapes with 1 and 2 dimensions.")
     base_height = int(10 * scale)
     base_width = int(base_height * (shape[1] if len(shape) == 2 else 1) / shape[0])
-    platform = next(iter(sharding.device_set)).platform.upper()
+    platform = first_device(sharding).platform.upper()
     owners: dict[tuple, set] = {}
     widths: dict[tuple, int] = {}
     heights: dict[tuple, int] = {}

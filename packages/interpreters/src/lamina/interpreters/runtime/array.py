@@ -34,6 +34,7 @@ from lamina.interpreters.runtime import dlpack
 from lamina.interpreters.runtime.cpp_classes import extends, install
 from lamina.interpreters.runtime.execute import unstack
 from lamina.interpreters.runtime.jax_in_process import register_tracer_class, without_jax_import
+from lamina.interpreters.runtime.sharding import first_device
 from lamina.interpreters.runtime.transfer import device_put_value
 from lamina.ir import AbstractValue, dtypes
 
@@ -191,7 +192,7 @@ class ArrayImpl:
         """The array's device if it has one, else its sharding."""
         self._check_if_deleted()
         devices = self._sharding.device_set
-        return next(iter(devices)) if len(devices) == 1 else self._sharding
+        return first_device(self._sharding) if len(devices) == 1 else self._sharding
 
     def devices(self) -> set:
         self._check_if_deleted()

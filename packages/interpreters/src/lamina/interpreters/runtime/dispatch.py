@@ -42,6 +42,7 @@ from lamina.interpreters.runtime.execute import CompiledModule, EffectfulModule,
 from lamina.interpreters.runtime.extended import PhysicalCall, is_extended_value, physical_value
 from lamina.interpreters.runtime.float_checks import check_values, checks_on
 from lamina.interpreters.runtime.refs import Ref
+from lamina.interpreters.runtime.sharding import first_device
 from lamina.interpreters.runtime.transfer import put_on_device
 from lamina.ir import (
     ClosedJaxpr,
@@ -328,7 +329,7 @@ def _committed_device(device, x):
             "eager operations on extended-dtype arrays sharded over several devices are "
             "not supported yet; use jit"
         )
-    d = sharding._device_assignment[0]
+    d = first_device(sharding)
     if device is not None and d != device:
         raise ValueError(
             "Received incompatible devices for jitted computation. Got argument on device "

@@ -17,6 +17,7 @@ from jaxlib import _jax, xla_client
 
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.jax_in_process import without_jax_import
+from lamina.interpreters.runtime.sharding import first_device
 from lamina.interpreters.runtime.transfer import device_put
 from lamina.ir import ShapedArray, dtypes
 
@@ -78,7 +79,7 @@ def _only_device(x):
             "to_dlpack can only pack a dlpack tensor from an array on a singular device, "
             f"but an array with a Sharding over {len(devices)} devices was provided."
         )
-    return next(iter(devices))
+    return first_device(x.sharding)
 
 
 def dlpack_device(x) -> tuple[DLDeviceType, int]:

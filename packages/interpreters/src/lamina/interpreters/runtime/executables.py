@@ -35,7 +35,7 @@ from lamina.interpreters.runtime.partitioning import (
     physical_sharding,
 )
 from lamina.interpreters.runtime.refs import Ref
-from lamina.interpreters.runtime.sharding import Sharding, SingleDeviceSharding
+from lamina.interpreters.runtime.sharding import Sharding, first_device
 from lamina.ir import (
     AbstractRef,
     ClosedJaxpr,
@@ -240,7 +240,7 @@ def _device_of(args: Sequence[Any], device=None):
         return device
     for a in args:
         if type(a) is ArrayImpl and a._committed:
-            return a._sharding._device_assignment[0]
+            return first_device(a._sharding)
     return backend.default_device()
 
 
@@ -303,12 +303,7 @@ def call_placement(args, device, in_shardings, out_shardings, name="jit", arg_na
                 if a._sharding.num_devices != 1:
                     break
                 if first is None:  # a one-device sharding of any kind (a 1-device mesh too)
-                    sharding = a._sharding
-                    first = (
-                        sharding._device
-                        if type(sharding) is SingleDeviceSharding
-                        else sharding._device_assignment[0]
-                    )
+                    first = first_device(a._sharding)
         else:
             return backend.default_device() if first is None else first
     found = partitioning(

@@ -27,7 +27,7 @@ from jaxlib import xla_client
 from lamina.interpreters.core.config import no_execution
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.runtime_tokens import runtime_tokens
-from lamina.interpreters.runtime.sharding import sharding_for_device
+from lamina.interpreters.runtime.sharding import first_device, sharding_for_device
 from lamina.interpreters.runtime.transfer import copy_array, put_on_device
 from lamina.ir import ShapedArray
 
@@ -155,7 +155,7 @@ class CompiledModule:
 def _on_only(sharding, device) -> bool:
     """Whether ``sharding`` lays its array out on ``device`` alone (a one-device mesh's
     NamedSharding, say): its buffer is used where it is."""
-    return sharding.num_devices == 1 and sharding._device_assignment[0] == device
+    return sharding.num_devices == 1 and first_device(sharding) == device
 
 
 class EffectfulModule(CompiledModule):
@@ -221,7 +221,7 @@ def execute_stablehlo(text: str, args: Sequence[Any] = ()) -> list:
     device = None  # the default device
     for a in args:
         if type(a) is ArrayImpl and a._committed:
-            device = a._sharding._device_assignment[0]
+            device = first_device(a._sharding)
             break
     compiled = _cache.get((text, device))
     if compiled is None:

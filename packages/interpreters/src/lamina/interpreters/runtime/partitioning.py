@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from jaxlib import xla_client
 
-from lamina.interpreters.runtime.sharding import Sharding, sharding_with_new_dim
+from lamina.interpreters.runtime.sharding import Sharding, first_device, sharding_with_new_dim
 from lamina.ir import is_extended_aval, physical_aval
 
 __all__ = ["Partitioning", "check_fits", "partitioning", "physical_sharding", "replicated"]
@@ -197,7 +197,7 @@ def _fits_rank(sharding, ndim: int) -> bool:
 
 
 def _platform(sharding) -> str:
-    return sharding._device_assignment[0].platform.upper()
+    return first_device(sharding).platform.upper()
 
 
 def _same(held, wanted, x) -> bool:

@@ -32,6 +32,7 @@ __all__ = [
     "GSPMDSharding",
     "Sharding",
     "SingleDeviceSharding",
+    "first_device",
     "hlo_indices",
     "sharding_for_device",
     "sharding_with_new_dim",
@@ -222,6 +223,16 @@ def sharding_with_new_dim(sharding: Sharding, ndim: int, dim: int) -> Sharding:
 
 
 _REPLICATED = xla_client.HloSharding.replicate()
+
+
+def first_device(sharding) -> Device:
+    """The device of a one-device ``sharding``; of a larger one, the first device of its
+    assignment."""
+    if type(sharding) is SingleDeviceSharding:  # the common case, kept short
+        return sharding._device
+    return sharding._device_assignment[0]
+
+
 _per_device: dict[Device, SingleDeviceSharding] = {}
 
 
