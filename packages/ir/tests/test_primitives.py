@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from lamina.ir import MissingRuleError, Primitive, PrimitiveRegistry, ShapedArray
+from lamina.ir.core import primitives
 from lamina.ir.core.primitives import abstract_eval_rules, jvp_rules
 from lamina.ir.effects import Effect, EffectTypeSet, is_ordered, ordered_effects
 
@@ -37,7 +38,8 @@ def test_missing_rule_names_primitive_and_rule():
         p.abstract_eval(ShapedArray((), np.float32))
 
 
-def test_bind_without_interpreter_says_what_to_do():
+def test_bind_without_interpreter_says_what_to_do(monkeypatch):
+    monkeypatch.setattr(primitives, "_bind_handler", None)  # as before lamina.interpreters loads
     p = Primitive("lonely", registry=None)
     with pytest.raises(RuntimeError, match=r"lamina\.interpreters"):
         p.bind(1.0)
