@@ -83,7 +83,9 @@ METHODS = {
 
 @pytest.fixture
 def methods():
+    """The table holds these methods only, not those of layers loaded beside the tests."""
     saved = dict(tracing.array_methods)
+    tracing.array_methods.clear()
     tracing.array_methods.update(METHODS)
     yield
     tracing.array_methods.clear()
