@@ -18,22 +18,8 @@ from lamina.lax.prng import (  # noqa: F401  (registrations: key-reuse signature
     key_structural,
 )
 from lamina.lax.prng.key_data import check_key_data, check_prng_key, is_typed_key, wrap_key_data
-from lamina.lax.prng.key_primitives import (
-    random_bits,
-    random_bits_p,
-    random_clone,
-    random_clone_p,
-    random_fold_in,
-    random_fold_in_p,
-    random_seed,
-    random_seed_p,
-    random_split,
-    random_split_p,
-    random_unwrap,
-    random_unwrap_p,
-    random_wrap,
-    random_wrap_p,
-)
+from lamina.lax.prng.key_primitives import *  # noqa: F403
+from lamina.lax.prng.key_primitives import __all__ as _PRIMITIVE_NAMES
 from lamina.lax.prng.key_types import (
     PRNG_IMPLS,
     RBG,
@@ -49,7 +35,8 @@ from lamina.lax.prng.key_types import (
 )
 from lamina.lax.prng.threefry import threefry2x32_p, threefry_2x32
 
-__all__ = [
+__all__ = [  # the key primitives and their functions, then the rest
+    *_PRIMITIVE_NAMES,
     "PRNG_IMPLS",
     "RBG",
     "THREEFRY",
@@ -63,20 +50,6 @@ __all__ = [
     "default_prng_impl",
     "is_typed_key",
     "key_dtype",
-    "random_bits",
-    "random_bits_p",
-    "random_clone",
-    "random_clone_p",
-    "random_fold_in",
-    "random_fold_in_p",
-    "random_seed",
-    "random_seed_p",
-    "random_split",
-    "random_split_p",
-    "random_unwrap",
-    "random_unwrap_p",
-    "random_wrap",
-    "random_wrap_p",
     "resolve_prng_impl",
     "threefry2x32_p",
     "threefry_2x32",
