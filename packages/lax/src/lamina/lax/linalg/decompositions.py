@@ -93,6 +93,18 @@ def _masked(ok, values, avals, nb):
 # --- eig -------------------------------------------------------------------------------
 
 
+def _eig_outputs(info, batch, w, w_aval, vl, vr, vec_aval, *, left, right):
+    """The eigenvalues and the eigenvectors asked for (``left``, ``right``), NaN in the
+    matrices whose decomposition failed (``info``)."""
+    ok = _lapack.info_ok(info, batch)
+    outs, avals = [w], [w_aval]
+    if left:
+        outs, avals = [*outs, vl], [*avals, vec_aval]
+    if right:
+        outs, avals = [*outs, vr], [*avals, vec_aval]
+    return _masked(ok, outs, avals, len(batch))
+
+
 def _eig_abstract_eval(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
                        enable_eigvec_derivs, implementation):  # fmt: skip
     batch, n = _square("eig", x)
@@ -130,13 +142,10 @@ def _eig_lowering(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvecto
             config=config, matrix_results=[False, False, True, True, False],
         )  # fmt: skip
         w = hlo.complex(wr, wi)
-    ok = _lapack.info_ok(info, batch)
-    outs, avals = [w], [w_aval]
-    if compute_left_eigenvectors:
-        outs, avals = [*outs, vl], [*avals, vec]
-    if compute_right_eigenvectors:
-        outs, avals = [*outs, vr], [*avals, vec]
-    return _masked(ok, outs, avals, nb)
+    return _eig_outputs(
+        info, batch, w, w_aval, vl, vr, vec,
+        left=compute_left_eigenvectors, right=compute_right_eigenvectors,
+    )  # fmt: skip
 
 
 def _eig_gpu_lowering(ctx, x, *, compute_left_eigenvectors, compute_right_eigenvectors,
@@ -151,7 +160,6 @@ def _eig_gpu_lowering(ctx, x, *, compute_left_eigenvectors, compute_right_eigenv
         return _eig_geev_lowering(ctx, x, compute_right_eigenvectors)
     aval = ctx.avals_in[0]
     batch, n = aval.shape[:-2], aval.shape[-1]
-    nb = len(batch)
     c = _complex_dtype(aval.dtype)
     vec, w_aval = ShapedArray((*batch, n, n), c), ShapedArray((*batch, n), c)
     magma = {EigImplementation.MAGMA: "on", EigImplementation.LAPACK: "off"}.get(
@@ -172,13 +180,10 @@ def _eig_gpu_lowering(ctx, x, *, compute_left_eigenvectors, compute_right_eigenv
         },
     )
     w = hlo.complex(*w) if real else w[0]
-    ok = _lapack.info_ok(info, batch)
-    outs, avals = [w], [w_aval]
-    if compute_left_eigenvectors:
-        outs, avals = [*outs, vl], [*avals, vec]
-    if compute_right_eigenvectors:
-        outs, avals = [*outs, vr], [*avals, vec]
-    return _masked(ok, outs, avals, nb)
+    return _eig_outputs(
+        info, batch, w, w_aval, vl, vr, vec,
+        left=compute_left_eigenvectors, right=compute_right_eigenvectors,
+    )  # fmt: skip
 
 
 def _eig_geev_lowering(ctx, x, compute_right_eigenvectors):
