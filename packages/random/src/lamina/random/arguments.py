@@ -19,6 +19,7 @@ __all__ = [
     "check_all_safe_to_cast",
     "check_broadcast_shapes",
     "check_shape",
+    "checked_float_sampling",
     "concrete_index",
     "float_dtype",
     "optional_shape",
@@ -85,6 +86,18 @@ def check_all_safe_to_cast(name: str, dtype, *args) -> None:
                 f"In arguments to {name}, cannot safely cast argument of type "
                 f"{lax.aval_of(arg).dtype} to {np.dtype(dtype)}"
             )
+
+
+def checked_float_sampling(name: str, key, shape, dtype, *params):
+    """The checks of a sampler of floats with parameters ``params``, in JAX's order: the
+    key, the dtype (default: the default float), ``shape`` against the parameters' shapes
+    (their broadcast shape if None), and safe casts of the parameters. Returns the key,
+    the shape and the dtype."""
+    key, _ = lax.check_prng_key(name, key)
+    dtype = float_dtype(name, dtype)
+    shape = check_broadcast_shapes(name, shape, *params)
+    check_all_safe_to_cast(name, dtype, *params)
+    return key, shape, dtype
 
 
 def promote_inexact(x):

@@ -30,6 +30,7 @@ from lamina.random.arguments import (
     check_all_safe_to_cast,
     check_broadcast_shapes,
     check_shape,
+    checked_float_sampling,
     concrete_index,
     float_dtype,
     optional_shape,
@@ -272,10 +273,7 @@ def _dirichlet(key, alpha, shape, dtype):
 
 def t(key, df, shape=None, dtype=None, *, out_sharding=None):
     """Student's t samples with ``df`` degrees of freedom."""
-    key, _ = lax.check_prng_key("t", key)
-    dtype = float_dtype("t", dtype)
-    shape = check_broadcast_shapes("t", shape, df)
-    check_all_safe_to_cast("t", dtype, df)
+    key, shape, dtype = checked_float_sampling("t", key, shape, dtype, df)
     return _t(key, df, shape, dtype)
 
 
@@ -295,10 +293,7 @@ def _t(key, df, shape, dtype):
 
 def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
     """Chi-square samples with ``df`` degrees of freedom."""
-    key, _ = lax.check_prng_key("chisquare", key)
-    dtype = float_dtype("chisquare", dtype)
-    shape = check_broadcast_shapes("chisquare", shape, df)
-    check_all_safe_to_cast("chisquare", dtype, df)
+    key, shape, dtype = checked_float_sampling("chisquare", key, shape, dtype, df)
     return _chisquare(key, df, shape, dtype)
 
 
@@ -312,10 +307,7 @@ def _chisquare(key, df, shape, dtype):
 
 def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
     """F-distribution samples with ``dfnum`` and ``dfden`` degrees of freedom."""
-    key, _ = lax.check_prng_key("f", key)
-    dtype = float_dtype("f", dtype)
-    shape = check_broadcast_shapes("f", shape, dfnum, dfden)
-    check_all_safe_to_cast("f", dtype, dfnum, dfden)
+    key, shape, dtype = checked_float_sampling("f", key, shape, dtype, dfnum, dfden)
     return _f(key, dfnum, dfden, shape, dtype)
 
 

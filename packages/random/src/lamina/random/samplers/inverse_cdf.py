@@ -17,9 +17,9 @@ from lamina.interpreters import jit
 from lamina.ir import dtypes
 from lamina.random.arguments import (
     canonicalize_shape,
-    check_all_safe_to_cast,
     check_broadcast_shapes,
     check_shape,
+    checked_float_sampling,
     float_dtype,
     promote_inexact,
 )
@@ -176,10 +176,7 @@ def _weibull_min(key, scale, concentration, shape, dtype):
 
 def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
     """Pareto samples with shape parameter ``b``."""
-    key, _ = lax.check_prng_key("pareto", key)
-    dtype = float_dtype("pareto", dtype)
-    shape = check_broadcast_shapes("pareto", shape, b)
-    check_all_safe_to_cast("pareto", dtype, b)
+    key, shape, dtype = checked_float_sampling("pareto", key, shape, dtype, b)
     return _pareto(key, b, shape, dtype)
 
 
@@ -192,10 +189,7 @@ def _pareto(key, b, shape, dtype):
 
 def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
     """Triangular samples on ``[left, right]`` peaking at ``mode``."""
-    key, _ = lax.check_prng_key("triangular", key)
-    dtype = float_dtype("triangular", dtype)
-    shape = check_broadcast_shapes("triangular", shape, left, mode, right)
-    check_all_safe_to_cast("triangular", dtype, left, mode, right)
+    key, shape, dtype = checked_float_sampling("triangular", key, shape, dtype, left, mode, right)
     return _triangular(key, left, mode, right, shape, dtype)
 
 
@@ -213,10 +207,7 @@ def _triangular(key, left, mode, right, shape, dtype):
 
 def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
     """Rayleigh samples with scale ``scale``."""
-    key, _ = lax.check_prng_key("rayleigh", key)
-    dtype = float_dtype("rayleigh", dtype)
-    shape = check_broadcast_shapes("rayleigh", shape, scale)
-    check_all_safe_to_cast("rayleigh", dtype, scale)
+    key, shape, dtype = checked_float_sampling("rayleigh", key, shape, dtype, scale)
     return _rayleigh(key, scale, shape, dtype)
 
 

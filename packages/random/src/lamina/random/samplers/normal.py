@@ -20,6 +20,7 @@ from lamina.random.arguments import (
     check_all_safe_to_cast,
     check_broadcast_shapes,
     check_shape,
+    checked_float_sampling,
     concrete_index,
     float_dtype,
     optional_shape,
@@ -145,10 +146,7 @@ def _double_sided_maxwell(key, loc, scale, shape, dtype):
 
 def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
     """Wald (inverse Gaussian) samples with mean ``mean`` and scale 1."""
-    key, _ = lax.check_prng_key("wald", key)
-    dtype = float_dtype("wald", dtype)
-    shape = check_broadcast_shapes("wald", shape, mean)
-    check_all_safe_to_cast("wald", dtype, mean)
+    key, shape, dtype = checked_float_sampling("wald", key, shape, dtype, mean)
     return _wald(key, mean, shape, dtype)
 
 
