@@ -120,13 +120,14 @@ class JitWrapped:
         if device is None and backend_name is not None:
             device = backend.get_backend(backend_name).local_devices()[0]
         self._device = device
-        self._compiler_options = compiler_options
+        # XLA options for the executables, as ((name, value), ...): they key those too
+        self._compiler_options = tuple((compiler_options or {}).items())
         self._in_shardings = in_shardings  # pytree prefixes, or None when unspecified
         self._out_shardings = out_shardings
         options = (
             self._static_argnums, self._static_argnames, self._donate_argnums,
-            self._donate_argnames, self._keep_unused, self._inline, device, compiler_options,
-            in_shardings, out_shardings,
+            self._donate_argnames, self._keep_unused, self._inline, device,
+            self._compiler_options, in_shardings, out_shardings,
         )  # fmt: skip
         self._cache: dict[tuple, TraceEntry] = _trace_cache(fun, options)
         _all_jitted.append(weakref.ref(self))
@@ -281,6 +282,7 @@ class JitWrapped:
             in_shardings=entry.in_shardings,
             out_shardings=entry.out_shardings,
             arg_names=lambda: self._leaf_names(entry, leaves),
+            compiler_options=self._compiler_options,
         )
 
     def _leaf_names(self, entry, leaves) -> list[str]:
@@ -307,6 +309,7 @@ class JitWrapped:
             name=self._name,
             donated_invars=entry.donated or (False,) * len(leaves),
             keep_unused=self._keep_unused,
+            compiler_options_kvs=self._compiler_options,
             **shardings,
         )
 

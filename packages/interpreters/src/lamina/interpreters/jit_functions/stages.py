@@ -158,8 +158,10 @@ class Lowered(_Stage):
         return self._lowered.module
 
     def compile(self, compiler_options=None) -> Compiled:
-        """Compile with XLA, passing it ``compiler_options`` (``{name: value}``)."""
-        with backend.compiler_option_overrides(compiler_options):
+        """Compile with XLA, passing it jit's ``compiler_options`` and then these
+        (``{name: value}``)."""
+        options = {**dict(self._traced._jitted._compiler_options), **(compiler_options or {})}
+        with backend.compiler_option_overrides(options):
             return self._compile()
 
     def _compile(self) -> Compiled:

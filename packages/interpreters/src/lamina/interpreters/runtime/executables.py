@@ -331,9 +331,11 @@ def compiled_call(
     result_names=None,
     in_shardings=None,
     out_shardings=None,
+    compiler_options: tuple = (),
 ) -> list:
     """Run ``closed`` on ``args`` (flat) as one compiled executable, compiled once per
-    (Jaxpr object, donation, keep_unused, placement). ``in_shardings`` /
+    (Jaxpr object, donation, keep_unused, placement, ``compiler_options``: XLA's
+    ``((name, value), ...)``). ``in_shardings`` /
     ``out_shardings`` (flat, None where unspecified) partition the call over several
     devices (see :func:`call_placement`). A Jaxpr with mutable array
     references runs discharged: each ``Ref`` argument or constant passes its array in
@@ -341,7 +343,7 @@ def compiled_call(
     if has_refs(closed):
         return _call_with_refs(
             closed, args, name=name, donated_invars=donated_invars, keep_unused=keep_unused,
-            device=device,
+            device=device, compiler_options=compiler_options,
         )  # fmt: skip
     split = split_tokens(closed)
     if split is not None:
@@ -356,13 +358,14 @@ def compiled_call(
             arg_names=None if arg_names is None or callable(arg_names) else split.inputs(arg_names),
             result_names=None,
             in_shardings=None if in_shardings is None else split.inputs(in_shardings),
+            compiler_options=compiler_options,
         )
         return split.outputs(outs)
     device = call_placement(
         args, device, in_shardings, out_shardings, name, arg_names=arg_names, closed=closed
     )
     donated = tuple(donated_invars) or (False,) * len(args)
-    key = (id(closed), donated, keep_unused, device)
+    key = (id(closed), donated, keep_unused, device, compiler_options)
     entry = _executables.get(key)
     if entry is None:
         with _miss_lock:
@@ -377,7 +380,8 @@ def compiled_call(
                 if result_names is not None and len(result_names) == len(closed.out_avals):
                     names["result_names"] = result_names
                 lowered = lower(closed, name, donated, keep_unused, device, **names)
-                exe = make_executable(lowered, len(closed.in_avals), device, name)
+                with backend.compiler_option_overrides(dict(compiler_options)):
+                    exe = make_executable(lowered, len(closed.in_avals), device, name)
                 entry = _executables[key] = (closed, exe)  # keeps closed alive: ids stay unique
     outs = entry[1].run(args)
     if checks_on():
@@ -405,7 +409,9 @@ def _refs_to_inputs(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
     return entry[1], entry[2]
 
 
-def _call_with_refs(closed, args, *, name, donated_invars, keep_unused, device) -> list:
+def _call_with_refs(
+    closed, args, *, name, donated_invars, keep_unused, device, compiler_options
+) -> list:
     opened, ref_consts = _refs_to_inputs(closed)
     args = [*args, *ref_consts]
     seen: set[int] = set()
@@ -432,6 +438,7 @@ def _call_with_refs(closed, args, *, name, donated_invars, keep_unused, device) 
         donated_invars=donated,
         keep_unused=keep_unused,
         device=device,
+        compiler_options=compiler_options,
     )
     n = len(closed.out_avals)
     for x, new in zip(args, discharged.new_values(args, outs[n:]), strict=True):
@@ -451,7 +458,7 @@ def _log_compile(name: str, in_avals) -> None:
 
 
 def _jit_impl(*args, jaxpr, name, donated_invars, keep_unused, in_shardings=(),
-              out_shardings=(), **_):  # fmt: skip
+              out_shardings=(), compiler_options_kvs=(), **_):  # fmt: skip
     return compiled_call(
         jaxpr,
         args,
@@ -460,6 +467,7 @@ def _jit_impl(*args, jaxpr, name, donated_invars, keep_unused, in_shardings=(),
         keep_unused=keep_unused,
         in_shardings=none_for_unspecified(in_shardings),
         out_shardings=none_for_unspecified(out_shardings),
+        compiler_options=compiler_options_kvs,
     )
 
 
