@@ -9,7 +9,16 @@ import numpy as np
 import pytest
 
 from lamina import export
-from lamina.interpreters import ShapeDtypeStruct, config, grad, jit, jvp, make_jaxpr, vmap
+from lamina.interpreters import (
+    ShapeDtypeStruct,
+    config,
+    grad,
+    jit,
+    jvp,
+    make_jaxpr,
+    vjp,
+    vmap,
+)
 from lamina.ir import dtypes
 from lamina.lax import (
     add,
@@ -295,6 +304,26 @@ def test_vmap_runs_the_module_per_element():
     np.testing.assert_allclose(a, np.sin(x) * 2, rtol=1e-6)
     g = vmap(grad(lambda x: reduce_sum(exp.call(x, F32(2))[0], (0,))))(x)
     np.testing.assert_allclose(g, np.cos(x) * 2, rtol=1e-5)
+
+
+def _sin_and_int(x):
+    return reduce_sum(sin(x), (0,)), convert_element_type(x, np.int32)
+
+
+def test_vmap_of_grad_with_integer_results():
+    # The float0 cotangent of the integer result is never put on a device: the loop
+    # runs the VJP module on the float arguments only (JAX 0.10.2 cannot vmap
+    # call_exported at all; the values are NumPy's).
+    exp = export.export(jit(_sin_and_int))(np.ones(3, F32))
+    x = np.arange(6, dtype=F32).reshape(2, 3)
+    g = vmap(grad(lambda x: exp.call(x)[0]))(x)
+    np.testing.assert_allclose(g, np.cos(x), rtol=1e-6)
+    g = jit(vmap(grad(lambda x: exp.call(x)[0])))(x)
+    np.testing.assert_allclose(g, np.cos(x), rtol=1e-6)
+    # The VJP itself under vmap, a batched float0 cotangent for the integer result.
+    cts = (np.ones(2, F32), np.zeros((2, 3), dtypes.float0))
+    (ct_x,) = vmap(lambda x, ct: vjp(exp.call, x)[1](ct))(x, cts)
+    np.testing.assert_allclose(ct_x, np.cos(x), rtol=1e-6)
 
 
 def test_multi_platform_export():
