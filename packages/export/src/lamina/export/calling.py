@@ -332,7 +332,9 @@ def _batching(axis_data, args, dims, *, exported):
     float0_in = {i: e.shape for i, e in enumerate(elements) if e.dtype == dtypes.float0}
     batched = [i for i, d in enumerate(dims) if d is not batching.not_mapped and i not in float0_in]
 
-    run = _with_float0_constants(exported, tuple(float0_in.items()))
+    run = functools.partial(call_exported_p.bind, exported=exported)
+    if float0_in:
+        run = _with_float0_constants(exported, tuple(float0_in.items()))
 
     def one(xs):
         full = list(args)
