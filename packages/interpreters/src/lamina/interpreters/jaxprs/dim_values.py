@@ -220,6 +220,9 @@ class HloOps:
     def divmod(a, k):
         return _floor_divmod(_Dim.of(a), _Dim.of(k))
 
+    maximum = staticmethod(_max)
+    minimum = staticmethod(_min)
+
     @staticmethod
     def check(ok, message, inputs):
         i32 = ir.IntegerType.get_signless(32)
