@@ -8,7 +8,7 @@ import pytest
 
 from lamina import export
 from lamina.interpreters import ShapeDtypeStruct, grad, jit, vmap
-from lamina.lax import convert_element_type, mul, reduce_sum, reshape, sin
+from lamina.lax import add, convert_element_type, mul, reduce_sum, reshape, sin
 
 F32 = np.float32
 _SPEC = "args[0].shape = (b, n)"
@@ -115,6 +115,70 @@ def test_constraints_are_checked_at_call_time():
         with pytest.raises(ValueError) as e:
             call(np.zeros((2, 3), F32))
         assert str(e.value) == msg
+
+
+def _two_sums(x, y):
+    return add(reduce_sum(x, (0,)), reduce_sum(y, (0,)))
+
+
+def _solved(a, b):
+    return (
+        f"Using the following polymorphic shapes specifications: args[0].shape = (a,),"
+        f"args[1].shape = (b,). Obtained dimension variables: 'a' = {a} from specification "
+        f"'a' for dimension args[0].shape[0] (= {a}), 'b' = {b} from specification 'b' for "
+        f"dimension args[1].shape[0] (= {b}), . Please see "
+        "https://docs.jax.dev/en/latest/export/shape_poly.html#shape-assertion-errors for "
+        "more details."
+    )
+
+
+@pytest.mark.parametrize(
+    "constraint, good, bad, head",
+    [  # recorded from JAX 0.10.2
+        (
+            "mod(a, 2) == 0",
+            (4, 3),
+            (5, 3),
+            "Input shapes do not match the symbolic shape constraint 2*floordiv(a, 2) == a. "
+            "Expected '2*floordiv(a, 2) - a' to be equal to 0, but found -1. ",
+        ),
+        (
+            "floordiv(a, 2) == b",
+            (5, 2),
+            (6, 2),
+            "Input shapes do not match the symbolic shape constraint floordiv(a, 2) == b. "
+            "Expected 'floordiv(a, 2) - b' to be equal to 0, but found 1. ",
+        ),
+        (
+            "max(a, b) == a",
+            (4, 2),
+            (1, 2),
+            "Input shapes do not match the symbolic shape constraint max(a, b) == a. "
+            "Expected 'max(a, b) - a' to be equal to 0, but found 1. ",
+        ),
+    ],
+)
+def test_equality_constraints_are_checked_at_call_time(constraint, good, bad, head):
+    a, b = export.symbolic_shape("a, b", constraints=(constraint,))
+    specs = (ShapeDtypeStruct((a,), F32), ShapeDtypeStruct((b,), F32))
+    exp = export.export(jit(_two_sums))(*specs)
+    # One shape_assertion per dimension variable (>= 1) and per checked equality.
+    assert exp.mlir_module().count("@shape_assertion(") == (4 if "mod" in constraint else 3)
+    np.testing.assert_allclose(exp.call(np.ones(good[0], F32), np.ones(good[1], F32)), sum(good))
+    for call in (exp.call, jit(exp.call)):
+        with pytest.raises(ValueError) as e:
+            call(np.ones(bad[0], F32), np.ones(bad[1], F32))
+        assert str(e.value) == head + " " + _solved(*bad)
+
+
+def test_an_equality_the_shapes_imply_is_not_checked():
+    # Recorded from JAX 0.10.2: with a == b, a is written b everywhere, so no check is
+    # left for the constraint itself; a mismatch is an inconsistent specification.
+    a, b = export.symbolic_shape("a, b", constraints=("a == b",))
+    exp = export.export(jit(_two_sums))(ShapeDtypeStruct((a,), F32), ShapeDtypeStruct((b,), F32))
+    assert exp.mlir_module().count("@shape_assertion(") == 2
+    with pytest.raises(ValueError, match=r"Found inconsistency between dimension size args\[1\]"):
+        exp.call(np.ones(3, F32), np.ones(4, F32))
 
 
 def test_wrong_shapes_raise_jax_s_errors():
