@@ -3,6 +3,8 @@ calls on arrays of several shapes (eagerly, in jit, from a polymorphic caller, u
 grad through the polymorphic VJP, under vmap) and JAX 0.10.2's errors for wrong
 shapes (messages recorded from it)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -267,3 +269,42 @@ def test_vjp_with_integer_arguments():
     for g in (grad(lambda x: reduce_sum(exp.call(x, i)[0], (0,))),):
         np.testing.assert_array_equal(g(x), i.astype(F32))
         np.testing.assert_array_equal(jit(g)(x), i.astype(F32))
+
+
+def _signatures(text):
+    """The module's function and call lines, without locations."""
+    lines = [line for line in text.splitlines() if "func.func" in line or "= call @" in line]
+    return [re.sub(r" loc\([^()]*(\([^()]*\))?[^()]*\)", "", line).strip() for line in lines]
+
+
+@pytest.mark.parametrize("platforms", [None, ("cpu", "cuda")])
+def test_main_wraps_the_function_as_jax_s(platforms):
+    # Recorded from JAX 0.10.2: main computes and checks the dimension variables (none
+    # for the constant dimension), then calls _wrapped_jax_export_main with their values.
+    (b,) = export.symbolic_shape("b")
+    exp = export.export(jit(sin), platforms=platforms)(ShapeDtypeStruct((b, 2), F32))
+    main = "func.func public @main("
+    wrapped = "func.func private @_wrapped_jax_export_main("
+    result = ') -> (tensor<?x2xf32> {jax.result_info = "result"}) {'
+    if platforms is None:
+        want = [
+            main + "%arg0: tensor<?x2xf32>" + result,
+            "%2 = call @_wrapped_jax_export_main(%0, %arg0) : (tensor<i32>, tensor<?x2xf32>) "
+            "-> tensor<?x2xf32>",
+            wrapped
+            + '%arg0: tensor<i32> {jax.global_constant = "b"}, %arg1: tensor<?x2xf32>'
+            + result,
+        ]
+    else:
+        index = '%arg0: tensor<i32> {jax.global_constant = "_platform_index"}'
+        want = [
+            main + index + ", %arg1: tensor<?x2xf32>" + result,
+            "%2 = call @_wrapped_jax_export_main(%arg0, %0, %arg1) : (tensor<i32>, "
+            "tensor<i32>, tensor<?x2xf32>) -> tensor<?x2xf32>",
+            wrapped + index + ', %arg1: tensor<i32> {jax.global_constant = "b"}, '
+            "%arg2: tensor<?x2xf32>" + result,
+        ]
+    text = exp.mlir_module()
+    assert _signatures(text) == want
+    assert text.count("@shape_assertion(") == 1
+    np.testing.assert_allclose(exp.call(_x(3, 2)), np.sin(_x(3, 2)), rtol=1e-6)

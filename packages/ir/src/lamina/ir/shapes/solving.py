@@ -178,8 +178,8 @@ def solve_dim_vars(in_avals, dim_of, ops, arg_name=None, *, constraints=True) ->
         )
     for i, a in enumerate(in_avals):
         for j, d in enumerate(a.shape):
-            if (i, j) in used:
-                continue
+            if (i, j) in used or not is_symbolic_dim(d):
+                continue  # a constant dimension is the argument type's
             dim, expected = dim_of(i, j), _evaluate(d, env, ops)
             text, inputs = message(
                 f"{bad_spec} Found inconsistency between dimension size "
