@@ -93,3 +93,14 @@ def test_nested_jit_with_options_is_an_error():
     x = jnp.ones(3)
     with pytest.raises(ValueError, match="can only be passed to top-level"):
         jax.grad(lambda x: inner(x).sum())(x)
+
+
+def test_stages_and_eval_shape_of_a_jit_with_options():
+    # Recorded from JAX 0.10.2: eval_shape traces a jitted function as its own call, so
+    # its options are no error there (nor in trace/lower/compile).
+    g = jax.jit(_double, compiler_options={"xla_embed_ir_in_executable": True})
+    x = jnp.ones(3)
+    out = jax.eval_shape(g, x)
+    assert (out.shape, out.dtype) == ((3,), np.float32)
+    assert str(g.trace(x).jaxpr) == "{ lambda ; a:f32[3]. let b:f32[3] = mul a 2.0:f32[] in (b,) }"
+    np.testing.assert_array_equal(g.lower(x).compile()(x), [2, 2, 2])
