@@ -308,3 +308,18 @@ def test_main_wraps_the_function_as_jax_s(platforms):
     assert _signatures(text) == want
     assert text.count("@shape_assertion(") == 1
     np.testing.assert_allclose(exp.call(_x(3, 2)), np.sin(_x(3, 2)), rtol=1e-6)
+
+
+def test_a_constraint_on_a_variable_no_shape_names_is_jax_s_error():
+    # Recorded from JAX 0.10.2 (its UnexpectedDimVar, raised at export).
+    a, _ = export.symbolic_shape("a, b", constraints=("a >= b",))
+    with pytest.raises(Exception) as e:
+        export.export(jit(sin))(ShapeDtypeStruct((a,), F32))
+    assert type(e.value).__name__ == "UnexpectedDimVar"
+    assert str(e.value) == (
+        "Encountered dimension variable 'b' that is not appearing in the shapes of the "
+        "function arguments.\nThe following dimension variables are appearing in the shapes "
+        "of the function arguments: ['a'].\nPlease see https://docs.jax.dev/en/latest/export/"
+        "shape_poly.html#dimension-variables-must-be-solvable-from-the-input-shapes for more "
+        "details."
+    )

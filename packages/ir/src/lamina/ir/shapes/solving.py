@@ -12,7 +12,13 @@ support ``+``, ``-`` and ``*`` with each other and with ints.
 
 from __future__ import annotations
 
-from lamina.ir.shapes.dim_expr import DimExpr, is_symbolic_dim, max_dim, min_dim
+from lamina.ir.shapes.dim_expr import (
+    DimExpr,
+    UnexpectedDimVar,
+    is_symbolic_dim,
+    max_dim,
+    min_dim,
+)
 from lamina.ir.shapes.scope import SymbolicScope
 
 __all__ = ["IntOps", "solve_dim_vars"]
@@ -220,7 +226,8 @@ def _check_constraints(in_avals, scope, env, ops, message) -> None:
 
 class _Normalizing(dict):
     """Variable values; a variable that an equality rewrote away (so that no argument
-    shape names it) takes the value of what it was rewritten to."""
+    shape names it) takes the value of what it was rewritten to; any other is JAX's
+    ``UnexpectedDimVar``."""
 
     def __init__(self, env, scope, ops):
         super().__init__(env)
@@ -229,7 +236,7 @@ class _Normalizing(dict):
     def __missing__(self, var):
         e = DimExpr.from_var(var, self.scope)
         if is_symbolic_dim(e) and e.variables() == {var}:
-            raise KeyError(var)
+            raise UnexpectedDimVar(var, self.keys())
         return _evaluate(e, self, self.ops)
 
 
