@@ -97,6 +97,14 @@ def _trace_cache(fun, options: tuple) -> dict:
         return {}
 
 
+def _function_name(fun) -> str:
+    """``fun``'s name; a ``functools.partial`` (a ``Partial`` too) is named for the
+    function it wraps, as in JAX."""
+    while not hasattr(fun, "__name__") and isinstance(fun, functools.partial):
+        fun = fun.func
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
 class JitWrapped:
     """The function ``jit`` returns: call it, or stage it with ``trace``/``lower``."""
 
@@ -105,7 +113,7 @@ class JitWrapped:
                  compiler_options, in_shardings=None, out_shardings=None):  # fmt: skip
         functools.update_wrapper(self, fun)
         self._fun = fun
-        self._name = getattr(fun, "__name__", type(fun).__name__)
+        self._name = _function_name(fun)
         self._dispatch_span = f"dispatch: jit({self._name})"  # in a profiler trace
         self._debug = describe_function(fun)
         self._static_argnums, self._static_argnames = _argnums_and_names(

@@ -475,7 +475,7 @@ def linearize_flat(fun, primals, tangent_avals, debug_info: str | None = None):
     jaxpr = staged.jaxpr
     tangent_outs = outs[n_out:]
     if any(t is not None for t in tangent_outs):
-        staged = _with_known_outputs(staged, tangent_outs)
+        staged = with_known_outputs(staged, tangent_outs)
     if any(p is None for p in primals_out):  # a primitive without reverse mode (custom_vmap)
         raise ValueError(
             "Linearization failed to produce known values for all output primals. This is "
@@ -486,7 +486,7 @@ def linearize_flat(fun, primals, tangent_avals, debug_info: str | None = None):
     return primals_out, staged
 
 
-def _with_known_outputs(staged: ClosedJaxpr, outs):
+def with_known_outputs(staged: ClosedJaxpr, outs):
     """``staged`` with the known values in ``outs`` (not None) spliced into its outputs
     as constants."""
     trace = DynamicJaxprTrace()
