@@ -3,7 +3,9 @@ calls on arrays of several shapes (eagerly, in jit, from a polymorphic caller, u
 grad through the polymorphic VJP, under vmap) and JAX 0.10.2's errors for wrong
 shapes (messages recorded from it)."""
 
+import json
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -323,3 +325,39 @@ def test_a_constraint_on_a_variable_no_shape_names_is_jax_s_error():
         "shape_poly.html#dimension-variables-must-be-solvable-from-the-input-shapes for more "
         "details."
     )
+
+
+_TEXTS = json.loads((Path(__file__).parent / "data" / "jax_module_texts.json").read_text())
+
+
+def _sin_twice_plus(x, y):
+    return add(mul(sin(x), 2.0), y)
+
+
+def _module_lines(exp):
+    text = re.sub(r'error_message = "[^"]*"', 'error_message = "..."', exp.mlir_module())
+    return text.splitlines()
+
+
+def test_polymorphic_module_text_is_jax_s():
+    (a,) = export.symbolic_shape("a")
+    spec = ShapeDtypeStruct((a, 2), F32)
+    lines = _module_lines(export.export(jit(_sin_twice_plus))(spec, spec))
+    start = next(i for i, line in enumerate(lines) if "func.func public @main" in line)
+    end = next(i for i, line in enumerate(lines) if "func.func private" in line)
+    # main: constants first, every dimension size read before the checks, the checks'
+    # ops located by their names
+    assert lines[start:end] == _TEXTS["poly_main"]
+    named = [line for line in lines if re.match(r'#loc\d* = loc\("[a-z_]+"\)$', line)]
+    assert named == _TEXTS["poly_named_locations"]
+    # the wrapped function: a constant size in a shape is a 1-D constant
+    body = [re.sub(r" loc\(.*\)$", "", line) for line in lines[end:] if not line.startswith("#loc")]
+    assert body == _TEXTS["poly_wrapped"]
+
+
+def test_static_module_text_is_jax_s():
+    spec = ShapeDtypeStruct((3,), F32)
+    lines = _module_lines(export.export(jit(_sin_twice_plus))(spec, spec))
+    # no _wrapped_jax_export_main; the arguments located at their names
+    text = [re.sub(r" loc\(#.*\)$", "", line) for line in lines if not line.startswith("#loc")]
+    assert text == _TEXTS["static_module"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from jaxlib import _jax
+
 from lamina.export.artifact_check import trust_artifact
 from lamina.export.exported import (
     Exported,
@@ -97,7 +99,9 @@ def _serialized_module(lowered, uses_dim_vars: bool, disabled_checks) -> bytes:
         target = mlir.stablehlo.get_version_from_compatibility_requirement(
             mlir.stablehlo.StablehloCompatibilityRequirement.WEEK_4
         )
-        return mlir.stablehlo.serialize_portable_artifact(module, target)
+        # jaxlib's serializer, as JAX's: it also moves constants to the top of each
+        # function, and keeps Shardy ops as they are
+        return _jax.mlir.serialize_portable_artifact(module, target, True)
 
 
 def _placement_shardings(placement, n_in: int, n_out: int, kept) -> tuple:

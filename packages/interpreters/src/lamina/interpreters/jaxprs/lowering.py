@@ -64,6 +64,7 @@ from lamina.ir import (
     Var,
     abstract_token,
     is_extended_aval,
+    is_symbolic_dim,
     lowering_rules,
     ordered_effects,
     physical_aval,
@@ -687,14 +688,16 @@ def _solve_dim_vars(in_avals, args) -> dict:
     arguments, with the ``shape_assertion`` checks of the shapes and constraints."""
     scalar = dim_values.dim_type()
     sizes: dict = {}
-
-    def dim_of(i, j):
-        if (i, j) not in sizes:
-            v = hlo.get_dimension_size(args[i], j)
-            sizes[i, j] = dim_values.HloOps.wrap(v if v.type == scalar else hlo.convert(scalar, v))
-        return sizes[i, j]
-
-    env = solve_dim_vars(in_avals, dim_of, dim_values.HloOps)
+    with dim_values.named_ops():
+        # As JAX: the sizes of every symbolic dimension first, then the checks.
+        for i, a in enumerate(in_avals):
+            for j, d in enumerate(a.shape):
+                if is_symbolic_dim(d):
+                    with dim_values.op_location("dimension_size"):
+                        v = hlo.get_dimension_size(args[i], j)
+                        v = v if v.type == scalar else hlo.convert(scalar, v)
+                    sizes[i, j] = dim_values.HloOps.wrap(v)
+        env = solve_dim_vars(in_avals, lambda i, j: sizes[i, j], dim_values.HloOps)
     return {v: dim_values.HloOps.value_of(x) for v, x in env.items()}
 
 

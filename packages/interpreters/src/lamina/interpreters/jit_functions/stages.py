@@ -97,6 +97,9 @@ class Traced(_Stage):
         names = {}
         if len(entry.result_names) == len(closed.out_avals):
             names["result_names"] = entry.result_names
+        arg_names = j._leaf_names(entry, self._leaves)  # the arguments' locations, as JAX's
+        if len(arg_names) == len(closed.in_avals):
+            names["arg_names"] = arg_names
         placement = self._placement()
         platforms = None
         if lowering_platforms:
