@@ -3,6 +3,8 @@ under grad through the exported VJP), serialization round trips, and the errors 
 JAX 0.10.2 (messages recorded from it)."""
 
 import collections
+import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -19,7 +21,7 @@ from lamina.interpreters import (
     vjp,
     vmap,
 )
-from lamina.ir import dtypes
+from lamina.ir import Effect, Primitive, dtypes, ordered_effects
 from lamina.lax import (
     add,
     convert_element_type,
@@ -360,3 +362,34 @@ def test_calling_convention_version_option():
         )
     finally:
         config.update("jax_export_calling_convention_version", 10)
+
+
+class _TestingOrderedEffect(Effect):
+    pass
+
+
+def _ordered_noop():
+    """A primitive with an ordered effect whose lowering passes the token through."""
+    effect = _TestingOrderedEffect()
+    ordered_effects.add_type(_TestingOrderedEffect)
+    p = Primitive("ordered_noop", registry=None)  # kept out of the rule inventory
+    p.def_effectful_abstract_eval(lambda x: (x, {effect}))
+    p.def_lowering(lambda ctx, x: [x])
+    return p, effect
+
+
+def test_ordered_effects_wrap_main_as_jax_s():
+    p, effect = _ordered_noop()
+
+    def _ordered_sin(x):
+        return sin(p.bind(x))
+
+    exp = export.export(jit(_ordered_sin))(ShapeDtypeStruct((3,), F32))
+    assert exp.ordered_effects == (effect,)
+    lines = exp.mlir_module().splitlines()
+    text = [re.sub(r" loc\(#.*\)$", "", line) for line in lines if not line.startswith("#loc")]
+    # recorded from JAX 0.10.2: main calls _wrapped_jax_export_main, tokens passed through
+    want = json.loads((DATA / "jax_module_texts.json").read_text())["ordered_effects_module"]
+    assert text == want
+    x = np.arange(3, dtype=F32)
+    np.testing.assert_allclose(exp.call(x), np.sin(x), rtol=1e-6)
