@@ -4,11 +4,12 @@ return host NumPy float0 arrays (float0 holds no data, so the fill value is not 
 import numpy as np
 import pytest
 
-import lamina
 import lamina.numpy as jnp
 from lamina import lax
+from lamina.interpreters import Array, devices, make_jaxpr
+from lamina.ir import dtypes
 
-FLOAT0 = lamina.dtypes.float0
+FLOAT0 = dtypes.float0
 
 # recorded from JAX 0.10.2: each is a host float0 array of the shape given here
 CASES = {
@@ -25,7 +26,7 @@ CASES = {
     "zeros_like_shape": (lambda: jnp.zeros_like(np.ones(3), FLOAT0, shape=(4,)), (4,)),
     "asarray": (lambda: jnp.asarray(np.zeros(2, FLOAT0)), (2,)),
     "array": (lambda: jnp.array(np.zeros(2, FLOAT0)), (2,)),
-    "zeros_on_device": (lambda: jnp.zeros(2, FLOAT0, device=lamina.devices()[0]), (2,)),
+    "zeros_on_device": (lambda: jnp.zeros(2, FLOAT0, device=devices()[0]), (2,)),
     "lax.full": (lambda: lax.full((2,), 0, FLOAT0), (2,)),
     "lax.full_like": (lambda: lax.full_like(np.ones(2), 0, FLOAT0), (2,)),
 }
@@ -35,12 +36,12 @@ CASES = {
 def test_float0_creation_gives_a_host_float0_array(name):
     make, shape = CASES[name]
     out = make()
-    assert isinstance(out, np.ndarray) and not isinstance(out, lamina.Array)
+    assert isinstance(out, np.ndarray) and not isinstance(out, Array)
     assert out.dtype == FLOAT0 and out.shape == shape
 
 
 def test_float0_creation_under_a_trace():
-    jaxpr = lamina.make_jaxpr(lambda x: (jnp.zeros(3, FLOAT0), jnp.full((2,), x, FLOAT0)))(1.0)
+    jaxpr = make_jaxpr(lambda x: (jnp.zeros(3, FLOAT0), jnp.full((2,), x, FLOAT0)))(1.0)
     # recorded from JAX 0.10.2
     assert str(jaxpr) == (
         "{ lambda ; a:f32[]. let\n"
