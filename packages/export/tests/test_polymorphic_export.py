@@ -3,12 +3,16 @@ calls on arrays of several shapes (eagerly, in jit, from a polymorphic caller, u
 grad through the polymorphic VJP, under vmap) and JAX 0.10.2's errors for wrong
 shapes (messages recorded from it)."""
 
+import json
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from lamina import export
 from lamina.interpreters import ShapeDtypeStruct, grad, jit, vmap
-from lamina.lax import convert_element_type, mul, reduce_sum, reshape, sin
+from lamina.lax import add, convert_element_type, mul, reduce_sum, reshape, sin
 
 F32 = np.float32
 _SPEC = "args[0].shape = (b, n)"
@@ -117,6 +121,70 @@ def test_constraints_are_checked_at_call_time():
         assert str(e.value) == msg
 
 
+def _two_sums(x, y):
+    return add(reduce_sum(x, (0,)), reduce_sum(y, (0,)))
+
+
+def _solved(a, b):
+    return (
+        f"Using the following polymorphic shapes specifications: args[0].shape = (a,),"
+        f"args[1].shape = (b,). Obtained dimension variables: 'a' = {a} from specification "
+        f"'a' for dimension args[0].shape[0] (= {a}), 'b' = {b} from specification 'b' for "
+        f"dimension args[1].shape[0] (= {b}), . Please see "
+        "https://docs.jax.dev/en/latest/export/shape_poly.html#shape-assertion-errors for "
+        "more details."
+    )
+
+
+@pytest.mark.parametrize(
+    "constraint, good, bad, head",
+    [  # recorded from JAX 0.10.2
+        (
+            "mod(a, 2) == 0",
+            (4, 3),
+            (5, 3),
+            "Input shapes do not match the symbolic shape constraint 2*floordiv(a, 2) == a. "
+            "Expected '2*floordiv(a, 2) - a' to be equal to 0, but found -1. ",
+        ),
+        (
+            "floordiv(a, 2) == b",
+            (5, 2),
+            (6, 2),
+            "Input shapes do not match the symbolic shape constraint floordiv(a, 2) == b. "
+            "Expected 'floordiv(a, 2) - b' to be equal to 0, but found 1. ",
+        ),
+        (
+            "max(a, b) == a",
+            (4, 2),
+            (1, 2),
+            "Input shapes do not match the symbolic shape constraint max(a, b) == a. "
+            "Expected 'max(a, b) - a' to be equal to 0, but found 1. ",
+        ),
+    ],
+)
+def test_equality_constraints_are_checked_at_call_time(constraint, good, bad, head):
+    a, b = export.symbolic_shape("a, b", constraints=(constraint,))
+    specs = (ShapeDtypeStruct((a,), F32), ShapeDtypeStruct((b,), F32))
+    exp = export.export(jit(_two_sums))(*specs)
+    # One shape_assertion per dimension variable (>= 1) and per checked equality.
+    assert exp.mlir_module().count("@shape_assertion(") == (4 if "mod" in constraint else 3)
+    np.testing.assert_allclose(exp.call(np.ones(good[0], F32), np.ones(good[1], F32)), sum(good))
+    for call in (exp.call, jit(exp.call)):
+        with pytest.raises(ValueError) as e:
+            call(np.ones(bad[0], F32), np.ones(bad[1], F32))
+        assert str(e.value) == head + " " + _solved(*bad)
+
+
+def test_an_equality_the_shapes_imply_is_not_checked():
+    # Recorded from JAX 0.10.2: with a == b, a is written b everywhere, so no check is
+    # left for the constraint itself; a mismatch is an inconsistent specification.
+    a, b = export.symbolic_shape("a, b", constraints=("a == b",))
+    exp = export.export(jit(_two_sums))(ShapeDtypeStruct((a,), F32), ShapeDtypeStruct((b,), F32))
+    assert exp.mlir_module().count("@shape_assertion(") == 2
+    with pytest.raises(ValueError, match=r"Found inconsistency between dimension size args\[1\]"):
+        exp.call(np.ones(3, F32), np.ones(4, F32))
+
+
 def test_wrong_shapes_raise_jax_s_errors():
     exp = export.export(jit(lambda x, y: mul(x, y)))(
         *export.symbolic_args_specs((np.zeros((2, 3), F32),) * 2, "b, n")
@@ -203,3 +271,93 @@ def test_vjp_with_integer_arguments():
     for g in (grad(lambda x: reduce_sum(exp.call(x, i)[0], (0,))),):
         np.testing.assert_array_equal(g(x), i.astype(F32))
         np.testing.assert_array_equal(jit(g)(x), i.astype(F32))
+
+
+def _signatures(text):
+    """The module's function and call lines, without locations."""
+    lines = [line for line in text.splitlines() if "func.func" in line or "= call @" in line]
+    return [re.sub(r" loc\([^()]*(\([^()]*\))?[^()]*\)", "", line).strip() for line in lines]
+
+
+@pytest.mark.parametrize("platforms", [None, ("cpu", "cuda")])
+def test_main_wraps_the_function_as_jax_s(platforms):
+    # Recorded from JAX 0.10.2: main computes and checks the dimension variables (none
+    # for the constant dimension), then calls _wrapped_jax_export_main with their values.
+    (b,) = export.symbolic_shape("b")
+    exp = export.export(jit(sin), platforms=platforms)(ShapeDtypeStruct((b, 2), F32))
+    main = "func.func public @main("
+    wrapped = "func.func private @_wrapped_jax_export_main("
+    result = ') -> (tensor<?x2xf32> {jax.result_info = "result"}) {'
+    if platforms is None:
+        want = [
+            main + "%arg0: tensor<?x2xf32>" + result,
+            "%2 = call @_wrapped_jax_export_main(%0, %arg0) : (tensor<i32>, tensor<?x2xf32>) "
+            "-> tensor<?x2xf32>",
+            wrapped
+            + '%arg0: tensor<i32> {jax.global_constant = "b"}, %arg1: tensor<?x2xf32>'
+            + result,
+        ]
+    else:
+        index = '%arg0: tensor<i32> {jax.global_constant = "_platform_index"}'
+        want = [
+            main + index + ", %arg1: tensor<?x2xf32>" + result,
+            "%2 = call @_wrapped_jax_export_main(%arg0, %0, %arg1) : (tensor<i32>, "
+            "tensor<i32>, tensor<?x2xf32>) -> tensor<?x2xf32>",
+            wrapped + index + ', %arg1: tensor<i32> {jax.global_constant = "b"}, '
+            "%arg2: tensor<?x2xf32>" + result,
+        ]
+    text = exp.mlir_module()
+    assert _signatures(text) == want
+    assert text.count("@shape_assertion(") == 1
+    np.testing.assert_allclose(exp.call(_x(3, 2)), np.sin(_x(3, 2)), rtol=1e-6)
+
+
+def test_a_constraint_on_a_variable_no_shape_names_is_jax_s_error():
+    # Recorded from JAX 0.10.2 (its UnexpectedDimVar, raised at export).
+    a, _ = export.symbolic_shape("a, b", constraints=("a >= b",))
+    with pytest.raises(Exception) as e:
+        export.export(jit(sin))(ShapeDtypeStruct((a,), F32))
+    assert type(e.value).__name__ == "UnexpectedDimVar"
+    assert str(e.value) == (
+        "Encountered dimension variable 'b' that is not appearing in the shapes of the "
+        "function arguments.\nThe following dimension variables are appearing in the shapes "
+        "of the function arguments: ['a'].\nPlease see https://docs.jax.dev/en/latest/export/"
+        "shape_poly.html#dimension-variables-must-be-solvable-from-the-input-shapes for more "
+        "details."
+    )
+
+
+_TEXTS = json.loads((Path(__file__).parent / "data" / "jax_module_texts.json").read_text())
+
+
+def _sin_twice_plus(x, y):
+    return add(mul(sin(x), 2.0), y)
+
+
+def _module_lines(exp):
+    text = re.sub(r'error_message = "[^"]*"', 'error_message = "..."', exp.mlir_module())
+    return text.splitlines()
+
+
+def test_polymorphic_module_text_is_jax_s():
+    (a,) = export.symbolic_shape("a")
+    spec = ShapeDtypeStruct((a, 2), F32)
+    lines = _module_lines(export.export(jit(_sin_twice_plus))(spec, spec))
+    start = next(i for i, line in enumerate(lines) if "func.func public @main" in line)
+    end = next(i for i, line in enumerate(lines) if "func.func private" in line)
+    # main: constants first, every dimension size read before the checks, the checks'
+    # ops located by their names
+    assert lines[start:end] == _TEXTS["poly_main"]
+    named = [line for line in lines if re.match(r'#loc\d* = loc\("[a-z_]+"\)$', line)]
+    assert named == _TEXTS["poly_named_locations"]
+    # the wrapped function: a constant size in a shape is a 1-D constant
+    body = [re.sub(r" loc\(.*\)$", "", line) for line in lines[end:] if not line.startswith("#loc")]
+    assert body == _TEXTS["poly_wrapped"]
+
+
+def test_static_module_text_is_jax_s():
+    spec = ShapeDtypeStruct((3,), F32)
+    lines = _module_lines(export.export(jit(_sin_twice_plus))(spec, spec))
+    # no _wrapped_jax_export_main; the arguments located at their names
+    text = [re.sub(r" loc\(#.*\)$", "", line) for line in lines if not line.startswith("#loc")]
+    assert text == _TEXTS["static_module"]

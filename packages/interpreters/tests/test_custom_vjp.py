@@ -22,6 +22,7 @@ from lamina.interpreters.transformations.custom_derivatives import (
     custom_vjp,
 )
 from lamina.interpreters.transformations.reverse import grad, vjp
+from lamina.ir.dtypes import float0 as F0
 
 
 def make_sin_with_wrong_vjp():
@@ -75,6 +76,19 @@ def test_custom_vjp_under_vmap():
     close(vmap(grad(f))(XS), 3 * np.cos(XS))
     # grad of a vmapped function (all arguments batched here; lax tests cover in_axes=None)
     close(vjp(vmap(f), XS)[1](np.ones_like(XS))[0], 3 * np.cos(XS))
+
+
+def test_custom_vjp_under_vmap_with_an_unbatched_float0_operand():
+    # As JAX 0.10.2 (values recorded from it): a float0 operand has no data to put on a
+    # device when vmap broadcasts it to the batch.
+    @custom_vjp
+    def f(x, z):
+        return mul(x, 2.0)
+
+    f.defvjp(lambda x, z: (mul(x, 2.0), None), lambda r, ct: (mul(ct, 2.0), np.zeros((), F0)))
+    z = np.zeros((), F0)
+    close(vmap(lambda x: f(x, z))(XS), 2 * XS)
+    close(jit(vmap(lambda x: f(x, z)))(XS), 2 * XS)
 
 
 def test_forward_mode_of_custom_vjp_is_an_error():

@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 
 import lamina.lax as lax
-from lamina.interpreters import default_matmul_precision, enable_x64, grad, jit, make_jaxpr, vmap
+from lamina.interpreters import (
+    default_matmul_precision,
+    enable_x64,
+    grad,
+    jit,
+    linear_transpose,
+    linearize,
+    make_jaxpr,
+    vmap,
+)
 from lamina.interpreters.test_util import check_grads
 
 rng = np.random.default_rng(5)
@@ -333,3 +342,15 @@ def test_default_matmul_precision_keys_the_jit_cache():
         f(x)
     f(x)
     assert len(traces) == 2
+
+
+def test_transpose_takes_the_default_precision_in_force():
+    # As JAX 0.10.2: a product staged without a precision is transposed with the
+    # jax_default_matmul_precision in force at transposition (Jaxpr recorded from it).
+    m = np.array([[0.0, 1.0], [-1.0, 0.0]], np.float32)
+    x = np.ones(2, np.float32)
+    _, f_lin = linearize(lambda y: lax.dot(m, y), x)
+    with default_matmul_precision("highest"):
+        text = str(make_jaxpr(linear_transpose(f_lin, x))(x))
+    assert "precision=(Precision.HIGHEST, Precision.HIGHEST)" in text
+    assert "precision=" not in str(make_jaxpr(linear_transpose(f_lin, x))(x))

@@ -19,7 +19,15 @@ import numpy as np
 
 import lamina.numpy as jnp
 from lamina import lax
-from lamina.interpreters import closure_convert, custom_vjp, jit, shaped_abstractify, vjp, vmap
+from lamina.interpreters import (
+    closure_convert,
+    custom_vjp,
+    default_matmul_precision,
+    jit,
+    shaped_abstractify,
+    vjp,
+    vmap,
+)
 from lamina.ir import tree_util
 
 __all__ = ["odeint"]
@@ -64,6 +72,18 @@ def _dot(a, b):
     return jnp.dot(a, b, precision=_HIGHEST)
 
 
+def _highest_precision(fn):
+    """``fn`` traced with every matrix product (``func``'s too) at the highest
+    precision, as JAX's solver does."""
+
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        with default_matmul_precision("highest"):
+            return fn(*args, **kwargs)
+
+    return wrapped
+
+
 # ---------------------------------------------------------------- one step
 
 
@@ -91,11 +111,12 @@ def _dense_output(y0, y1, k, h):
     ``h * k[0]``, ``h * k[-1]``."""
     h = h.astype(y0.dtype)
     y_mid = y0 + h * _dot(jnp.array(_MIDPOINT_WEIGHTS, dtype=y0.dtype), k)
-    s0, s1 = h * k[0], h * k[-1]
-    c4 = -2.0 * s0 + 2.0 * s1 - 8.0 * y0 - 8.0 * y1 + 16.0 * y_mid
-    c3 = 5.0 * s0 - 3.0 * s1 + 18.0 * y0 + 14.0 * y1 - 32.0 * y_mid
-    c2 = -4.0 * s0 + s1 - 11.0 * y0 - 5.0 * y1 + 16.0 * y_mid
-    return jnp.asarray((c4, c3, c2, s0, y0))
+    k0, k1 = k[0], k[-1]
+    # Each slope term is (coefficient * h) * slope, in JAX's order of operations.
+    c4 = -2.0 * h * k0 + 2.0 * h * k1 - 8.0 * y0 - 8.0 * y1 + 16.0 * y_mid
+    c3 = 5.0 * h * k0 - 3.0 * h * k1 + 18.0 * y0 + 14.0 * y1 - 32.0 * y_mid
+    c2 = -4.0 * h * k0 + h * k1 - 11.0 * y0 - 5.0 * y1 + 16.0 * y_mid
+    return jnp.asarray((c4, c3, c2, h * k0, y0))
 
 
 # ---------------------------------------------------------------- step sizes
@@ -143,6 +164,7 @@ def _next_step(h, ratio, safety=0.9, grow=10.0, shrink=0.2, order=5.0):
 
 
 @functools.partial(custom_vjp, nondiff_argnums=(0, 1, 2, 3, 4))
+@_highest_precision
 def _solve(func, rtol, atol, mxstep, hmax, y0, ts, *args):
     """The solution (a flat state) at each time of ``ts``."""
 
@@ -181,6 +203,7 @@ def _solve_fwd(func, rtol, atol, mxstep, hmax, y0, ts, *args):
     return ys, (ys, ts, args)
 
 
+@_highest_precision
 def _solve_bwd(func, rtol, atol, mxstep, hmax, residuals, g):
     """The adjoint method: between consecutive output times, from the last backwards,
     integrate the state together with the cotangents of the state, of the start time
@@ -247,6 +270,7 @@ def _ravel(tree):
 
 
 @functools.partial(jit, static_argnums=(0, 1, 2, 3, 4))
+@_highest_precision
 def _solve_tree(func, rtol, atol, mxstep, hmax, y0, ts, *args):
     flat_y0, unravel = _ravel(y0)
 

@@ -285,6 +285,11 @@ def _hlo_shardings(hlo, named, avals) -> list:
     ]
 
 
+def _without(shape: tuple, axis) -> tuple:
+    """``shape`` less its batch axis (``axis`` may be ``not_mapped``)."""
+    return shape if axis is batching.not_mapped else shape[:axis] + shape[axis + 1 :]
+
+
 def _is_symbolic(avals) -> bool:
     return any(is_symbolic_dim(d) for a in avals for d in getattr(a, "shape", ()))
 
@@ -313,22 +318,43 @@ call_exported_p.def_lowering(_lowering)
 
 def _batching(axis_data, args, dims, *, exported):
     """Under ``vmap``, the module runs once per element of the batch, in a loop (JAX has
-    no batching rule for it); unbatched arguments are passed to every iteration."""
+    no batching rule for it); unbatched arguments are passed to every iteration. float0
+    arguments and results (cotangents of integer values) hold no data: they stay out of
+    the loop, as zeros made on the host."""
     if exported.ordered_effects:
         raise NotImplementedError(
             "Batching rule for 'call_exported' not implemented for ordered effects"
         )
-    batched = [i for i, d in enumerate(dims) if d is not batching.not_mapped]
+    elements = [  # the type of each argument for one element of the batch
+        ShapedArray(_without(np.shape(x), d), a.dtype)
+        for x, d, a in zip(args, dims, exported.in_avals, strict=True)
+    ]
+    float0_in = {i: e.shape for i, e in enumerate(elements) if e.dtype == dtypes.float0}
+    batched = [i for i, d in enumerate(dims) if d is not batching.not_mapped and i not in float0_in]
+
+    run = functools.partial(call_exported_p.bind, exported=exported)
+    if float0_in:
+        run = _with_float0_constants(exported, tuple(float0_in.items()))
 
     def one(xs):
         full = list(args)
         for i, x in zip(batched, xs, strict=True):
             full[i] = x
-        return call_exported_p.bind(*full, exported=exported)
+        outs = run(*(x for i, x in enumerate(full) if i not in float0_in))
+        return [
+            o for o, a in zip(outs, exported.out_avals, strict=True) if a.dtype != dtypes.float0
+        ]
 
     xs = [batching.moveaxis(args[i], dims[i], 0) for i in batched]
-    outs = lax_map(one, xs)
-    return list(outs), [0] * len(outs)
+    data = iter(lax_map(one, xs))
+    env = _dim_values(exported, elements)
+    outs = [
+        np.zeros((axis_data.size, *_specialize(a.shape, env)), dtypes.float0)
+        if a.dtype == dtypes.float0
+        else next(data)
+        for a in exported.out_avals
+    ]
+    return outs, [0] * len(outs)
 
 
 call_exported_p.def_batching(_batching)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from jaxlib import _jax
+
 from lamina.export.artifact_check import trust_artifact
 from lamina.export.exported import (
     Exported,
@@ -84,6 +86,35 @@ def _check_custom_calls(module, disabled_checks: Sequence[DisabledSafetyCheck]) 
         )
 
 
+def _has_wrapped_main(module) -> bool:
+    """Whether ``main`` already calls ``_wrapped_jax_export_main`` (symbolic shapes)."""
+    try:
+        mlir.ir.SymbolTable(module.operation)["_wrapped_jax_export_main"]
+    except KeyError:
+        return False
+    return True
+
+
+def _wrap_main(module) -> None:
+    """As JAX's exports with ordered effects: ``main`` becomes the private
+    ``_wrapped_jax_export_main``, and a new ``main`` of the same type calls it."""
+    inner = mlir.ir.SymbolTable(module.operation)["main"]
+    inner.attributes["sym_name"] = mlir.ir.StringAttr.get("_wrapped_jax_export_main")
+    inner.attributes["sym_visibility"] = mlir.ir.StringAttr.get("private")
+    ftype = mlir.ir.FunctionType(mlir.ir.TypeAttr(inner.attributes["function_type"]).value)
+    with mlir.ir.InsertionPoint.at_block_begin(module.body):
+        main = mlir.func.FuncOp("main", ftype)
+    main.attributes["sym_visibility"] = mlir.ir.StringAttr.get("public")
+    for name in ("arg_attrs", "res_attrs"):
+        if name in inner.attributes:
+            main.attributes[name] = inner.attributes[name]
+    block = main.add_entry_block()
+    with mlir.ir.InsertionPoint(block):
+        callee = mlir.ir.FlatSymbolRefAttr.get("_wrapped_jax_export_main")
+        call = mlir.func.CallOp(list(ftype.results), callee, list(block.arguments))
+        mlir.func.ReturnOp(list(call.results))
+
+
 def _serialized_module(lowered, uses_dim_vars: bool, disabled_checks) -> bytes:
     """The lowered module, marked with ``jax.uses_shape_polymorphism`` and checked, as
     a portable artifact of the StableHLO version at least 4 weeks old (as JAX's)."""
@@ -94,10 +125,14 @@ def _serialized_module(lowered, uses_dim_vars: bool, disabled_checks) -> bytes:
             uses_dim_vars
         )
         _check_custom_calls(module, disabled_checks)
+        if lowered.ordered_effects and not _has_wrapped_main(module):
+            _wrap_main(module)
         target = mlir.stablehlo.get_version_from_compatibility_requirement(
             mlir.stablehlo.StablehloCompatibilityRequirement.WEEK_4
         )
-        return mlir.stablehlo.serialize_portable_artifact(module, target)
+        # jaxlib's serializer, as JAX's: it also moves constants to the top of each
+        # function, and keeps Shardy ops as they are
+        return _jax.mlir.serialize_portable_artifact(module, target, True)
 
 
 def _placement_shardings(placement, n_in: int, n_out: int, kept) -> tuple:

@@ -12,6 +12,7 @@ one executable.
 
 from __future__ import annotations
 
+from lamina.interpreters.core.errors import user_frame
 from lamina.interpreters.core.tracing import Tracer, shaped_abstractify
 from lamina.interpreters.jaxprs.dce import dce_jaxpr_closed_call_rule, dce_rules
 from lamina.interpreters.jaxprs.discharge import discharge_state
@@ -81,7 +82,13 @@ def _jit_impl(*args, jaxpr: ClosedJaxpr, **_):
     return eval_jaxpr(jaxpr.jaxpr, jaxpr.consts, *args)
 
 
-def _jit_abstract_eval(*in_avals, jaxpr: ClosedJaxpr, **_):
+def _jit_abstract_eval(*in_avals, jaxpr: ClosedJaxpr, name="", compiler_options_kvs=(), **_):
+    if compiler_options_kvs:  # XLA options belong to an executable: a staged call has none
+        raise ValueError(
+            "`compiler_options` can only be passed to top-level `jax.jit`. Got "
+            f"compiler_options={dict(compiler_options_kvs)} specified on a nested jit "
+            f"with name: {name} and source info: {user_frame()}"
+        )
     return list(jaxpr.out_avals)
 
 

@@ -32,10 +32,31 @@ __all__ = [
     "eval_shape",
     "ir_shape",
     "is_static_shape",
+    "named_ops",
+    "op_location",
     "shape_tensor",
 ]
 
 _env: contextvars.ContextVar[dict | None] = contextvars.ContextVar("dim_env", default=None)
+# Whether the ops computing dimensions are located by their operation's name ("ge",
+# "shape_assertion"), as in the checks JAX's exported main makes.
+_named_ops: contextvars.ContextVar[bool] = contextvars.ContextVar("named_ops", default=False)
+
+
+def op_location(name: str):
+    """A context in which the ops emitted are located at ``name`` (only while
+    :func:`named_ops` is on; else the current location stays)."""
+    return ir.Location.name(name) if _named_ops.get() else contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def named_ops():
+    """Within the block, :func:`op_location` names the ops it emits."""
+    token = _named_ops.set(True)
+    try:
+        yield
+    finally:
+        _named_ops.reset(token)
 
 
 def dim_vars_of(avals) -> tuple[str, ...]:
@@ -97,18 +118,26 @@ class _Dim:
         return x if isinstance(x, _Dim) else _Dim(_const(int(x)))
 
     def __add__(self, o):
-        return _Dim(hlo.add(self.value, _Dim.of(o).value))
+        other = _Dim.of(o).value
+        with op_location("add"):
+            return _Dim(hlo.add(self.value, other))
 
     __radd__ = __add__
 
     def __sub__(self, o):
-        return _Dim(hlo.subtract(self.value, _Dim.of(o).value))
+        other = _Dim.of(o).value
+        with op_location("sub"):
+            return _Dim(hlo.subtract(self.value, other))
 
     def __rsub__(self, o):
-        return _Dim(hlo.subtract(_Dim.of(o).value, self.value))
+        other = _Dim.of(o).value
+        with op_location("sub"):
+            return _Dim(hlo.subtract(other, self.value))
 
     def __mul__(self, o):
-        return _Dim(hlo.multiply(self.value, _Dim.of(o).value))
+        other = _Dim.of(o).value
+        with op_location("mul"):
+            return _Dim(hlo.multiply(self.value, other))
 
     __rmul__ = __mul__
 
@@ -126,12 +155,14 @@ class _Dim:
 
 
 def _compare(a, b, direction: str) -> ir.Value:
-    return hlo.compare(
-        _Dim.of(a).value,
-        _Dim.of(b).value,
-        hlo.ComparisonDirectionAttr.get(direction),
-        compare_type=hlo.ComparisonTypeAttr.get("SIGNED"),
-    )
+    x, y = _Dim.of(a).value, _Dim.of(b).value
+    with op_location(direction.lower()):
+        return hlo.compare(
+            x,
+            y,
+            hlo.ComparisonDirectionAttr.get(direction),
+            compare_type=hlo.ComparisonTypeAttr.get("SIGNED"),
+        )
 
 
 def _floor_divmod(a: _Dim, b: _Dim) -> tuple[_Dim, _Dim]:
@@ -188,6 +219,9 @@ def shape_tensor(shape: Sequence) -> ir.Value:
     for d in shape:
         if isinstance(d, ir.Value):
             v = d if d.type == scalar else hlo.convert(scalar, d)
+        elif not is_symbolic_dim(d):  # a constant, made 1-D at once (as JAX does)
+            pieces.append(hlo.constant(ir.DenseElementsAttr.get(np.array([d], _dim_dtype()))))
+            continue
         else:
             v = eval_dim(d)
         pieces.append(hlo.reshape(one, v))
@@ -220,13 +254,18 @@ class HloOps:
     def divmod(a, k):
         return _floor_divmod(_Dim.of(a), _Dim.of(k))
 
+    maximum = staticmethod(_max)
+    minimum = staticmethod(_min)
+
     @staticmethod
     def check(ok, message, inputs):
         i32 = ir.IntegerType.get_signless(32)
-        hlo.CustomCallOp(
-            [],
-            [ok, *(_Dim.of(x).value for x in inputs)],
-            call_target_name=ir.StringAttr.get("shape_assertion"),
-            has_side_effect=ir.BoolAttr.get(True),
-            api_version=ir.IntegerAttr.get(i32, 2),
-        ).attributes["error_message"] = ir.StringAttr.get(message)
+        operands = [ok, *(_Dim.of(x).value for x in inputs)]
+        with op_location("shape_assertion"):
+            hlo.CustomCallOp(
+                [],
+                operands,
+                call_target_name=ir.StringAttr.get("shape_assertion"),
+                has_side_effect=ir.BoolAttr.get(True),
+                api_version=ir.IntegerAttr.get(i32, 2),
+            ).attributes["error_message"] = ir.StringAttr.get(message)

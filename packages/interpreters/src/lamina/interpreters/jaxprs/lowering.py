@@ -64,6 +64,7 @@ from lamina.ir import (
     Var,
     abstract_token,
     is_extended_aval,
+    is_symbolic_dim,
     lowering_rules,
     ordered_effects,
     physical_aval,
@@ -687,15 +688,39 @@ def _solve_dim_vars(in_avals, args) -> dict:
     arguments, with the ``shape_assertion`` checks of the shapes and constraints."""
     scalar = dim_values.dim_type()
     sizes: dict = {}
-
-    def dim_of(i, j):
-        if (i, j) not in sizes:
-            v = hlo.get_dimension_size(args[i], j)
-            sizes[i, j] = dim_values.HloOps.wrap(v if v.type == scalar else hlo.convert(scalar, v))
-        return sizes[i, j]
-
-    env = solve_dim_vars(in_avals, dim_of, dim_values.HloOps)
+    with dim_values.named_ops():
+        # As JAX: the sizes of every symbolic dimension first, then the checks.
+        for i, a in enumerate(in_avals):
+            for j, d in enumerate(a.shape):
+                if is_symbolic_dim(d):
+                    with dim_values.op_location("dimension_size"):
+                        v = hlo.get_dimension_size(args[i], j)
+                        v = v if v.type == scalar else hlo.convert(scalar, v)
+                    sizes[i, j] = dim_values.HloOps.wrap(v)
+        env = solve_dim_vars(in_avals, lambda i, j: sizes[i, j], dim_values.HloOps)
     return {v: dim_values.HloOps.value_of(x) for v, x in env.items()}
+
+
+def _call_wrapped_main(mctx, main, closed, ordered, args, arg_names, result_names) -> list:
+    """As JAX's exported modules: a polymorphic ``main`` computes the dimension
+    variables (with their checks) and calls ``_wrapped_jax_export_main``, which takes
+    their values first (global constants) and computes the function; returns the
+    call's results (tokens first)."""
+    inner = mctx.lower_function(
+        closed,
+        "_wrapped_jax_export_main",
+        effects=ordered,
+        arg_names=arg_names,
+        result_names=result_names,
+    )
+    leading = list(ir.ArrayAttr(inner.arg_attrs))[: len(inner.type.inputs) - len(args)]
+    n_idx = len(mctx._index_types())
+    if "arg_attrs" in main.attributes:  # token, donation and sharding attributes stay
+        inner.arg_attrs = ir.ArrayAttr.get(leading + list(ir.ArrayAttr(main.arg_attrs))[n_idx:])
+    inner.result_attrs = main.result_attrs
+    name = ir.FlatSymbolRefAttr.get(ir.StringAttr(inner.attributes["sym_name"]).value)
+    call = func.CallOp(list(inner.type.results), name, mctx.call_args(args))
+    return list(call.results)
 
 
 def _on_first_device(rank: int) -> str:
@@ -808,7 +833,7 @@ def lower_jaxpr(
             + [ir.DictAttr.get(d) for d in result_attrs]
         )
         locs = None
-        if arg_names is not None:
+        if arg_names is not None and not dim_vars:  # else the wrapped main's are named
             unknown = [ir.Location.unknown()] * (n_idx + n_tok)
             locs = unknown + [ir.Location.name(arg_names[i]) for i in kept]
         block = main.add_entry_block(arg_locs=locs)
@@ -817,11 +842,18 @@ def lower_jaxpr(
             if n_idx:
                 mctx.platform_index, args = args[0], args[1:]
             mctx.tokens = dict(zip(ordered, args[:n_tok], strict=True))
-            env = _solve_dim_vars(in_avals, args[n_tok:]) if dim_vars else {}
-            mctx.dim_vars = dim_vars
-            with dim_values.dim_env(env):
+            if dim_vars:
+                env = _solve_dim_vars(in_avals, args[n_tok:])
+                mctx.dim_vars = dim_vars
+                with dim_values.dim_env(env):
+                    results = _call_wrapped_main(
+                        mctx, main, ClosedJaxpr(jaxpr, closed_jaxpr.consts), ordered, args,
+                        None if arg_names is None else [arg_names[i] for i in kept], names,
+                    )  # fmt: skip
+            else:
                 outs = lower_jaxpr_body(mctx, jaxpr, closed_jaxpr.consts, args[n_tok:])
-            mb.return_op([*(mctx.tokens[e] for e in ordered), *outs])
+                results = [*(mctx.tokens[e] for e in ordered), *outs]
+            mb.return_op(results)
     return LoweredModule(
         module=module,
         context=context,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import operator
 
+from jaxlib import _jax
+
 from lamina.interpreters.core.monitoring import JAXPR_TRACE_EVENT, compile_step
 from lamina.interpreters.core.tracing import shaped_abstractify
 from lamina.interpreters.jaxprs.staging import describe_function, trace_to_jaxpr
@@ -149,7 +151,10 @@ def make_jaxpr(
 @transformation_boundary
 def eval_shape(fun, *args, **kwargs):
     """The ``ShapeDtypeStruct`` tree ``fun(*args, **kwargs)`` would return, computed by
-    tracing alone (nothing runs)."""
+    tracing alone (nothing runs). A jitted ``fun`` is traced as its own call (so its
+    ``compiler_options`` are no error), as JAX does."""
+    if type(fun) is _jax.PjitFunction:
+        return fun.trace(*args, **kwargs).out_info
     closed_jaxpr, out_tree = _trace_flat(fun, describe_function(fun), args, kwargs, _fun_name(fun))
     shapes = [_shape_dtype_struct(a) for a in closed_jaxpr.out_avals]
     return tree_util.tree_unflatten(out_tree, shapes)

@@ -68,7 +68,7 @@ def _fastpath(jitted: JitWrapped, args, kwargs, leaves, entry, outs):
         closed=entry.closed,
     )  # fmt: skip
     key = (id(entry.closed), entry.donated or (False,) * len(leaves), jitted._keep_unused,
-           placement)  # fmt: skip
+           placement, jitted._compiler_options)  # fmt: skip
     found = _executables.get(key)
     if found is None:
         return None

@@ -97,6 +97,14 @@ def _trace_cache(fun, options: tuple) -> dict:
         return {}
 
 
+def _function_name(fun) -> str:
+    """``fun``'s name; a ``functools.partial`` (a ``Partial`` too) is named for the
+    function it wraps, as in JAX."""
+    while not hasattr(fun, "__name__") and isinstance(fun, functools.partial):
+        fun = fun.func
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
 class JitWrapped:
     """The function ``jit`` returns: call it, or stage it with ``trace``/``lower``."""
 
@@ -105,7 +113,7 @@ class JitWrapped:
                  compiler_options, in_shardings=None, out_shardings=None):  # fmt: skip
         functools.update_wrapper(self, fun)
         self._fun = fun
-        self._name = getattr(fun, "__name__", type(fun).__name__)
+        self._name = _function_name(fun)
         self._dispatch_span = f"dispatch: jit({self._name})"  # in a profiler trace
         self._debug = describe_function(fun)
         self._static_argnums, self._static_argnames = _argnums_and_names(
@@ -120,13 +128,14 @@ class JitWrapped:
         if device is None and backend_name is not None:
             device = backend.get_backend(backend_name).local_devices()[0]
         self._device = device
-        self._compiler_options = compiler_options
+        # XLA options for the executables, as ((name, value), ...): they key those too
+        self._compiler_options = tuple((compiler_options or {}).items())
         self._in_shardings = in_shardings  # pytree prefixes, or None when unspecified
         self._out_shardings = out_shardings
         options = (
             self._static_argnums, self._static_argnames, self._donate_argnums,
-            self._donate_argnames, self._keep_unused, self._inline, device, compiler_options,
-            in_shardings, out_shardings,
+            self._donate_argnames, self._keep_unused, self._inline, device,
+            self._compiler_options, in_shardings, out_shardings,
         )  # fmt: skip
         self._cache: dict[tuple, TraceEntry] = _trace_cache(fun, options)
         _all_jitted.append(weakref.ref(self))
@@ -281,6 +290,7 @@ class JitWrapped:
             in_shardings=entry.in_shardings,
             out_shardings=entry.out_shardings,
             arg_names=lambda: self._leaf_names(entry, leaves),
+            compiler_options=self._compiler_options,
         )
 
     def _leaf_names(self, entry, leaves) -> list[str]:
@@ -307,6 +317,7 @@ class JitWrapped:
             name=self._name,
             donated_invars=entry.donated or (False,) * len(leaves),
             keep_unused=self._keep_unused,
+            compiler_options_kvs=self._compiler_options,
             **shardings,
         )
 

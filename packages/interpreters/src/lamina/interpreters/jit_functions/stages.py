@@ -97,6 +97,9 @@ class Traced(_Stage):
         names = {}
         if len(entry.result_names) == len(closed.out_avals):
             names["result_names"] = entry.result_names
+        arg_names = j._leaf_names(entry, self._leaves)  # the arguments' locations, as JAX's
+        if len(arg_names) == len(closed.in_avals):
+            names["arg_names"] = arg_names
         placement = self._placement()
         platforms = None
         if lowering_platforms:
@@ -158,8 +161,10 @@ class Lowered(_Stage):
         return self._lowered.module
 
     def compile(self, compiler_options=None) -> Compiled:
-        """Compile with XLA, passing it ``compiler_options`` (``{name: value}``)."""
-        with backend.compiler_option_overrides(compiler_options):
+        """Compile with XLA, passing it jit's ``compiler_options`` and then these
+        (``{name: value}``)."""
+        options = {**dict(self._traced._jitted._compiler_options), **(compiler_options or {})}
+        with backend.compiler_option_overrides(options):
             return self._compile()
 
     def _compile(self) -> Compiled:

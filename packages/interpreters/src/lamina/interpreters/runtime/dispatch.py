@@ -48,6 +48,7 @@ from lamina.ir import (
     ClosedJaxpr,
     Jaxpr,
     Primitive,
+    ShapedArray,
     Var,
     abstract_eval_rules,
     dtypes,
@@ -240,6 +241,18 @@ def _apply_with_refs(primitive: Primitive, args, params):
     return outs if primitive.multiple_results else outs[0]
 
 
+def _apply_float0(primitive: Primitive, args, params):
+    """Eager dispatch with float0 operands or results (which stay on the host): the
+    one-primitive Jaxpr run by ``compiled_call``, which passes float0 as JAX does."""
+    avals = tuple(x.aval if type(x) is ArrayImpl else ShapedArray(x.shape, x.dtype) for x in args)
+    key = (primitive, _params_key(params), avals, trace_context())
+    closed = _ref_jaxprs.get(key)
+    if closed is None:
+        closed = _ref_jaxprs[key] = _one_equation_jaxpr(primitive, list(avals), params)
+    outs = compiled_call(closed, args, name=primitive.name)
+    return outs if primitive.multiple_results else outs[0]
+
+
 def _apply_partitioned(primitive: Primitive, args, params):
     """Eager dispatch with operands laid out over several devices: the one-primitive
     Jaxpr run by ``compiled_call``, partitioned by the operands' shardings."""
@@ -257,6 +270,8 @@ def _apply_partitioned(primitive: Primitive, args, params):
 def _apply(primitive: Primitive, args, params):
     """The Python path of :func:`apply_primitive`."""
     args = [x if type(x) is ArrayImpl else _to_array(x) for x in args]
+    if any(type(x) is not ArrayImpl for x in args):  # float0 values stay on the host
+        return _apply_float0(primitive, args, params), None
     device = None
     for x in args:
         if x._committed:
@@ -265,6 +280,8 @@ def _apply(primitive: Primitive, args, params):
             device = _committed_device(device, x)
     avals = [x.aval for x in args]
     compiled = primitive_executable(primitive, avals, params, device)
+    if any(a.dtype == dtypes.float0 for a in compiled.out_avals):
+        return _apply_float0(primitive, args, params), None
     outs = compiled(*args)
     if checks_on():
         check_values(primitive.name, outs)

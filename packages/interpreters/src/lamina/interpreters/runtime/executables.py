@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from jaxlib import xla_client
 
 from lamina.interpreters.core.config import config
@@ -40,6 +41,8 @@ from lamina.ir import (
     AbstractRef,
     ClosedJaxpr,
     Jaxpr,
+    ShapedArray,
+    dtypes,
     is_extended_aval,
     physical_aval,
     shardable_ordered_effects,
@@ -161,12 +164,51 @@ def check_shardable_effects(effects) -> None:
         )
 
 
+def _is_float0(aval) -> bool:
+    return getattr(aval, "dtype", None) == dtypes.float0
+
+
+def _device_aval(aval):
+    """What stands for ``aval`` on a device: booleans for float0 (as in the module)."""
+    if _is_float0(aval):
+        return ShapedArray(aval.shape, np.dtype(bool))
+    return physical_aval(aval)
+
+
+class Float0Slots:
+    """Where a call takes and returns float0 values. As JAX, float0 arguments go to the
+    device as boolean zeros and float0 results come back as NumPy float0 zeros."""
+
+    __slots__ = ("ins", "outs")
+
+    def __init__(self, in_avals, out_avals):
+        self.ins = [i for i, a in enumerate(in_avals) if _is_float0(a)]
+        self.outs = [(i, a.shape) for i, a in enumerate(out_avals) if _is_float0(a)]
+
+    def arguments(self, args: Sequence[Any]) -> list:
+        args = list(args)
+        for i in self.ins:
+            args[i] = np.zeros(np.shape(args[i]), np.dtype(bool))
+        return args
+
+    def results(self, outs: list) -> list:
+        for i, shape in self.outs:
+            outs[i] = np.zeros(shape, dtypes.float0)
+        return outs
+
+
+def float0_slots(lowered) -> Float0Slots | None:
+    """The float0 inputs and outputs of ``lowered``, or None when it has none."""
+    slots = Float0Slots(lowered.in_avals, lowered.out_avals)
+    return slots if slots.ins or slots.outs else None
+
+
 class Executable:
     """A lowered module compiled for one device (or a :class:`Partitioning`):
     ``run(flat_args)`` returns the outputs (``flat_args`` holds every input of the
     Jaxpr; the unused ones are dropped here)."""
 
-    __slots__ = ("compiled", "in_avals", "kept", "lowered", "name")
+    __slots__ = ("compiled", "float0", "in_avals", "kept", "lowered", "name")
 
     def __init__(self, lowered, n_in: int, device, name: str):
         self.name = name
@@ -174,7 +216,8 @@ class Executable:
         kept = tuple(lowered.kept_var_idx)
         self.kept = None if kept == tuple(range(n_in)) else kept  # None: every input is used
         self.in_avals = lowered.in_avals
-        out_avals = [physical_aval(a) for a in lowered.out_avals]
+        self.float0 = float0_slots(lowered)
+        out_avals = [_device_aval(a) for a in lowered.out_avals]
         if isinstance(device, Partitioning):
             check_shardable_effects(lowered.ordered_effects)
             ins = device.in_shardings
@@ -203,6 +246,8 @@ class Executable:
     def run(self, args: Sequence[Any]) -> list:
         if self.kept is not None:
             args = [args[i] for i in self.kept]
+        if self.float0 is not None:
+            return self.float0.results(self.compiled(*self.float0.arguments(args)))
         return self.compiled(*args)
 
 
@@ -219,6 +264,8 @@ class ExtendedExecutable(Executable):
     def run(self, args: Sequence[Any]) -> list:
         if self.kept is not None:
             args = [args[i] for i in self.kept]
+        if self.float0 is not None:
+            return self.float0.results(self._call(*self.float0.arguments(args)))
         return self._call(*args)
 
 
@@ -326,9 +373,11 @@ def compiled_call(
     result_names=None,
     in_shardings=None,
     out_shardings=None,
+    compiler_options: tuple = (),
 ) -> list:
     """Run ``closed`` on ``args`` (flat) as one compiled executable, compiled once per
-    (Jaxpr object, donation, keep_unused, placement). ``in_shardings`` /
+    (Jaxpr object, donation, keep_unused, placement, ``compiler_options``: XLA's
+    ``((name, value), ...)``). ``in_shardings`` /
     ``out_shardings`` (flat, None where unspecified) partition the call over several
     devices (see :func:`call_placement`). A Jaxpr with mutable array
     references runs discharged: each ``Ref`` argument or constant passes its array in
@@ -336,7 +385,7 @@ def compiled_call(
     if has_refs(closed):
         return _call_with_refs(
             closed, args, name=name, donated_invars=donated_invars, keep_unused=keep_unused,
-            device=device,
+            device=device, compiler_options=compiler_options,
         )  # fmt: skip
     split = split_tokens(closed)
     if split is not None:
@@ -351,13 +400,14 @@ def compiled_call(
             arg_names=None if arg_names is None or callable(arg_names) else split.inputs(arg_names),
             result_names=None,
             in_shardings=None if in_shardings is None else split.inputs(in_shardings),
+            compiler_options=compiler_options,
         )
         return split.outputs(outs)
     device = call_placement(
         args, device, in_shardings, out_shardings, name, arg_names=arg_names, closed=closed
     )
     donated = tuple(donated_invars) or (False,) * len(args)
-    key = (id(closed), donated, keep_unused, device)
+    key = (id(closed), donated, keep_unused, device, compiler_options)
     entry = _executables.get(key)
     if entry is None:
         with _miss_lock:
@@ -372,7 +422,8 @@ def compiled_call(
                 if result_names is not None and len(result_names) == len(closed.out_avals):
                     names["result_names"] = result_names
                 lowered = lower(closed, name, donated, keep_unused, device, **names)
-                exe = make_executable(lowered, len(closed.in_avals), device, name)
+                with backend.compiler_option_overrides(dict(compiler_options)):
+                    exe = make_executable(lowered, len(closed.in_avals), device, name)
                 entry = _executables[key] = (closed, exe)  # keeps closed alive: ids stay unique
     outs = entry[1].run(args)
     if checks_on():
@@ -400,7 +451,9 @@ def _refs_to_inputs(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
     return entry[1], entry[2]
 
 
-def _call_with_refs(closed, args, *, name, donated_invars, keep_unused, device) -> list:
+def _call_with_refs(
+    closed, args, *, name, donated_invars, keep_unused, device, compiler_options
+) -> list:
     opened, ref_consts = _refs_to_inputs(closed)
     args = [*args, *ref_consts]
     seen: set[int] = set()
@@ -427,6 +480,7 @@ def _call_with_refs(closed, args, *, name, donated_invars, keep_unused, device) 
         donated_invars=donated,
         keep_unused=keep_unused,
         device=device,
+        compiler_options=compiler_options,
     )
     n = len(closed.out_avals)
     for x, new in zip(args, discharged.new_values(args, outs[n:]), strict=True):
@@ -446,7 +500,7 @@ def _log_compile(name: str, in_avals) -> None:
 
 
 def _jit_impl(*args, jaxpr, name, donated_invars, keep_unused, in_shardings=(),
-              out_shardings=(), **_):  # fmt: skip
+              out_shardings=(), compiler_options_kvs=(), **_):  # fmt: skip
     return compiled_call(
         jaxpr,
         args,
@@ -455,6 +509,7 @@ def _jit_impl(*args, jaxpr, name, donated_invars, keep_unused, in_shardings=(),
         keep_unused=keep_unused,
         in_shardings=none_for_unspecified(in_shardings),
         out_shardings=none_for_unspecified(out_shardings),
+        compiler_options=compiler_options_kvs,
     )
 
 

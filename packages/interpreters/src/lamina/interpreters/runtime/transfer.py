@@ -173,6 +173,8 @@ def put_on_device(x: Any, device: Any = None) -> Any:
             return leaf if device is None else copy_array(leaf, sharding)
         if is_extended_value(leaf):  # PRNG keys: their data moves
             return wrap_physical(leaf.dtype, put(leaf._base_array))
+        if getattr(leaf, "dtype", None) == dtypes.float0:  # stays on the host, as in JAX
+            return np.zeros(np.shape(leaf), dtypes.float0)
         value, aval = host_value(leaf)
         if sharding.num_devices > 1:
             check_fits(sharding, aval.shape, "device_put args")

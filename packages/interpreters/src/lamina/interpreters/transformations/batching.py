@@ -35,6 +35,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import numpy as np
+
 from lamina.interpreters.core.leak_check import check_for_leaks
 from lamina.interpreters.core.naming import transform_name_stack
 from lamina.interpreters.core.tracing import (
@@ -53,6 +55,7 @@ from lamina.ir import (
     MissingRuleError,
     batching_rules,
     collective_rules,
+    dtypes,
     prefix_errors,
     transformation_boundary,
     tree_util,
@@ -280,9 +283,12 @@ def broadcast(x, size: int, axis: int, mesh_axis=None):
     """``x`` with a new axis of ``size`` inserted at position ``axis`` (``mesh_axis`` is
     JAX's, for sharded batching; lamina has no meshes yet)."""
     del mesh_axis
-    shape = list(_aval_of(x).shape)
+    aval = _aval_of(x)
+    shape = list(aval.shape)
     dims = tuple(i if i < axis else i + 1 for i in range(len(shape)))
     shape.insert(axis, size)
+    if aval.dtype == dtypes.float0:  # its one value, which no device holds
+        return np.zeros(shape, dtypes.float0)
     return _shape_op("broadcast_in_dim")(x, tuple(shape), dims)
 
 

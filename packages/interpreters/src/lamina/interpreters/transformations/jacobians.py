@@ -23,9 +23,9 @@ import numpy as np
 
 from lamina.interpreters.core.tangents import Zero, tangent_aval, zeros_like_aval
 from lamina.interpreters.core.tracing import find_current_trace, shaped_abstractify
-from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.interpreters.transformations import ad, reverse
 from lamina.interpreters.transformations.batching import vmap
+from lamina.interpreters.transformations.partial_eval import partial_eval_flat, with_known_outputs
 from lamina.ir import ShapedArray, dtypes, transformation_boundary, tree_util
 
 __all__ = ["hessian", "jacfwd", "jacobian", "jacrev", "linear_transpose"]
@@ -293,7 +293,11 @@ def linear_transpose(fun, *primals, reduce_axes=()):
         flat, box["out_tree"] = tree_util.tree_flatten(out)
         return flat
 
-    closed, _ = trace_to_jaxpr(flat_fun, in_avals, "linear_transpose")
+    # As JAX: what does not depend on the inputs is computed now; its values are
+    # the transpose's constants.
+    known_outs, closed = partial_eval_flat(flat_fun, [], in_avals, "linear_transpose")
+    if any(o is not None for o in known_outs):
+        closed = with_known_outputs(closed, known_outs)
     out_tree, out_avals = box["out_tree"], list(closed.out_avals)
     in_dtypes = [a.dtype for a in in_avals]
     out_dtypes = [a.dtype for a in out_avals]

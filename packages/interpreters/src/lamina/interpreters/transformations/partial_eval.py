@@ -210,8 +210,11 @@ class PartialEvalTrace(Trace):
         known_args = [x for x, u in zip(args, unknown, strict=True) if not u]
         n_known = len(out_unknown) - sum(out_unknown)
         known_sh, unknown_sh = _split_shardings(params, unknown, out_unknown, known_closed)
+        options = params.get("compiler_options_kvs", ())  # both parts keep jit's XLA options
         with set_current_trace(self.parent):
-            known_res = call_jaxpr(known_closed, *known_args, name=name, **known_sh)
+            known_res = call_jaxpr(
+                known_closed, *known_args, name=name, compiler_options_kvs=options, **known_sh
+            )
         known_outs, computed = known_res[:n_known], iter(known_res[n_known:])
         residuals = [next(computed) if i is None else known_args[i] for i in forwarded]
         unknown_args = [x for x, u in zip(args, unknown, strict=True) if u]
@@ -220,7 +223,9 @@ class PartialEvalTrace(Trace):
                 "in_shardings"
             ]
         unknown_outs = self.staging.process_primitive(
-            jit_p, [*residuals, *unknown_args], jit_params(unknown_closed, name, **unknown_sh)
+            jit_p,
+            [*residuals, *unknown_args],
+            jit_params(unknown_closed, name, compiler_options_kvs=options, **unknown_sh),
         )
         k_it, u_it = iter(known_outs), iter(unknown_outs)
         return [next(u_it) if u else next(k_it) for u in out_unknown]
@@ -470,7 +475,7 @@ def linearize_flat(fun, primals, tangent_avals, debug_info: str | None = None):
     jaxpr = staged.jaxpr
     tangent_outs = outs[n_out:]
     if any(t is not None for t in tangent_outs):
-        staged = _with_known_outputs(staged, tangent_outs)
+        staged = with_known_outputs(staged, tangent_outs)
     if any(p is None for p in primals_out):  # a primitive without reverse mode (custom_vmap)
         raise ValueError(
             "Linearization failed to produce known values for all output primals. This is "
@@ -481,7 +486,7 @@ def linearize_flat(fun, primals, tangent_avals, debug_info: str | None = None):
     return primals_out, staged
 
 
-def _with_known_outputs(staged: ClosedJaxpr, outs):
+def with_known_outputs(staged: ClosedJaxpr, outs):
     """``staged`` with the known values in ``outs`` (not None) spliced into its outputs
     as constants."""
     trace = DynamicJaxprTrace()

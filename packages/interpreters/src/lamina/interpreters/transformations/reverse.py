@@ -22,7 +22,7 @@ import numpy as np
 from lamina.interpreters.core.naming import NameStack, current_name_stack, set_name_stack
 from lamina.interpreters.core.tangents import Zero, instantiate_zeros, tangent_aval, zeros_like_aval
 from lamina.interpreters.core.tracing import find_current_trace
-from lamina.interpreters.jaxprs.calls import call_jaxpr, jit_p
+from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr, jit_p
 from lamina.interpreters.jaxprs.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.interpreters.runtime.dispatch import scalar_array
@@ -438,7 +438,7 @@ def linearize(fun, *primals, has_aux: bool = False):
                     f"primal {a.str_short()}"
                 )
         args = [t for t, a in zip(t_flat, lin_avals, strict=True) if a is not None]
-        outs = call_jaxpr(linear, *args, name="linearized")
+        outs = eval_jaxpr(linear.jaxpr, linear.consts, *args)  # inline, as in JAX
         return tree_util.tree_unflatten(out_tree, outs)
 
     out = tree_util.tree_unflatten(out_tree, primals_out)

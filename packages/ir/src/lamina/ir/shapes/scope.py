@@ -41,6 +41,10 @@ def _user_location() -> str:
     return f"{frame.f_code.co_filename}:{frame.f_lineno}:{col} ({frame.f_code.co_name})"
 
 
+def _constant(e) -> int | None:
+    return e.constant_value() if is_symbolic_dim(e) else e
+
+
 class SymbolicScope:
     """The scope of symbolic dimension expressions, holding their constraints.
 
@@ -115,27 +119,29 @@ class SymbolicScope:
             raise NotImplementedError(
                 f"Found multiple equality constraints with the same left-hand-side: {before}"
             )
-        self.normalization_rules[before] = (c.e2, k)
         f = before.single_factor()
+        derived = None
+        if (
+            f is not None
+            and f.operation == MOD
+            and k == 1
+            and c.e2 == 0
+            and (m := _constant(f.operands[1])) is not None
+        ):
+            # mod(e, m) == 0 implies m * floordiv(e, m) == e (its difference taken, as
+            # JAX's, before the rule below would fold it to 0).
+            q = m * DimExpr.from_operation("floordiv", *f.operands, scope=self)
+            e = f.operands[0]
+            derived = SymbolicConstraint(f"{q} == {e}", "==", q, e, q - e)
+        self.normalization_rules[before] = (c.e2, k)
         if f is not None and f.operation is not None and f.operation != MOD:
             # max(a, b) == e implies e >= a and e >= b (min: e <= a, e <= b).
             for opnd in f.operands:
                 d = c.e2 - k * opnd if f.operation == "max" else k * opnd - c.e2
                 if is_symbolic_dim(d):
                     self._add_inequality(d)
-        if (
-            f is not None
-            and f.operation == MOD
-            and k == 1
-            and c.e2 == 0
-            and not is_symbolic_dim(f.operands[1])
-        ):
-            # mod(e, m) == 0 implies m * floordiv(e, m) == e.
-            m = f.operands[1].constant_value() if is_symbolic_dim(f.operands[1]) else None
-            m = f.operands[1] if m is None else m
-            q = m * DimExpr.from_operation("floordiv", *f.operands, scope=self)
-            e = f.operands[0]
-            self._add_constraint(SymbolicConstraint(f"{q} == {e}", "==", q, e, q - e))
+        if derived is not None:
+            self._add_constraint(derived)
 
     def _add_inequality(self, diff) -> None:
         self.inequalities.append(diff)

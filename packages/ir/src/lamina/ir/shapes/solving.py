@@ -12,7 +12,14 @@ support ``+``, ``-`` and ``*`` with each other and with ints.
 
 from __future__ import annotations
 
-from lamina.ir.shapes.dim_expr import DimExpr, is_symbolic_dim
+from lamina.ir.shapes.dim_expr import (
+    DimExpr,
+    UnexpectedDimVar,
+    is_symbolic_dim,
+    max_dim,
+    min_dim,
+)
+from lamina.ir.shapes.scope import SymbolicScope
 
 __all__ = ["IntOps", "solve_dim_vars"]
 
@@ -43,6 +50,9 @@ class IntOps:
         if not ok:
             raise ValueError(message.format(*inputs))
 
+    maximum = staticmethod(max)
+    minimum = staticmethod(min)
+
 
 def _specs_text(in_avals, name) -> str:
     return ",".join(
@@ -69,12 +79,30 @@ def _unknown_var(e, env) -> tuple[str, int] | None:
     return found
 
 
-def solve_dim_vars(in_avals, dim_of, ops, arg_name=None) -> dict:
+class _Unchecked(IntOps):
+    """The evaluator over symbolic dimensions that checks nothing."""
+
+    @staticmethod
+    def ge(a, b):
+        return True
+
+    eq = ge
+
+    @staticmethod
+    def check(ok, message, inputs):
+        pass
+
+    maximum = staticmethod(max_dim)
+    minimum = staticmethod(min_dim)
+
+
+def solve_dim_vars(in_avals, dim_of, ops, arg_name=None, *, constraints=True) -> dict:
     """The values of the dimension variables of ``in_avals``' shapes, read from the
     actual dimensions ``dim_of(i, j)`` (of argument i, axis j), with every check of
-    the shapes and the constraints made through ``ops``. ``ValueError`` when some
-    variable cannot be solved for (only linear terms of one unknown are). Messages
-    name argument i ``arg_name(i)`` (default ``args[i]``)."""
+    the shapes and (unless ``constraints`` is false) of the scope's constraints made
+    through ``ops``. ``ValueError`` when some variable cannot be solved for (only
+    linear terms of one unknown are). Messages name argument i ``arg_name(i)``
+    (default ``args[i]``)."""
     name = arg_name or (lambda i: f"args[{i}]")
     specs = _specs_text(in_avals, name)
     env: dict = {}
@@ -122,7 +150,7 @@ def solve_dim_vars(in_avals, dim_of, ops, arg_name=None) -> dict:
             v, k = found
             dim = dim_of(i, j)
             rest = d - k * DimExpr.from_var(v, d.scope)
-            known = dim - _evaluate(rest, env) if _nonzero(rest) else dim
+            known = dim - _evaluate(rest, env, ops) if _nonzero(rest) else dim
             if k == 1:
                 value = known
             else:
@@ -156,34 +184,67 @@ def solve_dim_vars(in_avals, dim_of, ops, arg_name=None) -> dict:
         )
     for i, a in enumerate(in_avals):
         for j, d in enumerate(a.shape):
-            if (i, j) in used:
-                continue
-            dim, expected = dim_of(i, j), _evaluate(d, env)
+            if (i, j) in used or not is_symbolic_dim(d):
+                continue  # a constant dimension is the argument type's
+            dim, expected = dim_of(i, j), _evaluate(d, env, ops)
             text, inputs = message(
                 f"{bad_spec} Found inconsistency between dimension size "
                 f"{name(i)}.shape[{j}] (= {{0}}) and the specification '{d}' (= {{1}}).",
                 [dim, expected],
             )
             ops.check(ops.eq(dim, expected), text, inputs)
-    for c in getattr(scope, "explicit_constraints", ()):
-        if c.cmp != ">=":
-            continue  # equalities are applied to the expressions themselves
-        diff = c.e1 - c.e2
-        if not is_symbolic_dim(diff):
+    if constraints and getattr(scope, "explicit_constraints", ()):
+        _check_constraints(in_avals, scope, env, ops, message)
+    return env
+
+
+def _check_constraints(in_avals, scope, env, ops, message) -> None:
+    """The checks of the scope's explicit constraints, in order, as JAX makes them: a
+    constraint that holds whatever the argument shapes (its difference is constant once
+    the variables are written in terms of the argument dimensions) is not checked."""
+    synthetic = SymbolicScope()
+    symbolic = solve_dim_vars(
+        in_avals,
+        lambda i, j: DimExpr.from_var(f"args[{i}].shape[{j}]", synthetic),
+        _Unchecked,
+        constraints=False,
+    )
+    for c in scope.explicit_constraints:
+        if not is_symbolic_dim(
+            _evaluate(c.diff, _Normalizing(symbolic, scope, _Unchecked), _Unchecked)
+        ):
             continue
-        value = _evaluate(diff, env)
+        value = _evaluate(c.diff, _Normalizing(env, scope, ops), ops)
+        relation = "greater or equal" if c.cmp == ">=" else "equal"
         text, inputs = message(
             f"Input shapes do not match the symbolic shape constraint {c.debug_str}. "
-            f"Expected '{diff}' to be greater or equal to 0, but found {{0}}. ",
+            f"Expected '{c.diff}' to be {relation} to 0, but found {{0}}. ",
             [value],
         )
-        ops.check(ops.ge(value, 0), text, inputs)
-    return env
+        ops.check(ops.ge(value, 0) if c.cmp == ">=" else ops.eq(value, 0), text, inputs)
+
+
+class _Normalizing(dict):
+    """Variable values; a variable that an equality rewrote away (so that no argument
+    shape names it) takes the value of what it was rewritten to; any other is JAX's
+    ``UnexpectedDimVar``."""
+
+    def __init__(self, env, scope, ops):
+        super().__init__(env)
+        self.scope, self.ops = scope, ops
+
+    def __missing__(self, var):
+        e = DimExpr.from_var(var, self.scope)
+        if is_symbolic_dim(e) and e.variables() == {var}:
+            raise UnexpectedDimVar(var, self.keys())
+        return _evaluate(e, self, self.ops)
 
 
 def _nonzero(e) -> bool:
     return is_symbolic_dim(e) or e != 0
 
 
-def _evaluate(e, env):
-    return e.evaluate(env) if is_symbolic_dim(e) else e
+def _evaluate(e, env, ops):
+    if not is_symbolic_dim(e):
+        return e
+    return e.evaluate(env, getattr(ops, "maximum", max), getattr(ops, "minimum", min))

@@ -115,6 +115,8 @@ def _fill_scalar(name, fill_value, dtype, weak_type):
         if dtypes.is_python_scalar(fill_value):
             return fill_value  # stays weakly typed
         return np.asarray(fill_value, aval.dtype)
+    if dtype == dtypes.float0:  # float0 holds no data: any fill value is its one value
+        return np.zeros((), dtype)
     if dtypes.canonicalize_dtype(dtype) != dtype:  # an allowed explicit 64-bit dtype
         return to_dtype(fill_value, dtype, weak_type)
     value = np.asarray(fill_value, dtype)

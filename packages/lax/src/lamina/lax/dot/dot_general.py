@@ -474,7 +474,7 @@ def _dot_transpose_operand(ct, other, x_aval, other_aval, x_dims, other_dims, x_
         ct_o_free = range(nb, nb + len(o_free))
     numbers = ((tuple(ct_o_free), tuple(o_free)), (tuple(range(nb)), tuple(o_b)))
     res = dot_general_p.bind(ct, other, dimension_numbers=numbers,
-                             precision=params.get("precision"),
+                             precision=canonicalize_precision(params.get("precision")),
                              preferred_element_type=params.get("preferred_element_type"),
                              out_sharding=None)  # fmt: skip
     labels = [*x_b, *x_free, *[x_c[list(o_c).index(r)] for r in sorted(o_c)]]

@@ -28,8 +28,8 @@ _PY_SCALARS = (bool, int, float, complex)
 def place(out, device):
     """``out`` committed to ``device`` (a Device or a Sharding); tracers are left as
     they are."""
-    if device is None or isinstance(out, Tracer):
-        return out
+    if device is None or isinstance(out, Tracer) or out.dtype == dtypes.float0:
+        return out  # float0 values stay on the host, as in JAX
 
     return copy_array(out, placement(device)[0])
 
@@ -162,6 +162,8 @@ def _to_array_of(obj, dtype, copy: bool):
         return _python_scalar(obj, dtype)
     if isinstance(obj, (list, tuple)):
         return _from_sequence(obj, dtype)
+    if dtype == dtypes.float0 or getattr(obj, "dtype", None) == dtypes.float0:
+        return np.zeros(np.shape(obj), dtypes.float0)  # a host value, as in JAX
     value = _host_leaf(obj, dtype)
     if dtype is None:
         return device_put_value(np.asarray(value, dtypes.canonicalize_dtype(value.dtype)))

@@ -102,6 +102,8 @@ def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
     if dtype is not None:
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "full")
     target = device if device is not None else out_sharding
+    if dtype == dtypes.float0 and np.ndim(fill_value):  # float0 holds no data to broadcast
+        fill_value = 0
     if np.ndim(fill_value) == 0:
         return place(lax.full(shape, _wrapped_scalar(fill_value, dtype), dtype), target)
     return place(_broadcast_fill(asarray(fill_value, dtype=dtype), shape), target)
