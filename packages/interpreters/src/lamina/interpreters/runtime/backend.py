@@ -400,7 +400,8 @@ def compile(
     host_callbacks: Sequence[Any] = (),
 ) -> xla_client.LoadedExecutable:
     """Compile a StableHLO module (MLIR text or bytecode, or a ``jaxlib.mlir`` module)
-    for ``devices``, returning jaxlib's loaded executable.
+    for ``devices``, returning jaxlib's loaded executable. A ``jaxlib.mlir`` module is
+    handed to XLA as it is, which spares XLA parsing it again in a fresh context.
 
     ``host_callbacks`` are the Python functions the program calls by index (its
     ``xla_ffi_python_*_callback`` custom calls); jaxlib takes them only with a
@@ -410,8 +411,6 @@ def compile(
     cache (:mod:`.compilation_cache`) the executable may come from disk instead. Logs how long XLA
     took: at WARNING level with ``jax_log_compiles``, else DEBUG.
     """
-    if not isinstance(module, (str, bytes)) and not host_callbacks:
-        module = str(module)  # a jaxlib.mlir ir.Module prints as MLIR text
     if options is None:
         options = compile_options(devices)
     if overrides := _option_overrides.get():
