@@ -353,10 +353,28 @@ def compile_options(devices: Sequence[Device]) -> xla_client.CompileOptions:
     options = xla_client.CompileOptions()
     options.num_replicas = 1
     options.num_partitions = len(devices)
-    options.executable_build_options.use_spmd_partitioning = True
+    build = options.executable_build_options
+    build.use_spmd_partitioning = True
+    # XLA's effort options, from their jax_* options (as JAX passes them).
+    build.exec_time_optimization_effort = config.jax_exec_time_optimization_effort
+    build.memory_fitting_effort = config.jax_memory_fitting_effort
+    build.optimization_level = _EFFORT_LEVELS[config.jax_optimization_level]
+    build.memory_fitting_level = _EFFORT_LEVELS[config.jax_memory_fitting_level]
+    # An XLA-AutoFDO profile only when asked for; -1: XLA does not look for one.
+    options.profile_version = max(config.jax_xla_profile_version, 0) or -1
     ids = np.array([[d.id for d in devices]], dtype=np.int64)
     options.device_assignment = xla_client.DeviceAssignment.create(ids)
     return options
+
+
+# XLA's values for the effort levels of ``jax_optimization_level`` and
+# ``jax_memory_fitting_level``.
+_EFFORT_LEVELS = {"UNKNOWN": 0, "O0": 9, "O1": 19, "O2": 29, "O3": 39}
+# ``compiler_options`` that are fields of the build options, not XLA flags.
+_BUILD_OPTIONS = frozenset(
+    {"exec_time_optimization_effort", "memory_fitting_effort", "optimization_level",
+     "memory_fitting_level"}
+)  # fmt: skip
 
 
 _option_overrides: contextvars.ContextVar[tuple] = contextvars.ContextVar(
@@ -414,7 +432,13 @@ def compile(
     if options is None:
         options = compile_options(devices)
     if overrides := _option_overrides.get():
-        options.env_option_overrides = list(overrides)
+        rest = []
+        for key, value in overrides:
+            if key in _BUILD_OPTIONS:  # set on the build options, as JAX does
+                setattr(options.executable_build_options, key, value)
+            else:
+                rest.append((key, value))
+        options.env_option_overrides = rest
     device_list = xla_client.DeviceList(tuple(devices))
     client = device_list[0].client
 
