@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from jaxlib import xla_client
 
-from lamina.interpreters.core.config import config
+from lamina.interpreters.core.config import config, detailed_logging_min_ops
 from lamina.interpreters.core.monitoring import BACKEND_COMPILE_EVENT, compile_step
 from lamina.interpreters.runtime.compilation_cache import compile_or_load
 
@@ -394,6 +394,19 @@ def compiler_option_overrides(options: dict[str, Any] | None):
         _option_overrides.reset(token)
 
 
+def _ops_left(op, left: int) -> int:
+    """``left`` less the operations in ``op`` (itself and those nested), stopping once
+    below 0."""
+    left -= 1
+    for region in op.regions:
+        for block in region:
+            for inner in block:
+                if left < 0:
+                    return left
+                left = _ops_left(inner, left)
+    return left
+
+
 def backend_compile_and_load(
     client: Client,
     module: Any,
@@ -431,6 +444,11 @@ def compile(
     """
     if options is None:
         options = compile_options(devices)
+        if hasattr(module, "operation"):  # XLA logs in detail only for larger programs
+            bound = detailed_logging_min_ops.value
+            options.executable_build_options.debug_options.xla_detailed_logging = (
+                _ops_left(module.operation, bound) < 0
+            )
     if overrides := _option_overrides.get():
         rest = []
         for key, value in overrides:
