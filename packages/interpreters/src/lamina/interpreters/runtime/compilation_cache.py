@@ -114,7 +114,8 @@ def _host_fingerprint() -> bytes:
                 flags = next((line for line in f if line.startswith(("flags", "Features"))), "")
         except OSError:
             pass
-        _host_cpu = f"{platform.machine()} {platform.processor()} {flags}".encode()
+        # (not platform.processor(): on Linux it runs `uname -p` in a subprocess)
+        _host_cpu = f"{platform.machine()} {flags}".encode()
     return _host_cpu
 
 
