@@ -49,14 +49,22 @@ _ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 _ENV["JAX_ENABLE_COMPILATION_CACHE"] = "0"
 
 
-def _run(script: str, python: str, probe: str, module_name: str):
+def warm_cache_env(directory: str) -> dict:
+    """The environment of a probe run with lamina's persistent compilation cache on, as
+    users have it by default, kept in ``directory``."""
+    env = {k: v for k, v in _ENV.items() if k != "JAX_ENABLE_COMPILATION_CACHE"}
+    env["JAX_COMPILATION_CACHE_DIR"] = directory
+    return env
+
+
+def _run(script: str, python: str, probe: str, module_name: str, env: dict | None = None):
     out = subprocess.run(
         [python, script, "--measure", probe, module_name],
         capture_output=True,
         text=True,
         check=True,
         cwd=ROOT,
-        env=_ENV,
+        env=_ENV if env is None else env,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -81,10 +89,11 @@ def ratio(ours: float, theirs: float) -> str:
     return f"{ours / theirs:.2f}" if theirs else ("1.00" if ours == theirs else "—")
 
 
-def run(script: str, python: str, probe: str, module_name: str) -> dict:
+def run(script: str, python: str, probe: str, module_name: str, env: dict | None = None) -> dict:
     """The figures of ``probe`` of ``script``, measured in a fresh ``python`` process
-    against ``module_name`` (``lamina`` or ``jax``)."""
-    return _run(script, python, probe, module_name)
+    against ``module_name`` (``lamina`` or ``jax``), in ``env`` if given (else with the
+    persistent compilation cache off)."""
+    return _run(script, python, probe, module_name, env)
 
 
 def keep_best(best: dict, figures: dict) -> None:

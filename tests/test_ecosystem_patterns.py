@@ -138,6 +138,17 @@ def test_lowered_compile_passes_compiler_options_to_xla():
         lowered.compile(compiler_options={"bad": "value"})
 
 
+def test_compiler_options_naming_build_options():
+    # Recorded from JAX 0.10.2: the effort options are build options, not XLA flags; a
+    # level must be XLA's number (a name such as "O1" is a TypeError).
+    lowered = jax.jit(lambda x: 2 * x).lower(jnp.float32(3))
+    for options in ({"exec_time_optimization_effort": 0.5}, {"memory_fitting_effort": -0.5},
+                    {"optimization_level": 19}, {"memory_fitting_level": 9}):  # fmt: skip
+        assert float(lowered.compile(compiler_options=options)(3.0)) == 6.0
+    with pytest.raises(TypeError, match="incompatible function arguments"):
+        lowered.compile(compiler_options={"memory_fitting_level": "O1"})
+
+
 def _aligned_ones(n):
     raw = np.zeros(4 * n + 64, np.uint8)
     start = (-raw.ctypes.data) % 64

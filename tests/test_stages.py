@@ -58,3 +58,20 @@ def test_compiled_checks_its_argument_types():
     compiled = jax.jit(lambda x: x + 1).lower(jnp.ones(3)).compile()
     with pytest.raises(TypeError):
         compiled(jnp.ones(4))
+
+
+def test_compiled_calls_after_the_first_run_in_cpp():
+    x = jnp.arange(3.0)
+    compiled = jax.jit(lambda v, w: {"sum": v + w, "v": v}).lower(x, w=x).compile()
+    python_calls = []
+    call = compiled._call
+    compiled._call = lambda *a, **k: (python_calls.append(1), call(*a, **k))[1]
+    for _ in range(3):
+        out = compiled(x, w=x)
+        np.testing.assert_array_equal(out["sum"], [0.0, 2.0, 4.0])
+        np.testing.assert_array_equal(out["v"], x)
+    assert python_calls == [1]  # then jaxlib's C++ path, without Python
+    np.testing.assert_array_equal(compiled(np.ones(3, np.float32), w=x)["sum"], [1, 2, 3])
+    assert python_calls == [1, 1]  # a NumPy argument: another signature, seen once
+    with pytest.raises(TypeError, match="Argument types differ"):
+        compiled(jnp.ones(4), w=jnp.ones(4))

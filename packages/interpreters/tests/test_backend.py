@@ -135,3 +135,21 @@ def test_compile_options_assign_the_given_devices():
     options = backend.compile_options(li.devices()[:1])
     assert options.num_partitions == 1 and options.num_replicas == 1
     assert options.device_assignment.computation_count() == 1
+
+
+def test_compile_options_carry_the_effort_options():
+    # As JAX 0.10.2 builds them: memory fitting at O2, optimization level unset, no
+    # XLA-AutoFDO profile (-1); the jax_* options change them.
+    options = backend.compile_options(li.devices()[:1])
+    build = options.executable_build_options
+    assert (build.memory_fitting_level, build.optimization_level) == (29, 0)
+    assert (build.exec_time_optimization_effort, build.memory_fitting_effort) == (0.0, 0.0)
+    assert options.profile_version == -1
+    li.config.update("jax_optimization_level", "O1")
+    li.config.update("jax_exec_time_optimization_effort", 0.5)
+    try:
+        build = backend.compile_options(li.devices()[:1]).executable_build_options
+        assert (build.optimization_level, build.exec_time_optimization_effort) == (19, 0.5)
+    finally:
+        li.config.update("jax_optimization_level", "UNKNOWN")
+        li.config.update("jax_exec_time_optimization_effort", 0.0)

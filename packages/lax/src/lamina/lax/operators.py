@@ -489,10 +489,6 @@ OPERATORS = {
 _ARRAY_LIKE = (*_PY_SCALARS, Tracer, np.ndarray, np.generic)
 
 
-def _eager() -> bool:
-    return tracing.find_current_trace() is tracing.eval_trace
-
-
 _EAGER_SCALARS = (int, float)
 _NOT_COMPILED = ("__pos__",)  # returns its operand itself
 
@@ -507,21 +503,31 @@ def _guard(f, name):
     compiled = None if name in _NOT_COMPILED else jit(f)
     # ``x ** 2``: a Python int exponent stays static (integer_pow, no transfer), as in JAX
     scalars = (float,) if name == "__pow__" else _EAGER_SCALARS
+    current_trace, eval_trace = tracing.find_current_trace, tracing.eval_trace
 
     def method(self, *other):
         try:
-            if compiled is not None and type(self) is ArrayImpl and _eager():
-                operands = []
-                for o in other:
-                    kind = type(o)
+            if compiled is not None and type(self) is ArrayImpl and current_trace() is eval_trace:
+                if not other:
+                    return compiled(self)
+                if len(other) == 1:  # the common case, a binary operator
+                    kind = type(other[0])
                     if kind is ArrayImpl:
-                        operands.append(o)
-                    elif kind in scalars:
-                        operands.append(scalar_array(o))
-                    else:
-                        break
+                        return compiled(self, other[0])
+                    if kind in scalars:
+                        return compiled(self, scalar_array(other[0]))
                 else:
-                    return compiled(self, *operands)
+                    operands = []
+                    for o in other:
+                        kind = type(o)
+                        if kind is ArrayImpl:
+                            operands.append(o)
+                        elif kind in scalars:
+                            operands.append(scalar_array(o))
+                        else:
+                            break
+                    else:
+                        return compiled(self, *operands)
             operands = []
             for o in other:
                 if isinstance(o, _ARRAY_LIKE) or hasattr(o, "aval"):

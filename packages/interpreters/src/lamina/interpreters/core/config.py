@@ -62,6 +62,7 @@ __all__ = [
     "default_device",
     "default_matmul_precision",
     "default_prng_impl",
+    "detailed_logging_min_ops",
     "disable_jit",
     "enable_checks",
     "enable_custom_prng",
@@ -461,7 +462,8 @@ bool_state("jax_use_emit_pipeline_primitive", False, key="jit+trace")
 # Flags: process-wide values without context managers, not attributes of `config`.
 flag("jax_backend_target", "")
 flag("jax_check_proxy_envs", True)
-flag("jax_compiler_detailed_logging_min_ops", 10)
+# XLA logs a compilation in detail only for modules with more operations than this.
+detailed_logging_min_ops = flag("jax_compiler_detailed_logging_min_ops", 10)
 flag("jax_cpu_enable_async_dispatch", True)
 flag("jax_cross_host_transfer_socket_address", "")
 flag("jax_cross_host_transfer_timeout_seconds", None, env_parse=int)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -242,8 +242,9 @@ def runs_eagerly(leaves) -> bool:
     return find_current_trace() is eval_trace and not any(isinstance(x, Tracer) for x in leaves)
 
 
-def find_current_trace() -> Trace:
-    return _current_trace.get()
+# The trace that primitives bind to now: the context variable's own getter, a C call
+# (every primitive bind and every eager operator asks).
+find_current_trace: Callable[[], Trace] = _current_trace.get
 
 
 @contextlib.contextmanager

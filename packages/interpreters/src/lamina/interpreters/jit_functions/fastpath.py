@@ -11,7 +11,8 @@ config holder, for ``jax_debug_nans``/``jax_debug_infs`` (:mod:`..runtime.float_
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from jaxlib import _jax
 
@@ -25,15 +26,21 @@ from lamina.interpreters.runtime.cpp_pjit import (
     registry,
     shard_arg,
 )
-from lamina.interpreters.runtime.executables import ArrayImpl, _executables, call_placement
+from lamina.interpreters.runtime.executables import (
+    ArrayImpl,
+    Executable,
+    _executables,
+    call_placement,
+)
 from lamina.interpreters.runtime.extended import is_extended_value, physical_value
 from lamina.interpreters.runtime.float_checks import check_jaxpr_call, checks_on
 from lamina.ir import api_boundary, tree_util
 
 if TYPE_CHECKING:
     from lamina.interpreters.jit_functions.jit import JitWrapped
+    from lamina.interpreters.jit_functions.stages import Compiled
 
-__all__ = ["clear_cpp_caches", "fast_function"]
+__all__ = ["clear_cpp_caches", "compiled_function", "fast_function"]
 
 _cpp_caches = {False: _jax.PjitFunctionCache(capacity=8192),
                True: _jax.PjitFunctionCache(capacity=8192)}  # fmt: skip
@@ -72,15 +79,19 @@ def _fastpath(jitted: JitWrapped, args, kwargs, leaves, entry, outs):
     found = _executables.get(key)
     if found is None:
         return None
-    exe = found[1]
-    kept = set(range(len(leaves)) if exe.kept is None else exe.kept)
+    return _executable_data(found[1], len(leaves), cpp_outs, cpp_out_tree)
+
+
+def _executable_data(exe: Executable, n_in: int, cpp_outs, cpp_out_tree) -> FastpathData:
+    """How the C++ path runs ``exe`` on ``n_in`` arguments, returning ``cpp_outs``."""
+    kept = set(range(n_in) if exe.kept is None else exe.kept)
     compiled = exe.compiled
     if hasattr(compiled, "in_shardings"):  # partitioned over several devices
         in_shardings, out_shardings = list(compiled.in_shardings), compiled.out_shardings
     else:
         in_shardings, out_shardings = (
             [compiled.sharding] * len(kept),
-            [compiled.sharding] * len(outs),
+            [compiled.sharding] * len(cpp_outs),
         )
     return FastpathData(
         compiled.executable,
@@ -89,7 +100,7 @@ def _fastpath(jitted: JitWrapped, args, kwargs, leaves, entry, outs):
         out_shardings,
         [o.aval for o in cpp_outs],
         [o._committed for o in cpp_outs],
-        [i in kept for i in range(len(leaves))],
+        [i in kept for i in range(n_in)],
         [None] * len(kept),
         [],
     )
@@ -133,6 +144,37 @@ def fast_function(jitted: JitWrapped):
     if not hasattr(type(cpp), "trace"):
         _install_methods(type(cpp))
     return cpp
+
+
+def compiled_function(compiled: Compiled) -> Callable[..., Any]:
+    """What calling ``compiled`` runs: a C++ ``pjit`` callable running its executable
+    for arguments it has seen (its Python call on a miss), else that Python call (for
+    static arguments, effects, host callbacks, references or extended dtypes)."""
+    jitted, exe, closed = compiled._traced._jitted, compiled._executable, compiled._traced.jaxpr
+    if (
+        jitted._static_argnums or jitted._static_argnames or type(exe) is not Executable
+        or closed.effects or has_refs(closed) or getattr(exe.compiled, "host_callbacks", None)
+    ):  # fmt: skip
+        return compiled._call
+
+    def cache_miss(*args, **kwargs):
+        result = compiled._call(*args, **kwargs)
+        data = None
+        if find_current_trace() is eval_trace and not checks_on():
+            cpp_leaves, _ = registry.flatten((args, kwargs))
+            leaves = tree_util.tree_leaves((args, kwargs))
+            cpp_outs, cpp_out_tree = registry.flatten(result)
+            if (
+                len(cpp_leaves) == len(leaves)
+                and all(a is b for a, b in zip(cpp_leaves, leaves, strict=True))
+                and all(type(o) is ArrayImpl for o in cpp_outs)
+            ):
+                data = _executable_data(exe, len(leaves), cpp_outs, cpp_out_tree)
+        return result, data, False
+
+    return _jax.pjit(
+        jitted._name, None, api_boundary(cache_miss), [], [], CacheKey(), registry, shard_arg
+    )
 
 
 def _install_methods(cls) -> None:

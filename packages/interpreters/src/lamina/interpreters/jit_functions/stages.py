@@ -13,6 +13,7 @@ from jaxlib import _jax
 from lamina.interpreters.jaxprs.lowering import ordered_effects_of
 from lamina.interpreters.jaxprs.tokens import split_tokens
 from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct
+from lamina.interpreters.jit_functions.fastpath import compiled_function
 from lamina.interpreters.jit_functions.jit_args import _abstractify
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.executables import (
@@ -208,6 +209,7 @@ class Compiled(_Stage):
     def __init__(self, traced: Traced, executable):
         self._traced = traced
         self._executable = executable
+        self._run = None  # made at the first call: jaxlib's C++ path where it can be
 
     @property
     def _xla(self):
@@ -250,6 +252,11 @@ class Compiled(_Stage):
         return tree_util.tree_unflatten(self.out_tree, list(flat))
 
     def __call__(self, *args, **kwargs):
+        if self._run is None:
+            self._run = compiled_function(self)
+        return self._run(*args, **kwargs)
+
+    def _call(self, *args, **kwargs):
         jitted = self._traced._jitted
         dyn_args, dyn_kwargs, _ = jitted._split(args, kwargs)
         leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from jaxlib import xla_client
 
-from lamina.interpreters.core.config import config
+from lamina.interpreters.core.config import config, detailed_logging_min_ops
 from lamina.interpreters.core.monitoring import BACKEND_COMPILE_EVENT, compile_step
 from lamina.interpreters.runtime.compilation_cache import compile_or_load
 
@@ -353,10 +353,28 @@ def compile_options(devices: Sequence[Device]) -> xla_client.CompileOptions:
     options = xla_client.CompileOptions()
     options.num_replicas = 1
     options.num_partitions = len(devices)
-    options.executable_build_options.use_spmd_partitioning = True
+    build = options.executable_build_options
+    build.use_spmd_partitioning = True
+    # XLA's effort options, from their jax_* options (as JAX passes them).
+    build.exec_time_optimization_effort = config.jax_exec_time_optimization_effort
+    build.memory_fitting_effort = config.jax_memory_fitting_effort
+    build.optimization_level = _EFFORT_LEVELS[config.jax_optimization_level]
+    build.memory_fitting_level = _EFFORT_LEVELS[config.jax_memory_fitting_level]
+    # An XLA-AutoFDO profile only when asked for; -1: XLA does not look for one.
+    options.profile_version = max(config.jax_xla_profile_version, 0) or -1
     ids = np.array([[d.id for d in devices]], dtype=np.int64)
     options.device_assignment = xla_client.DeviceAssignment.create(ids)
     return options
+
+
+# XLA's values for the effort levels of ``jax_optimization_level`` and
+# ``jax_memory_fitting_level``.
+_EFFORT_LEVELS = {"UNKNOWN": 0, "O0": 9, "O1": 19, "O2": 29, "O3": 39}
+# ``compiler_options`` that are fields of the build options, not XLA flags.
+_BUILD_OPTIONS = frozenset(
+    {"exec_time_optimization_effort", "memory_fitting_effort", "optimization_level",
+     "memory_fitting_level"}
+)  # fmt: skip
 
 
 _option_overrides: contextvars.ContextVar[tuple] = contextvars.ContextVar(
@@ -374,6 +392,19 @@ def compiler_option_overrides(options: dict[str, Any] | None):
         yield
     finally:
         _option_overrides.reset(token)
+
+
+def _ops_left(op, left: int) -> int:
+    """``left`` less the operations in ``op`` (itself and those nested), stopping once
+    below 0."""
+    left -= 1
+    for region in op.regions:
+        for block in region:
+            for inner in block:
+                if left < 0:
+                    return left
+                left = _ops_left(inner, left)
+    return left
 
 
 def backend_compile_and_load(
@@ -400,7 +431,8 @@ def compile(
     host_callbacks: Sequence[Any] = (),
 ) -> xla_client.LoadedExecutable:
     """Compile a StableHLO module (MLIR text or bytecode, or a ``jaxlib.mlir`` module)
-    for ``devices``, returning jaxlib's loaded executable.
+    for ``devices``, returning jaxlib's loaded executable. A ``jaxlib.mlir`` module is
+    handed to XLA as it is, which spares XLA parsing it again in a fresh context.
 
     ``host_callbacks`` are the Python functions the program calls by index (its
     ``xla_ffi_python_*_callback`` custom calls); jaxlib takes them only with a
@@ -410,12 +442,21 @@ def compile(
     cache (:mod:`.compilation_cache`) the executable may come from disk instead. Logs how long XLA
     took: at WARNING level with ``jax_log_compiles``, else DEBUG.
     """
-    if not isinstance(module, (str, bytes)) and not host_callbacks:
-        module = str(module)  # a jaxlib.mlir ir.Module prints as MLIR text
     if options is None:
         options = compile_options(devices)
+        if hasattr(module, "operation"):  # XLA logs in detail only for larger programs
+            bound = detailed_logging_min_ops.value
+            options.executable_build_options.debug_options.xla_detailed_logging = (
+                _ops_left(module.operation, bound) < 0
+            )
     if overrides := _option_overrides.get():
-        options.env_option_overrides = list(overrides)
+        rest = []
+        for key, value in overrides:
+            if key in _BUILD_OPTIONS:  # set on the build options, as JAX does
+                setattr(options.executable_build_options, key, value)
+            else:
+                rest.append((key, value))
+        options.env_option_overrides = rest
     device_list = xla_client.DeviceList(tuple(devices))
     client = device_list[0].client
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import logging
 import os
 import pathlib
@@ -113,16 +114,30 @@ def _host_fingerprint() -> bytes:
                 flags = next((line for line in f if line.startswith(("flags", "Features"))), "")
         except OSError:
             pass
-        _host_cpu = f"{platform.machine()} {platform.processor()} {flags}".encode()
+        # (not platform.processor(): on Linux it runs `uname -p` in a subprocess)
+        _host_cpu = f"{platform.machine()} {flags}".encode()
     return _host_cpu
 
 
-def cache_key(module: str | bytes, devices: Sequence[Any], options) -> str:
-    """The hex digest naming ``module`` compiled with ``options`` for ``devices``."""
+def _module_bytes(module: Any) -> bytes:
+    """MLIR text as bytes, bytecode as it is, a ``jaxlib.mlir`` module as its bytecode."""
+    if isinstance(module, str):
+        return module.encode()
+    if isinstance(module, bytes):
+        return module
+    with module.context:
+        buf = io.BytesIO()
+        module.operation.write_bytecode(buf)
+        return buf.getvalue()
+
+
+def cache_key(module: Any, devices: Sequence[Any], options) -> str:
+    """The hex digest naming ``module`` (MLIR text, bytecode or a ``jaxlib.mlir``
+    module) compiled with ``options`` for ``devices``."""
     h = hashlib.sha256()
     for part in (
         str(_FORMAT).encode(),
-        module.encode() if isinstance(module, str) else module,
+        _module_bytes(module),
         options.SerializeAsString(),
         jaxlib.__version__.encode(),
         repr([(d.platform, d.device_kind, d.id) for d in devices]).encode(),
@@ -213,7 +228,7 @@ def _evict(directory: pathlib.Path, limit: int) -> None:
 
 
 def compile_or_load(
-    module: str | bytes,
+    module: Any,
     devices: Sequence[Any],
     options,
     name: str,

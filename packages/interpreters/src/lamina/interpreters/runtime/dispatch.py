@@ -101,7 +101,10 @@ def scalar_array(x):
     (made anew while a host-to-device transfer guard is on: JAX transfers it each time)."""
     if host_transfer_watch.on:
         return put_on_device(x)
-    key = (type(x), repr(x), dtypes.x64_enabled())  # a Python int is int64 under x64
+    kind = type(x)
+    # A Python int is int64 under x64. Ints and bools are keyed by value; other values
+    # by repr, which tells 0.0 from -0.0 and keeps nan equal to itself.
+    key = (kind, x if kind is int or kind is bool else repr(x), dtypes.x64_enabled())
     arr = _scalars.get(key)
     if arr is None:
         arr = put_on_device(x)

@@ -195,8 +195,9 @@ def compile_lowered(lowered, device, *, name: str, out_avals=None) -> CompiledMo
             host_callbacks=lowered.host_callbacks,
             ordered_effects=lowered.ordered_effects,
         )
-    # XLA reads bytecode faster than text (about 20 ms on a 3-layer MLP's gradient).
-    return CompiledModule(lowered.as_bytecode(), device, name=name, out_avals=out_avals)
+    # The module itself: XLA takes it without printing and parsing it again (text
+    # costs about 20 ms on a 3-layer MLP's gradient, bytecode about 1.5 ms on any module).
+    return CompiledModule(lowered.module, device, name=name, out_avals=out_avals)
 
 
 _cache: dict[tuple[str, Any], CompiledModule] = {}
