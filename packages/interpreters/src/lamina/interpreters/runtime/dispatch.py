@@ -52,6 +52,8 @@ from lamina.ir import (
     dtypes,
     new_jaxpr_eqn,
     physical_aval,
+    type_placements,
+    typed_value_aval,
 )
 
 __all__ = [
@@ -242,12 +244,15 @@ def _apply_with_refs(primitive: Primitive, args, params):
 def _apply_partitioned(primitive: Primitive, args, params):
     """Eager dispatch with operands laid out over several devices: the one-primitive
     Jaxpr run by ``compiled_call``, partitioned by the operands' shardings."""
-    avals = tuple(x.aval for x in args)
+    avals = tuple(typed_value_aval(x, x.aval) for x in args)  # typed by their layouts
     key = (primitive, _params_key(params), avals, trace_context())
     closed = _ref_jaxprs.get(key)
     if closed is None:
         closed = _ref_jaxprs[key] = _one_equation_jaxpr(primitive, list(avals), params)
-    outs = compiled_call(closed, args, name=primitive.name)
+    # results typed over an explicit mesh come out laid out by their types, as under jit
+    outs = compiled_call(
+        closed, args, name=primitive.name, out_shardings=type_placements(closed.out_avals)
+    )
     if checks_on():
         check_values(primitive.name, outs)
     return outs if primitive.multiple_results else outs[0]
@@ -256,6 +261,8 @@ def _apply_partitioned(primitive: Primitive, args, params):
 def _apply(primitive: Primitive, args, params):
     """The Python path of :func:`apply_primitive`."""
     args = [x if type(x) is ArrayImpl else _to_array(x) for x in args]
+    if params.get("sharding") is not None or params.get("out_sharding") is not None:
+        return _apply_partitioned(primitive, args, params), None  # a result typed by them
     device = None
     for x in args:
         if x._committed:

@@ -14,12 +14,15 @@ __all__ = [
     "ShardingTypeError",
     "broadcasting_spec",
     "def_elementwise_sharding",
+    "out_type_sharding",
+    "register_out_sharding",
     "register_type_placement",
     "register_value_sharding",
     "sharding_rules",
     "spec_of",
     "type_placements",
     "typed_operands",
+    "typed_result",
     "typed_value_aval",
     "with_type_sharding",
 ]
@@ -132,3 +135,34 @@ def type_placements(avals):
         return None
     found = [rule(a) if getattr(a, "type_sharding", None) is not None else None for a in avals]
     return found if any(s is not None for s in found) else None
+
+
+# The function reading an ``out_sharding=`` argument (a ``PartitionSpec`` over the mesh in
+# force, or a ``NamedSharding``) as a sharding over an abstract mesh: set by the sharding
+# layer, which owns meshes and specs.
+_out_sharding_rule: list = [None]
+
+
+def register_out_sharding(rule) -> None:
+    """Make ``rule(sharding, api_name)`` the reading of ``out_sharding=`` arguments."""
+    _out_sharding_rule[0] = rule
+
+
+def out_type_sharding(sharding, api_name: str):
+    """``sharding`` (an ``out_sharding=`` argument) as a ``NamedSharding`` over the
+    abstract mesh, with JAX's errors for what it cannot be; ``None`` for ``None``."""
+    rule = _out_sharding_rule[0]
+    if sharding is None or rule is None:
+        return sharding
+    return rule(sharding, api_name)
+
+
+def typed_result(aval, sharding):
+    """``aval`` typed by ``sharding`` (a primitive's sharding parameter) when that is a
+    sharding over a mesh with ``Explicit`` axes; ``aval`` itself otherwise."""
+    mesh = getattr(sharding, "mesh", None)
+    if mesh is None or not getattr(mesh, "explicit_axes", ()):
+        return aval
+    if getattr(mesh, "abstract_mesh", mesh) is not mesh:  # a concrete mesh
+        sharding = sharding.update(mesh=mesh.abstract_mesh)
+    return aval.update(sharding=sharding)

@@ -36,7 +36,9 @@ from lamina.ir import (
     dtypes,
     is_constant_shape,
     is_symbolic_dim,
+    out_type_sharding,
     spec_of,
+    typed_result,
 )
 from lamina.lax.base.operands import (
     ANY,
@@ -1900,7 +1902,7 @@ def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions, sharding)
             f"{name} broadcast_dimensions must not contain duplicates, got "
             f"broadcast_dimensions {dims}"
         )
-    return ShapedArray(shape, x.dtype, weak_type=x.weak_type)
+    return typed_result(ShapedArray(shape, x.dtype, weak_type=x.weak_type), sharding)
 
 
 def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions, sharding):
@@ -1911,9 +1913,7 @@ def _broadcast_in_dim_pp(params):
     shown = {}
     if params["broadcast_dimensions"]:
         shown["broadcast_dimensions"] = params["broadcast_dimensions"]
-    if params.get("sharding") is not None:
-        shown["sharding"] = params["sharding"]
-    return shown
+    return shown  # the sharding shows in the result's type
 
 
 def _broadcast_in_dim_complete(params, in_avals, out_avals):
@@ -1973,7 +1973,10 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
     ):
         return operand
     return broadcast_in_dim_p.bind(
-        operand, shape=shape, broadcast_dimensions=dims, sharding=out_sharding
+        operand,
+        shape=shape,
+        broadcast_dimensions=dims,
+        sharding=out_type_sharding(out_sharding, "broadcast_in_dim"),
     )
 
 
@@ -2155,7 +2158,7 @@ def _iota_abstract_eval(*, dtype, shape, dimension, sharding):
             "iota dimension must be between 0 and len(shape), got "
             f"dimension={dimension} for shape={shape}"
         )
-    return ShapedArray(shape, dtype)
+    return typed_result(ShapedArray(shape, dtype), sharding)
 
 
 def _iota_lowering(ctx, *, dtype, shape, dimension, sharding):
@@ -2180,7 +2183,7 @@ def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
         dtype=dtype,
         shape=_dims(shape),
         dimension=operator.index(dimension),
-        sharding=out_sharding,
+        sharding=out_type_sharding(out_sharding, "broadcasted_iota"),
     )
 
 
