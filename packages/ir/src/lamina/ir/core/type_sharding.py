@@ -10,19 +10,24 @@ results whose types carry none."""
 
 from __future__ import annotations
 
+import math
+
 __all__ = [
     "ShardingTypeError",
     "broadcasting_spec",
     "def_elementwise_sharding",
     "out_type_sharding",
+    "padded_sharding",
     "register_out_sharding",
     "register_type_placement",
     "register_value_sharding",
+    "resized_spec",
     "sharding_rules",
     "spec_of",
     "type_placements",
     "typed_operands",
     "typed_result",
+    "typed_str",
     "typed_value_aval",
     "with_type_sharding",
 ]
@@ -91,6 +96,48 @@ def broadcasting_spec(*avals, name: str = "") -> tuple:
                 )
             out[i], seen[i] = e, True
     return tuple(out)
+
+
+def padded_sharding(aval, like=None):
+    """``aval``'s type sharding with one spec entry per dimension, as JAX shows it in
+    messages (over ``like``'s mesh, unsplit, when ``aval``'s type carries none)."""
+    s = aval.type_sharding if aval.type_sharding is not None else like
+    return s.update(spec=type(s.spec)(*spec_of(aval)))
+
+
+def typed_str(aval, like=None) -> str:
+    """``aval`` with its mesh's axis types, as JAX's messages show it:
+    ``float32[8@x,4]({Explicit: ('x', 'y')})``."""
+    mesh = (aval.type_sharding if aval.type_sharding is not None else like).mesh
+    groups: dict = {}
+    for name, kind in zip(mesh.axis_names, mesh.axis_types, strict=True):
+        groups.setdefault(kind.name, []).append(name)
+    shown = ", ".join(f"{k}: {tuple(v)}" for k, v in groups.items())
+    return f"{aval.str_short()}({{{shown}}})"
+
+
+def _ways(mesh, entry) -> int:
+    """How many pieces the mesh axes of a spec entry cut a dimension into."""
+    names = entry if isinstance(entry, tuple) else (entry,)
+    return math.prod(mesh.shape[n] for n in names)
+
+
+def resized_spec(aval, out_shape, name: str) -> tuple:
+    """The rule of slicing-like primitives (slices, pads, windows): the result keeps
+    ``aval``'s splits; a split dimension whose size changes must stay divisible by its
+    mesh axes."""
+    spec = spec_of(aval)
+    if aval.type_sharding is None:
+        return spec
+    mesh = aval.type_sharding.mesh
+    for n, m, e in zip(aval.shape, out_shape, spec, strict=True):
+        if n != m and e is not None and m % _ways(mesh, e):
+            raise ShardingTypeError(
+                f"{name} on sharded dims where out dim ({m}) is not divisible by mesh axes "
+                f"({_ways(mesh, e)}) with spec ({e}) is not implemented. Got input "
+                f"type={aval.str_short(True)} and output shape={tuple(out_shape)}"
+            )
+    return spec
 
 
 # The function giving the type sharding of a value with data (an array laid out over
@@ -165,4 +212,14 @@ def typed_result(aval, sharding):
         return aval
     if getattr(mesh, "abstract_mesh", mesh) is not mesh:  # a concrete mesh
         sharding = sharding.update(mesh=mesh.abstract_mesh)
+    spec = tuple(sharding.spec) + (None,) * (len(aval.shape) - len(sharding.spec))
+    for axis, (size, entry) in enumerate(zip(aval.shape, spec, strict=True)):
+        if entry is not None and size % _ways(mesh, entry):
+            names = entry if isinstance(entry, tuple) else (entry,)
+            raise ValueError(
+                f"Sharding spec {names} implies that array axis {axis} is partitioned "
+                f"{_ways(mesh, entry)} times, but does not evenly divide the dimension size "
+                f"{size}. Got shape: {tuple(aval.shape)} and sharding "
+                f"{sharding.update(spec=type(sharding.spec)(*spec))}"
+            )
     return aval.update(sharding=sharding)

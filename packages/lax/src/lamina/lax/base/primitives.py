@@ -37,6 +37,7 @@ from lamina.ir import (
     is_constant_shape,
     is_symbolic_dim,
     out_type_sharding,
+    padded_sharding,
     spec_of,
     typed_result,
 )
@@ -731,7 +732,26 @@ def _select_n_lowering(ctx, which, *cases):
 
 
 select_n_p = standard_primitive("select_n", _select_n_abstract_eval, _select_n_lowering)
-def_elementwise_sharding(select_n_p)
+
+
+@select_n_p.def_sharding
+def _select_n_sharding(which, *cases):
+    """The typed cases must be split alike, and an array ``which`` split as they are."""
+    typed = [c for c in cases if c.type_sharding is not None]
+    if not typed:
+        return (None,) * len(cases[0].shape)
+    first = spec_of(typed[0])
+    if any(spec_of(c) != first for c in typed[1:]):
+        like = typed[0].type_sharding
+        shown = ", ".join(str(padded_sharding(c, like)) for c in cases)
+        raise ShardingTypeError(f"select cases must have the same shardings, got [{shown}].")
+    if which.shape and which.type_sharding is not None and spec_of(which) != first:
+        raise ShardingTypeError(
+            "select `which` must be scalar or have the same sharding as cases, got `which` "
+            f"sharding {padded_sharding(which)} but case sharding "
+            f"{padded_sharding(cases[0], typed[0].type_sharding)}."
+        )
+    return first
 
 
 def _select_n_batching(axis_data, vals, dims):
@@ -1515,6 +1535,7 @@ def _clamp_lowering(ctx, min, x, max):
 
 
 clamp_p = standard_primitive("clamp", _clamp_abstract_eval, _clamp_lowering)
+clamp_p.def_sharding(lambda lo, x, hi: spec_of(x))  # split as the operand
 
 
 def clamp(min, x, max):
@@ -1790,6 +1811,14 @@ bitcast_convert_type_p = standard_primitive(
     "bitcast_convert_type", _bitcast_abstract_eval, _bitcast_lowering
 )
 ad.zero_jvp(bitcast_convert_type_p)  # the bits carry no derivative
+
+
+@bitcast_convert_type_p.def_sharding
+def _bitcast_sharding(x, *, new_dtype):
+    """A narrower type adds an unsplit last dimension; a wider one drops it."""
+    old, new = dtypes.itemsize_bits(x.dtype), dtypes.itemsize_bits(new_dtype)
+    spec = spec_of(x)
+    return spec if old == new else (*spec, None) if old > new else spec[:-1]
 
 
 def _bitcast_batching(axis_data, vals, dims, *, new_dtype):
@@ -2499,6 +2528,9 @@ argmin_p = standard_primitive(
 for _p in (argmax_p, argmin_p):
     batching.defreducer(_p)
     ad.zero_jvp(_p)  # integer results
+    _p.def_sharding(
+        lambda x, *, axes, **_: tuple(e for i, e in enumerate(spec_of(x)) if i != axes[0])
+    )
 
 
 def _arg(prim, operand, axis, index_dtype):
