@@ -107,11 +107,16 @@ def padded_sharding(aval, like=None):
 
 def typed_str(aval, like=None) -> str:
     """``aval`` with its mesh's axis types, as JAX's messages show it:
-    ``float32[8@x,4]({Explicit: ('x', 'y')})``."""
-    mesh = (aval.type_sharding if aval.type_sharding is not None else like).mesh
+    ``float32[8@x,4]({Explicit: ('x', 'y')})`` (an untyped ``aval`` is over ``like``'s
+    mesh when that mesh is in force, else over none)."""
+    s = aval.type_sharding
+    if s is None:  # an untyped array is over the mesh in force, if any
+        place = _placement_rule[0]
+        s = like if place is not None and place(aval.update(sharding=like)) else None
     groups: dict = {}
-    for name, kind in zip(mesh.axis_names, mesh.axis_types, strict=True):
-        groups.setdefault(kind.name, []).append(name)
+    if s is not None:
+        for name, kind in zip(s.mesh.axis_names, s.mesh.axis_types, strict=True):
+            groups.setdefault(kind.name, []).append(name)
     shown = ", ".join(f"{k}: {tuple(v)}" for k, v in groups.items())
     return f"{aval.str_short()}({{{shown}}})"
 
@@ -213,13 +218,13 @@ def typed_result(aval, sharding):
     if getattr(mesh, "abstract_mesh", mesh) is not mesh:  # a concrete mesh
         sharding = sharding.update(mesh=mesh.abstract_mesh)
     spec = tuple(sharding.spec) + (None,) * (len(aval.shape) - len(sharding.spec))
+    sharding = sharding.update(spec=type(sharding.spec)(*spec))  # one entry per dimension
     for axis, (size, entry) in enumerate(zip(aval.shape, spec, strict=True)):
         if entry is not None and size % _ways(mesh, entry):
             names = entry if isinstance(entry, tuple) else (entry,)
             raise ValueError(
                 f"Sharding spec {names} implies that array axis {axis} is partitioned "
                 f"{_ways(mesh, entry)} times, but does not evenly divide the dimension size "
-                f"{size}. Got shape: {tuple(aval.shape)} and sharding "
-                f"{sharding.update(spec=type(sharding.spec)(*spec))}"
+                f"{size}. Got shape: {tuple(aval.shape)} and sharding {sharding}"
             )
     return aval.update(sharding=sharding)

@@ -179,7 +179,7 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     else:
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "full_like")
     if sharding is None and _keeps_layout(x, aval, shape, weak_type):
-        sharding = aval.type_sharding
+        sharding = aval.type_sharding if isinstance(x, Tracer) else x.sharding
     shape = tuple(aval.shape) if shape is None else _shape(shape)
     scalar = _fill_scalar("full_like", fill_value, dtype, weak_type)
     if _is_concrete(sharding):

@@ -40,7 +40,7 @@ def chosen_sharding(device, out_sharding, api_name: str):
     if device is not None and out_sharding is not None:
         raise ValueError(
             "Only one of `device` or `out_sharding` can be set. Got "
-            f"device={device} and out_sharding={out_sharding}"
+            f"device={device!r} and out_sharding={out_sharding!r}"
         )
     return out_type_sharding(out_sharding, api_name)
 
