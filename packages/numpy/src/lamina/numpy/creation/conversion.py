@@ -10,7 +10,7 @@ import operator
 import numpy as np
 from lamina import lax
 from lamina.interpreters import Tracer, copy_array, device_put_value, dlpack, placement
-from lamina.ir import dtypes, out_type_sharding, type_placements
+from lamina.ir import dtypes, out_type_sharding, type_placements, typed_result
 from lamina.lax import to_dtype
 from lamina.numpy.base.arguments import aval_of, check_arraylike, to_array
 
@@ -50,7 +50,7 @@ def place_typed(out, sharding):
     mesh in force; tracers are left as they are."""
     if sharding is None or isinstance(out, Tracer):
         return out
-    (concrete,) = type_placements([out.aval.update(sharding=sharding)])
+    (concrete,) = type_placements([typed_result(out.aval, sharding)])
     return out if concrete is None else copy_array(out, concrete)
 
 
