@@ -2044,7 +2044,7 @@ def _reshape_abstract_eval(x, *, new_sizes, dimensions, sharding):
             "reshape dimensions must be a permutation of operand dimensions, got "
             f"dimensions {dimensions} for shape {x.shape}."
         )
-    return ShapedArray(new_sizes, x.dtype, weak_type=x.weak_type)
+    return typed_result(ShapedArray(new_sizes, x.dtype, weak_type=x.weak_type), sharding)
 
 
 def _reshape_lowering(ctx, x, *, new_sizes, dimensions, sharding):
@@ -2128,7 +2128,8 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
         and aval_of(operand).shape == new_sizes
     ):
         return operand
-    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=out_sharding)
+    sharding = out_type_sharding(out_sharding, "reshape")
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=sharding)
 
 
 ad.deflinear(reshape_p)
