@@ -359,3 +359,72 @@ def test_cotangents_of_dot_general_are_typed_as_their_primals(ops, mesh):
     np.testing.assert_allclose(
         np.asarray(gv), np.tanh(xv @ wv).sum(0)[:, None] * np.ones(4), rtol=1e-4
     )
+
+
+def test_linear_algebra_keeps_batch_splits(mesh):
+    m = np.eye(4, dtype=np.float32) * 2 + 0.1
+    batch = device_put(np.broadcast_to(m, (8, 4, 4)).copy(), NamedSharding(mesh, P("x")))
+    rhs = device_put(np.ones((8, 4, 2), np.float32), NamedSharding(mesh, P("x")))
+    la = lax.linalg
+    # recorded from JAX 0.10.2
+    assert out_types(la.cholesky, batch) == ["float32[8@x,4,4]"]
+    assert out_types(la.qr, batch) == ["float32[8@x,4,4]", "float32[8@x,4,4]"]
+    assert out_types(la.eigh, batch) == ["float32[8@x,4,4]", "float32[8@x,4]"]
+    assert out_types(la.svd, batch) == ["float32[8@x,4,4]", "float32[8@x,4]", "float32[8@x,4,4]"]
+    assert out_types(la.lu, batch) == ["float32[8@x,4,4]", "int32[8@x,4]", "int32[8@x,4]"]
+
+    def solve(a, b):
+        return la.triangular_solve(a, b, left_side=True, lower=True)
+
+    assert out_types(solve, batch, rhs) == ["float32[8@x,4,2]"]
+    with set_mesh(mesh):
+        chol, x = jit(lambda a, b: (la.cholesky(a), solve(a, b)))(batch, rhs)
+    np.testing.assert_allclose(np.asarray(chol)[3], np.linalg.cholesky(m), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.asarray(x)[5], np.linalg.solve(np.tril(m), np.ones((4, 2))), rtol=1e-5
+    )
+    assert chol.sharding == NamedSharding(mesh, P("x", None, None))
+    split_rhs = device_put(np.ones((8, 4, 4), np.float32), NamedSharding(mesh, P(None, "y")))
+    with pytest.raises(
+        ShardingTypeError,
+        match=re.escape(
+            "All inputs to triangular_solve must have the same batch sharding, but got ('x',) "
+            "and (None,)."
+        ),
+    ):
+        make_jaxpr(solve)(batch, split_rhs)
+    with pytest.raises(
+        ShardingTypeError,
+        match=re.escape(
+            "Input 0 to cholesky must be unsharded on non-batch dimensions, but got "
+            "P(None, 'y', None)."
+        ),
+    ):
+        make_jaxpr(lambda v: la.cholesky(v, symmetrize_input=False))(split_rhs)
+    with pytest.raises(
+        ShardingTypeError,
+        match=re.escape(
+            "add operation with inputs: f32[8,4@y,4], f32[8,4,4@y] produces an illegally "
+            "sharded result: f32[8,4@y,4@y]"  # symmetrizing the input
+        ),
+    ):
+        make_jaxpr(la.cholesky)(split_rhs)
+
+
+def test_reshape_out_sharding_and_one_axis_splitting_two_dimensions(ops):
+    # recorded from JAX 0.10.2
+    with set_mesh(ops["a"].sharding.mesh):
+        f = jit(lambda a: lax.reshape(a, (4, 8), out_sharding=P(None, "y")))
+        assert out_types(f, ops["a"]) == ["float32[4,8@y]"]
+        r = f(ops["a"])
+    np.testing.assert_array_equal(np.asarray(r), np.asarray(ops["a"]).reshape(4, 8))
+    assert r.sharding.spec == P(None, "y")
+    b = ops["b"]  # f32[8,4@y]
+    with pytest.raises(
+        ShardingTypeError,
+        match=re.escape(
+            "add operation with inputs: f32[8,4@y,1], f32[8,1,4@y] produces an illegally "
+            "sharded result: f32[8,4@y,4@y]"
+        ),
+    ):
+        make_jaxpr(lambda v: lax.add(lax.reshape(v, (8, 4, 1)), lax.reshape(v, (8, 1, 4))))(b)

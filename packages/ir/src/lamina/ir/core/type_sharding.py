@@ -95,6 +95,19 @@ def broadcasting_spec(*avals, name: str = "") -> tuple:
                     f"{name} got incompatible shardings for broadcasting: {specs}."
                 )
             out[i], seen[i] = e, True
+    names = [n for e in out if e is not None for n in (e if isinstance(e, tuple) else (e,))]
+    if len(names) != len(set(names)):  # one mesh axis would split two dimensions
+        full = [a for a in typed if len(a.shape) == ndim]
+        shape = [next((a.shape[i] for a in full if a.shape[i] != 1), 1) for i in range(ndim)]
+        dims = ",".join(
+            str(d) if e is None else f"{d}@{e}" if isinstance(e, str) else f"{d}@({','.join(e)})"
+            for d, e in zip(shape, out, strict=True)
+        )
+        result = f"{full[0].str_short(True).split('[')[0]}[{dims}]"
+        shown = ", ".join(a.str_short(True) for a in avals if hasattr(a, "shape"))
+        raise ShardingTypeError(
+            f"{name} operation with inputs: {shown} produces an illegally sharded result: {result}"
+        )
     return tuple(out)
 
 
