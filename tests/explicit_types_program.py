@@ -125,6 +125,22 @@ with jax.set_mesh(mesh):
         )
     )(x)
     out["traced_types"] = types(traced)
+    b = put("x", None, "y")  # f32[8,16@y]
+    shaped = jax.jit(
+        lambda x, b: (
+            jnp.reshape(x, (4, 32), out_sharding=P("x")),
+            jnp.broadcast_to(x[:, None, :], (8, 4, 16), out_sharding=P("x", "y")),
+            jnp.einsum("ij,ij->i", x, b, out_sharding=P("x")),
+            jnp.matmul(b, b.T, out_sharding=P("x")),
+            jnp.dot(b, b.T, out_sharding=P(None, "y")),
+            jnp.argsort(x, axis=-1),
+            jnp.split(x, 4, axis=1)[0],
+            jnp.pad(x, ((2, 2), (0, 0))),
+            jnp.linalg.norm(x, axis=-1),
+            jnp.flip(x, 0),
+        )
+    )(x, b)
+    out["shaped_types"], out["shaped"] = types(shaped), values(shaped)
     out["jaxpr_zeros"] = str(jax.make_jaxpr(lambda: jnp.zeros((8, 4), out_sharding=P("x")))())
     out["errors"] = {
         "both": error(lambda: jnp.zeros((8, 4), device=jax.devices()[0], out_sharding=P("x"))),

@@ -76,6 +76,18 @@ TRACED_TYPES = [
     "float32[8@x,16]",
     "float32[4]",
 ]
+SHAPED_TYPES = [
+    "float32[4@x,32]",
+    "float32[8@x,4@y,16]",
+    "float32[8@x]",
+    "float32[8@x,8]",
+    "float32[8,8@y]",
+    "int32[8@x,16]",
+    "float32[8@x,4]",
+    "float32[12@x,16]",
+    "float32[8@x]",
+    "float32[8@x,16]",
+]
 JAXPR_ZEROS = "{ lambda ; . let a:f32[8@x,4] = broadcast_in_dim 0.0:f32[] in (a,) }"
 ERRORS = {
     "both": (
@@ -183,6 +195,27 @@ def test_creation_functions_take_out_sharding(seen):
     np.testing.assert_array_equal(made["zeros_like"], np.zeros((8, 16)))
     np.testing.assert_array_equal(made["ones_like_spec"], np.ones((8, 16)))
     np.testing.assert_array_equal(made["full_like_dtype"], np.full((8, 16), 7))
+
+
+def test_shape_functions_and_products_take_out_sharding(seen):
+    # types recorded from JAX 0.10.2; values against NumPy
+    assert seen["shaped_types"] == SHAPED_TYPES
+    x = np.random.default_rng(0).standard_normal((8, 16), np.float32)
+    got = [np.asarray(v) for v in seen["shaped"]]
+    expected = [
+        x.reshape(4, 32),
+        np.broadcast_to(x[:, None, :], (8, 4, 16)),
+        (x * x).sum(1),
+        x @ x.T,
+        x @ x.T,
+        np.argsort(x, axis=-1, kind="stable"),
+        x[:, :4],
+        np.pad(x, ((2, 2), (0, 0))),
+        np.linalg.norm(x, axis=-1),
+        x[::-1],
+    ]
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
