@@ -428,3 +428,53 @@ def test_reshape_out_sharding_and_one_axis_splitting_two_dimensions(ops):
         ),
     ):
         make_jaxpr(lambda v: lax.add(lax.reshape(v, (8, 4, 1)), lax.reshape(v, (8, 1, 4))))(b)
+
+
+def _sq(v):
+    return lax.reduce_sum(lax.mul(v, v), tuple(range(len(v.shape))))
+
+
+# (loss, sum of its gradient at ops["a"]): each gradient typed f32[8@x,4] as its
+# primal; recorded from JAX 0.10.2
+GRADIENTS = {
+    "gather": (
+        lambda x: _sq(lax.gather(x, np.array([[3], [0], [2]], np.int32), COLS, (8, 1))),
+        752.0,
+    ),
+    "dynamic_update_slice": (
+        lambda x: _sq(
+            lax.dynamic_update_slice(x, lax.mul(lax.slice(x, (0, 0), (8, 2)), 2.0), (0, 1))
+        ),
+        2352.0,
+    ),
+    "dynamic_slice": (lambda x: _sq(lax.dynamic_slice(x, (0, 1), (8, 2))), 496.0),
+    "cumsum": (lambda x: _sq(lax.cumsum(x, 1)), 7280.0),
+    "pad": (lambda x: _sq(lax.pad(x, 0.0, [(0, 0, 0), (1, 1, 0)])), 992.0),
+    "concatenate": (lambda x: _sq(lax.concatenate([x, x], 1)), 1984.0),
+    "sort": (lambda x: _sq(lax.sort(x, dimension=1)), 992.0),
+    "reduce_window_max": (
+        lambda x: _sq(lax.reduce_window(x, -np.inf, lax.max, (1, 2), (1, 2), "VALID")),
+        512.0,
+    ),
+    "reduce_window_sum": (
+        lambda x: _sq(lax.reduce_window(x, 0.0, lax.add, (1, 2), (1, 2), "VALID")),
+        1984.0,
+    ),
+    "top_k": (lambda x: _sq(lax.top_k(x, 2)[0]), 528.0),
+    "reduce_max": (lambda x: _sq(lax.reduce_max(x, (1,))), 272.0),
+}
+APPROX = ["float32[8@x,2]", "int32[8@x,2]"]  # lax.approx_max_k, recorded from JAX 0.10.2
+
+
+@pytest.mark.parametrize("name", sorted(GRADIENTS))
+def test_gradients_are_typed_as_their_primals(ops, mesh, name):
+    loss, total = GRADIENTS[name]
+    assert out_types(grad(loss), ops["a"]) == ["float32[8@x,4]"]
+    with set_mesh(mesh):
+        g = jit(grad(loss))(ops["a"])
+    assert float(np.asarray(g).sum()) == total
+    assert g.sharding == NamedSharding(mesh, P("x", None))
+
+
+def test_approx_max_k_keeps_the_splits(ops):
+    assert out_types(lambda x: lax.approx_max_k(x, 2), ops["a"]) == APPROX

@@ -331,6 +331,7 @@ def _approx_top_k_lowering(ctx, x, *, k, reduction_dimension, is_max_k, **_):
 approx_top_k_p = standard_primitive("approx_top_k", _approx_top_k_abstract_eval,
                                     _approx_top_k_lowering)  # fmt: skip
 approx_top_k_p.multiple_results = True
+approx_top_k_p.def_sharding(lambda x, **_: [spec_of(x), spec_of(x)])  # the operand's splits
 
 
 def _approx_top_k_jvp(primals, tangents, **params):

@@ -2021,7 +2021,7 @@ def _zeros(aval):
     if not aval.shape:
         return zero
     return broadcast_in_dim_p.bind(zero, shape=tuple(aval.shape), broadcast_dimensions=(),
-                                   sharding=None)  # fmt: skip
+                                   sharding=aval.type_sharding)  # fmt: skip
 
 
 ad.register_zeros_maker(_zeros)  # symbolic zero tangents, made real where needed
@@ -2447,8 +2447,10 @@ for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
 def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
     """The cotangent broadcasts back over the summed axes."""
 
-    shape = operand.aval.shape
-    return [broadcast_in_dim(ct, shape, _kept(shape, axes))]
+    aval = operand.aval  # typed as the operand is, as in JAX
+    return [
+        broadcast_in_dim(ct, aval.shape, _kept(aval.shape, axes), out_sharding=aval.type_sharding)
+    ]
 
 
 reduce_sum_p.def_transpose(_reduce_sum_transpose)

@@ -439,7 +439,9 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
         raise NotImplementedError("gather is not linear in its indices")
     aval = operand.aval
     ct = ad.instantiate_zeros(ct)
-    zeros = broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
+    zeros = broadcast_in_dim(
+        np.zeros((), aval.dtype), aval.shape, (), out_sharding=aval.type_sharding
+    )
     jaxpr, consts = scatter_jaxpr("add", aval.dtype)
     out = scatter_add_p.bind(
         zeros,
