@@ -141,6 +141,11 @@ with jax.set_mesh(mesh):
         )
     )(x, b)
     out["shaped_types"], out["shaped"] = types(shaped), values(shaped)
+    converted = [
+        jnp.asarray(np.ones((8, 4), np.float32), out_sharding=P("x")),  # kept as it is
+        jnp.asarray([[1.0] * 4] * 8, out_sharding=P("x")),
+    ]
+    out["asarray"] = [f"{jax.typeof(v)} {type(v.sharding).__name__}" for v in converted]
     out["jaxpr_zeros"] = str(jax.make_jaxpr(lambda: jnp.zeros((8, 4), out_sharding=P("x")))())
     out["errors"] = {
         "both": error(lambda: jnp.zeros((8, 4), device=jax.devices()[0], out_sharding=P("x"))),

@@ -231,7 +231,10 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None, out_sharding=N
     if dtype is not None:
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "asarray")
     out = _to_array_of(a, dtype, bool(copy))
-    return place_typed(place(out, device), chosen_sharding(device, out_sharding, "jnp.array"))
+    sharding = chosen_sharding(device, out_sharding, "jnp.array")
+    if not copy and device is None and type(a) is np.ndarray and dtype in (None, a.dtype):
+        return out  # as in JAX, a NumPy array taken without a copy skips out_sharding
+    return place_typed(place(out, device), sharding)
 
 
 def astype(x, dtype, /, *, copy=False, device=None):
