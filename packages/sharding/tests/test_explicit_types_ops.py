@@ -478,3 +478,27 @@ def test_gradients_are_typed_as_their_primals(ops, mesh, name):
 
 def test_approx_max_k_keeps_the_splits(ops):
     assert out_types(lambda x: lax.approx_max_k(x, 2), ops["a"]) == APPROX
+
+
+def test_device_put_takes_a_partition_spec_under_set_mesh(mesh):
+    x = np.arange(32.0, dtype=np.float32).reshape(8, 4)
+    # recorded from JAX 0.10.2
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to device_put"
+        ),
+    ):
+        device_put(x, P("x"))
+    with set_mesh(mesh):
+        a = device_put(x, P("x"))
+        assert str(typeof(a)) == "float32[8@x,4]"
+        assert a.sharding == NamedSharding(mesh, P("x"))
+        moved = jit(lambda v: device_put(v, P(None, "y")))(a)
+        assert out_types(lambda v: device_put(v, P(None, "y")), a) == ["float32[8,4@y]"]
+        assert moved.sharding == NamedSharding(mesh, P(None, "y"))
+        # the cotangent goes back where the value came from
+        g = jit(grad(lambda v: _sq(device_put(v, P(None, "y")))))(a)
+    assert str(typeof(g)) == "float32[8@x,4]"
+    np.testing.assert_array_equal(np.asarray(moved), x)
+    np.testing.assert_array_equal(np.asarray(g), 2 * x)

@@ -1,17 +1,20 @@
-"""The ``out_sharding=`` argument of creation and shape functions (``jnp.zeros``,
-``lax.broadcasted_iota``, ...): a ``PartitionSpec`` over the mesh in force or a
-``NamedSharding``, read as a sharding over the abstract mesh, as JAX reads it."""
+"""Shardings given as bare specs: the ``out_sharding=`` argument of creation and shape
+functions (``jnp.zeros``, ``lax.broadcasted_iota``, ...), a ``PartitionSpec`` over the
+mesh in force or a ``NamedSharding``, read as a sharding over the abstract mesh; and a
+``PartitionSpec`` given to ``device_put``, placed on the mesh of ``set_mesh``; as JAX
+reads them."""
 
 from __future__ import annotations
 
-from lamina.ir import register_out_sharding
+from lamina.ir import register_out_sharding, register_spec_placement
 from lamina.sharding.axis_types import AxisType
 from lamina.sharding.mesh import Mesh
 from lamina.sharding.mesh_context import get_abstract_mesh
+from lamina.sharding.mesh_state import concrete_mesh
 from lamina.sharding.named_sharding import NamedSharding
 from lamina.sharding.partition_spec import PartitionSpec
 
-__all__ = ["out_sharding"]
+__all__ = ["out_sharding", "spec_placement"]
 
 
 def out_sharding(sharding, api_name: str) -> NamedSharding | None:
@@ -54,3 +57,18 @@ def out_sharding(sharding, api_name: str) -> NamedSharding | None:
 
 
 register_out_sharding(out_sharding)
+
+
+def spec_placement(x) -> NamedSharding | None:
+    """``device_put(x, P(...))``: the spec over the mesh of ``set_mesh``."""
+    if not isinstance(x, PartitionSpec):
+        return None
+    mesh = concrete_mesh.value
+    if mesh is None or mesh.empty:
+        raise ValueError(
+            "Please set a mesh via `jax.set_mesh` if a PartitionSpec is passed to device_put"
+        )
+    return NamedSharding(mesh, x)
+
+
+register_spec_placement(spec_placement)

@@ -19,11 +19,13 @@ __all__ = [
     "out_type_sharding",
     "padded_sharding",
     "register_out_sharding",
+    "register_spec_placement",
     "register_type_placement",
     "register_value_sharding",
     "resized_spec",
     "sharding_rules",
     "spec_of",
+    "spec_placement",
     "type_placements",
     "typed_operands",
     "typed_result",
@@ -200,6 +202,23 @@ def type_placements(avals):
         return None
     found = [rule(a) if getattr(a, "type_sharding", None) is not None else None for a in avals]
     return found if any(s is not None for s in found) else None
+
+
+# The function placing a bare ``PartitionSpec`` given as a device (``device_put(x,
+# P("x"))``) on the mesh in force: set by the sharding layer.
+_spec_placement_rule: list = [None]
+
+
+def register_spec_placement(rule) -> None:
+    """Make ``rule(x)`` the sharding a ``PartitionSpec`` ``x`` given as a device names
+    (``None`` for anything else)."""
+    _spec_placement_rule[0] = rule
+
+
+def spec_placement(x):
+    """The sharding ``x`` names when it is a ``PartitionSpec`` given as a device."""
+    rule = _spec_placement_rule[0]
+    return None if rule is None else rule(x)
 
 
 # The function reading an ``out_sharding=`` argument (a ``PartitionSpec`` over the mesh in
