@@ -502,3 +502,22 @@ def test_device_put_takes_a_partition_spec_under_set_mesh(mesh):
     assert str(typeof(g)) == "float32[8@x,4]"
     np.testing.assert_array_equal(np.asarray(moved), x)
     np.testing.assert_array_equal(np.asarray(g), 2 * x)
+
+
+def test_typed_results_need_the_mesh_in_force(mesh):
+    # recorded from JAX 0.10.2: a result typed over the 8-device mesh computed from
+    # one-device operands needs set_mesh to be laid out
+    message = re.escape(
+        "Length of device assignment 1 is not equal to the size of the mesh 8 of aval "
+        "f32[8@x,4]({Explicit: ('x', 'y')}). Please enter your `jit` into a mesh context "
+        "via `jax.set_mesh`."
+    )
+    spec = NamedSharding(mesh, P("x"))
+    with pytest.raises(ValueError, match=message):
+        lax.broadcasted_iota(np.float32, (8, 4), 0, out_sharding=spec)
+    with pytest.raises(ValueError, match=message):
+        jit(lambda: lax.broadcasted_iota(np.float32, (8, 4), 0, out_sharding=spec))()
+    # a concrete sharding lays lax.full out eagerly, not weakly typed, as in JAX
+    full = lax.full((8, 4), 2.0, sharding=NamedSharding(mesh, P(None, "y")))
+    assert str(typeof(full)) == "float32[8,4@y]"
+    assert full.sharding == NamedSharding(mesh, P(None, "y"))

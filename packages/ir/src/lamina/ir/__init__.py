@@ -55,6 +55,7 @@ from lamina.ir.core.primitives import (
 from lamina.ir.core.type_sharding import (
     ShardingTypeError,
     broadcasting_spec,
+    check_one_device_types,
     def_elementwise_sharding,
     out_type_sharding,
     padded_sharding,
@@ -165,6 +166,7 @@ __all__ = [
     "broadcasting_spec",
     "canonicalize_dim",
     "check_jaxpr",
+    "check_one_device_types",
     "checking_vma",
     "collective_rules",
     "control_flow_allowed_effects",

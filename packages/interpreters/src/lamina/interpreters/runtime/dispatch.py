@@ -49,6 +49,7 @@ from lamina.ir import (
     Primitive,
     Var,
     abstract_eval_rules,
+    check_one_device_types,
     dtypes,
     new_jaxpr_eqn,
     physical_aval,
@@ -253,9 +254,10 @@ def _apply_partitioned(primitive: Primitive, args, params):
     if closed is None:
         closed = _ref_jaxprs[key] = _one_equation_jaxpr(primitive, list(avals), params)
     # results typed over an explicit mesh come out laid out by their types, as under jit
-    outs = compiled_call(
-        closed, args, name=primitive.name, out_shardings=type_placements(closed.out_avals)
-    )
+    placements = type_placements(closed.out_avals)
+    if placements is None and all(x._sharding.num_devices == 1 for x in args):
+        check_one_device_types(closed.out_avals)
+    outs = compiled_call(closed, args, name=primitive.name, out_shardings=placements)
     if checks_on():
         check_values(primitive.name, outs)
     return outs if primitive.multiple_results else outs[0]

@@ -15,6 +15,7 @@ import math
 __all__ = [
     "ShardingTypeError",
     "broadcasting_spec",
+    "check_one_device_types",
     "def_elementwise_sharding",
     "out_type_sharding",
     "padded_sharding",
@@ -120,7 +121,7 @@ def padded_sharding(aval, like=None):
     return s.update(spec=type(s.spec)(*spec_of(aval)))
 
 
-def typed_str(aval, like=None) -> str:
+def typed_str(aval, like=None, short_dtypes: bool = False) -> str:
     """``aval`` with its mesh's axis types, as JAX's messages show it:
     ``float32[8@x,4]({Explicit: ('x', 'y')})`` (an untyped ``aval`` is over ``like``'s
     mesh when that mesh is in force, else over none)."""
@@ -133,7 +134,7 @@ def typed_str(aval, like=None) -> str:
         for name, kind in zip(s.mesh.axis_names, s.mesh.axis_types, strict=True):
             groups.setdefault(kind.name, []).append(name)
     shown = ", ".join(f"{k}: {tuple(v)}" for k, v in groups.items())
-    return f"{aval.str_short()}({{{shown}}})"
+    return f"{aval.str_short(short_dtypes)}({{{shown}}})"
 
 
 def _ways(mesh, entry) -> int:
@@ -202,6 +203,19 @@ def type_placements(avals):
         return None
     found = [rule(a) if getattr(a, "type_sharding", None) is not None else None for a in avals]
     return found if any(s is not None for s in found) else None
+
+
+def check_one_device_types(avals) -> None:
+    """JAX's error for results typed over a mesh of several devices that a computation
+    on one device would give (no ``set_mesh`` in force to lay them out)."""
+    for aval in avals:
+        s = getattr(aval, "type_sharding", None)
+        if s is not None and s.mesh.size > 1:
+            raise ValueError(
+                "Length of device assignment 1 is not equal to the size of the mesh "
+                f"{s.mesh.size} of aval {typed_str(aval, short_dtypes=True)}. Please enter "
+                "your `jit` into a mesh context via `jax.set_mesh`."
+            )
 
 
 # The function placing a bare ``PartitionSpec`` given as a device (``device_put(x,

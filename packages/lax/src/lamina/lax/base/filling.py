@@ -131,10 +131,19 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
     if dtype is not None:
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "full")
     scalar = _fill_scalar("full", fill_value, dtype, False)
-    if _is_concrete(sharding):  # laid out outside jit; under jit left to XLA, as in JAX
-        out = broadcast_in_dim(scalar, shape, ())
-        return out if isinstance(out, Tracer) else device_put(out, sharding)
+    if _is_concrete(sharding):
+        return _laid_out(scalar, shape, sharding)
     return broadcast_in_dim(scalar, shape, (), out_sharding=sharding)
+
+
+def _laid_out(scalar, shape, sharding):
+    """``scalar`` broadcast to ``shape`` and placed by the concrete ``sharding`` (not
+    weakly typed, as JAX makes it); under ``jit`` the sharding is left to XLA, as in
+    JAX."""
+    out = broadcast_in_dim(scalar, shape, ())
+    if isinstance(out, Tracer):
+        return out
+    return device_put(to_dtype(out, aval_of(out).dtype), sharding)
 
 
 def _is_concrete(sharding) -> bool:
@@ -183,6 +192,5 @@ def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     shape = tuple(aval.shape) if shape is None else _shape(shape)
     scalar = _fill_scalar("full_like", fill_value, dtype, weak_type)
     if _is_concrete(sharding):
-        out = broadcast_in_dim(scalar, shape, ())
-        return out if isinstance(out, Tracer) else device_put(out, sharding)
+        return _laid_out(scalar, shape, sharding)
     return broadcast_in_dim(scalar, shape, (), out_sharding=sharding)
