@@ -159,6 +159,8 @@ with jax.set_mesh(mesh):
         "row": error(jax.jit(lambda a: a[0]), x),
         "sort": error(jax.jit(lambda a: jnp.sort(a, axis=0)), x),
         "contracting": error(jax.jit(lambda h, w: h @ w), put("w1", None, "y"), put("w2", "y")),
+        "eager_rows": error(lambda: x[:4]),  # eagerly a gather, jitted a slice
     }
+    out["indexing_types"] = types((x[:, :8], x[::-1], jax.jit(lambda v: v[:4])(x)))
 out["errors"]["spec_outside_mesh"] = error(lambda: jnp.zeros((8, 4), out_sharding=P("x")))
 print(json.dumps(out))

@@ -135,6 +135,12 @@ ERRORS = {
         " `out_sharding` parameter. Got lhs_contracting_spec=('y',) and "
         "rhs_contracting_spec=('y',)"
     ),
+    "eager_rows": (
+        "ShardingTypeError: Use `.at[...].get(out_sharding=)` to provide output "
+        "PartitionSpec for the gather indexing as out sharding could not be resolved "
+        "unambiguously (or would require collectives on inputs). Got "
+        "operand=ShapedArray(float32[8@x,16]), indices=ShapedArray(int32[1])"
+    ),
     "spec_outside_mesh": (
         "ValueError: Using PartitionSpec when you are not under a mesh context is not"
         " allowed. Please pass a NamedSharding instance or enter into a mesh context "
@@ -221,6 +227,12 @@ def test_shape_functions_and_products_take_out_sharding(seen):
     ]
     for g, e in zip(got, expected, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+def test_eager_indexing_of_split_arrays(seen):
+    # recorded from JAX 0.10.2: eagerly, an index taking part of an axis of an array
+    # over several devices is a gather (x[:4] above is refused), under jit a slice
+    assert seen["indexing_types"] == ["float32[8@x,8]", "float32[8@x,16]", "float32[4@x,16]"]
 
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
