@@ -16,7 +16,7 @@ import numpy as np
 
 from lamina.interpreters import ad, batching, jit
 from lamina.interpreters.mlir import hlo
-from lamina.ir import ShapedArray, dtypes
+from lamina.ir import ShapedArray, dtypes, spec_of
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import broadcast_in_dim, conj, convert_element_type, div, mul
 from lamina.lax.slicing.dynamic_slicing import dynamic_update_slice
@@ -84,6 +84,7 @@ def _fft_lowering(ctx, x, *, fft_type, fft_lengths):
 
 
 fft_p = standard_primitive("fft", _fft_abstract_eval, _fft_lowering)
+fft_p.def_sharding(lambda x, **_: spec_of(x))  # the result keeps the operand's splits
 ad.deflinear(fft_p)
 
 

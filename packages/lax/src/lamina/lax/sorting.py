@@ -13,7 +13,7 @@ import numpy as np
 
 from lamina.interpreters import ad, batching
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ShapedArray, dtypes
+from lamina.ir import ShapedArray, ShardingTypeError, dtypes, padded_sharding, spec_of
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import broadcast_in_dim, broadcasted_iota, reshape
 from lamina.lax.slicing.gather_scatter import GatherDimensionNumbers, gather
@@ -133,6 +133,18 @@ sort_p = standard_primitive("sort", _sort_abstract_eval, _sort_lowering)
 sort_p.multiple_results = True
 
 
+@sort_p.def_sharding
+def _sort_sharding(*avals, dimension, **_):
+    """Each operand keeps its splits; none may split the sorted dimension."""
+    for a in avals:
+        if a.type_sharding is not None and spec_of(a)[dimension] is not None:
+            raise ShardingTypeError(
+                "Arguments to sort must be unsharded over the sorting dimension. Got arg "
+                f"sharding={padded_sharding(a)} and sorting dimension={dimension}"
+            )
+    return [spec_of(a) for a in avals]
+
+
 def take_along(x, indices, dimension: int):
     """``x[..., indices, ...]`` along ``dimension`` element by element, as NumPy's
     ``take_along_axis`` (``indices`` matches ``x`` in the other dimensions): a gather
@@ -250,6 +262,17 @@ top_k_p = standard_primitive("top_k", _top_k_abstract_eval, _top_k_lowering)
 top_k_p.multiple_results = True
 
 
+@top_k_p.def_sharding
+def _top_k_sharding(x, *, k, axis):
+    """Values and indices keep the operand's splits, which may not split ``axis``."""
+    if spec_of(x)[axis] is not None:
+        raise ShardingTypeError(
+            "The input should be unsharded over the axis along which to compute the top_k "
+            f"values. Got input type={x} and axis={axis}"
+        )
+    return [spec_of(x), spec_of(x)]
+
+
 def _top_k_jvp(primals, tangents, *, k, axis):
     (x,), (t,) = primals, tangents
     values, indices = top_k_p.bind(x, k=k, axis=axis)
@@ -308,6 +331,7 @@ def _approx_top_k_lowering(ctx, x, *, k, reduction_dimension, is_max_k, **_):
 approx_top_k_p = standard_primitive("approx_top_k", _approx_top_k_abstract_eval,
                                     _approx_top_k_lowering)  # fmt: skip
 approx_top_k_p.multiple_results = True
+approx_top_k_p.def_sharding(lambda x, **_: [spec_of(x), spec_of(x)])  # the operand's splits
 
 
 def _approx_top_k_jvp(primals, tangents, **params):

@@ -22,6 +22,7 @@ from lamina.sharding.mesh_context import (
     use_abstract_mesh,
 )
 from lamina.sharding.named_sharding import DuplicateSpecError, IndivisibleError, NamedSharding
+from lamina.sharding.out_sharding import out_sharding as _out_sharding  # registers it
 from lamina.sharding.partition_spec import UNCONSTRAINED, P, PartitionSpec
 from lamina.sharding.pmap import pmap
 from lamina.sharding.reshard import reshard
@@ -74,4 +75,4 @@ _EXTRAS = (
     visualize_array_sharding,
     visualize_sharding,
 )
-del _aval_sharding, _spec_sharding
+del _aval_sharding, _out_sharding, _spec_sharding

@@ -38,6 +38,7 @@ def value_type_sharding(x):
         names = e if isinstance(e, tuple) else (e,)
         kept = tuple(n for n in names if n in explicit)
         entries.append(None if not kept else kept[0] if len(kept) == 1 else kept)
+    entries += [None] * (len(x.shape) - len(entries))  # one entry per dimension, as in JAX
     return NamedSharding(s.mesh.abstract_mesh, PartitionSpec(*entries))
 
 

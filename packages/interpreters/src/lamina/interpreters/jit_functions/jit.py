@@ -57,7 +57,13 @@ from lamina.interpreters.runtime.executables import (
     logger,
 )
 from lamina.interpreters.runtime.partitioning import check_fits
-from lamina.ir import AbstractRef, tree_util, type_placements
+from lamina.ir import (
+    AbstractRef,
+    check_one_device_types,
+    tree_util,
+    type_placements,
+    typed_operands,
+)
 
 __all__ = ["clear_caches", "compiled_call", "jit"]
 
@@ -103,6 +109,13 @@ def _function_name(fun) -> str:
     while not hasattr(fun, "__name__") and isinstance(fun, functools.partial):
         fun = fun.func
     return getattr(fun, "__name__", type(fun).__name__)
+def _on_one_device(args, kwargs) -> bool:
+    """Whether a call with these arguments runs on one device: no argument is traced
+    (an inner ``jit``) or laid out over several devices."""
+    for x in tree_util.tree_leaves((args, kwargs)):
+        if isinstance(x, Tracer) or getattr(getattr(x, "sharding", None), "num_devices", 1) > 1:
+            return False
+    return True
 
 
 class JitWrapped:
@@ -249,6 +262,9 @@ class JitWrapped:
                     check_fits(s, aval.shape, where)
         else:  # results typed over the explicit mesh in force come out laid out so
             outs = type_placements(closed.out_avals)
+            typed = outs is None and ins is None and typed_operands(closed.out_avals)
+            if typed and _on_one_device(dyn_args, dyn_kwargs):
+                check_one_device_types(closed.out_avals)
         return ins, outs
 
     def _donated(self, args, dyn_kwargs, static_nums) -> tuple[bool, ...]:

@@ -18,7 +18,7 @@ from lamina.interpreters.core.tangents import Zero
 from lamina.interpreters.jaxprs import key_reuse
 from lamina.interpreters.jaxprs import mlir_builders as mb
 from lamina.interpreters.runtime.sharding import Sharding, sharding_with_new_dim
-from lamina.ir import Primitive
+from lamina.ir import Primitive, spec_placement, typed_result
 
 __all__ = ["device_put_p", "traced_device_put"]
 
@@ -75,7 +75,12 @@ def _batching(axis_data, vals, dims, *, devices, **params):
 
 
 def _partitioned(target) -> bool:
-    return isinstance(target, Sharding) and target.num_devices > 1
+    """A sharding over several devices (a type's sharding, over an abstract mesh, is
+    left to XLA)."""
+    if not isinstance(target, Sharding) or target.num_devices <= 1:
+        return False
+    mesh = getattr(target, "mesh", None)
+    return mesh is None or getattr(mesh, "abstract_mesh", None) is not mesh
 
 
 def _lowering(ctx, *xs, devices, **_):
@@ -87,7 +92,12 @@ def _lowering(ctx, *xs, devices, **_):
     ]
 
 
-device_put_p.def_abstract_eval(lambda *xs, **_: list(xs))
+def _abstract_eval(*xs, devices, **_):
+    """Each value as it is, typed by its target when that is over Explicit mesh axes."""
+    return [typed_result(x, d) for x, d in zip(xs, devices, strict=True)]
+
+
+device_put_p.def_abstract_eval(_abstract_eval)
 device_put_p.def_lowering(_lowering)
 device_put_p.def_jvp(_jvp)
 device_put_p.def_transpose(_transpose)
@@ -97,9 +107,12 @@ device_put_p.def_batching(_batching)
 def traced_device_put(leaves: list, device) -> list:
     """``leaves`` (some traced) placed on ``device`` by one ``device_put`` equation."""
     n = len(leaves)
+    device = spec_placement(device) or device  # a PartitionSpec: over the mesh in force
+    # typed values record where they come from: their cotangents go back there
+    srcs = tuple(getattr(getattr(x, "aval", None), "type_sharding", None) for x in leaves)
     return device_put_p.bind(
         *leaves,
         devices=(device,) * n,
-        srcs=(None,) * n,
+        srcs=srcs,
         copy_semantics=(REUSE_INPUT,) * n,
     )

@@ -51,9 +51,12 @@ from lamina.ir import (
     ShapedArray,
     Var,
     abstract_eval_rules,
+    check_one_device_types,
     dtypes,
     new_jaxpr_eqn,
     physical_aval,
+    type_placements,
+    typed_value_aval,
 )
 
 __all__ = [
@@ -143,7 +146,10 @@ def _params_key(params: dict):
 
 
 def _one_equation_jaxpr(primitive: Primitive, in_avals, params) -> ClosedJaxpr:
-    out = abstract_eval_rules[primitive](*in_avals, **params)
+    if any(getattr(a, "type_sharding", None) is not None for a in in_avals):
+        out = primitive.abstract_eval(*in_avals, **params)  # results typed by the rules
+    else:
+        out = abstract_eval_rules[primitive](*in_avals, **params)
     if getattr(primitive, "effectful", False):
         out, effects = out
     else:
@@ -259,12 +265,16 @@ def _apply_float0(primitive: Primitive, args, params):
 def _apply_partitioned(primitive: Primitive, args, params):
     """Eager dispatch with operands laid out over several devices: the one-primitive
     Jaxpr run by ``compiled_call``, partitioned by the operands' shardings."""
-    avals = tuple(x.aval for x in args)
+    avals = tuple(typed_value_aval(x, x.aval) for x in args)  # typed by their layouts
     key = (primitive, _params_key(params), avals, trace_context())
     closed = _ref_jaxprs.get(key)
     if closed is None:
         closed = _ref_jaxprs[key] = _one_equation_jaxpr(primitive, list(avals), params)
-    outs = compiled_call(closed, args, name=primitive.name)
+    # results typed over an explicit mesh come out laid out by their types, as under jit
+    placements = type_placements(closed.out_avals)
+    if placements is None and all(x._sharding.num_devices == 1 for x in args):
+        check_one_device_types(closed.out_avals)
+    outs = compiled_call(closed, args, name=primitive.name, out_shardings=placements)
     if checks_on():
         check_values(primitive.name, outs)
     return outs if primitive.multiple_results else outs[0]
@@ -275,6 +285,8 @@ def _apply(primitive: Primitive, args, params):
     args = [x if type(x) is ArrayImpl else _to_array(x) for x in args]
     if any(type(x) is not ArrayImpl for x in args):  # float0 values stay on the host
         return _apply_float0(primitive, args, params), None
+    if params.get("sharding") is not None or params.get("out_sharding") is not None:
+        return _apply_partitioned(primitive, args, params), None  # a result typed by them
     device = None
     for x in args:
         if x._committed:

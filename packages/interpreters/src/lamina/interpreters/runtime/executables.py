@@ -330,9 +330,16 @@ def _find_sharding(jaxpr: Jaxpr, seen: set | None = None):
                         return found
             elif isinstance(value, (tuple, list)):
                 stack.extend(value)
-            elif isinstance(value, Sharding) and value.num_devices > 1:
+            elif isinstance(value, Sharding) and value.num_devices > 1 and _on_devices(value):
                 return value
     return None
+
+
+def _on_devices(sharding) -> bool:
+    """Whether ``sharding`` names devices (a type's sharding, over an abstract mesh,
+    names none)."""
+    mesh = getattr(sharding, "mesh", None)
+    return mesh is None or getattr(mesh, "abstract_mesh", None) is not mesh
 
 
 def call_placement(args, device, in_shardings, out_shardings, name="jit", arg_names=None,

@@ -27,7 +27,7 @@ from lamina.interpreters.runtime.device_put_primitive import device_put_p, trace
 from lamina.interpreters.runtime.extended import is_extended_value, wrap_physical
 from lamina.interpreters.runtime.partitioning import check_fits
 from lamina.interpreters.runtime.sharding import Sharding, sharding_for_device
-from lamina.ir import ShapedArray, dtypes, tree_util
+from lamina.ir import ShapedArray, dtypes, spec_placement, tree_util
 
 __all__ = [
     "block_until_ready",
@@ -80,6 +80,9 @@ def placement(device: Any) -> tuple[Any, bool]:
         return sharding_for_device(device), True
     if isinstance(device, Sharding):
         return device, True
+    sharding = spec_placement(device)  # a PartitionSpec over the mesh in force
+    if sharding is not None:
+        return sharding, True
     raise TypeError(
         f"device_put's device must be a Device, a Sharding or None, got {device!r} "
         f"of type {type(device).__name__}"

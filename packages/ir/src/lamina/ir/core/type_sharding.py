@@ -10,16 +10,27 @@ results whose types carry none."""
 
 from __future__ import annotations
 
+import math
+
 __all__ = [
     "ShardingTypeError",
     "broadcasting_spec",
+    "check_one_device_types",
     "def_elementwise_sharding",
+    "out_type_sharding",
+    "padded_sharding",
+    "register_out_sharding",
+    "register_spec_placement",
     "register_type_placement",
     "register_value_sharding",
+    "resized_spec",
     "sharding_rules",
     "spec_of",
+    "spec_placement",
     "type_placements",
     "typed_operands",
+    "typed_result",
+    "typed_str",
     "typed_value_aval",
     "with_type_sharding",
 ]
@@ -87,7 +98,67 @@ def broadcasting_spec(*avals, name: str = "") -> tuple:
                     f"{name} got incompatible shardings for broadcasting: {specs}."
                 )
             out[i], seen[i] = e, True
+    names = [n for e in out if e is not None for n in (e if isinstance(e, tuple) else (e,))]
+    if len(names) != len(set(names)):  # one mesh axis would split two dimensions
+        full = [a for a in typed if len(a.shape) == ndim]
+        shape = [next((a.shape[i] for a in full if a.shape[i] != 1), 1) for i in range(ndim)]
+        dims = ",".join(
+            str(d) if e is None else f"{d}@{e}" if isinstance(e, str) else f"{d}@({','.join(e)})"
+            for d, e in zip(shape, out, strict=True)
+        )
+        result = f"{full[0].str_short(True).split('[')[0]}[{dims}]"
+        shown = ", ".join(a.str_short(True) for a in avals if hasattr(a, "shape"))
+        raise ShardingTypeError(
+            f"{name} operation with inputs: {shown} produces an illegally sharded result: {result}"
+        )
     return tuple(out)
+
+
+def padded_sharding(aval, like=None):
+    """``aval``'s type sharding with one spec entry per dimension, as JAX shows it in
+    messages (over ``like``'s mesh, unsplit, when ``aval``'s type carries none)."""
+    s = aval.type_sharding if aval.type_sharding is not None else like
+    return s.update(spec=type(s.spec)(*spec_of(aval)))
+
+
+def typed_str(aval, like=None, short_dtypes: bool = False) -> str:
+    """``aval`` with its mesh's axis types, as JAX's messages show it:
+    ``float32[8@x,4]({Explicit: ('x', 'y')})`` (an untyped ``aval`` is over ``like``'s
+    mesh when that mesh is in force, else over none)."""
+    s = aval.type_sharding
+    if s is None:  # an untyped array is over the mesh in force, if any
+        place = _placement_rule[0]
+        s = like if place is not None and place(aval.update(sharding=like)) else None
+    groups: dict = {}
+    if s is not None:
+        for name, kind in zip(s.mesh.axis_names, s.mesh.axis_types, strict=True):
+            groups.setdefault(kind.name, []).append(name)
+    shown = ", ".join(f"{k}: {tuple(v)}" for k, v in groups.items())
+    return f"{aval.str_short(short_dtypes)}({{{shown}}})"
+
+
+def _ways(mesh, entry) -> int:
+    """How many pieces the mesh axes of a spec entry cut a dimension into."""
+    names = entry if isinstance(entry, tuple) else (entry,)
+    return math.prod(mesh.shape[n] for n in names)
+
+
+def resized_spec(aval, out_shape, name: str) -> tuple:
+    """The rule of slicing-like primitives (slices, pads, windows): the result keeps
+    ``aval``'s splits; a split dimension whose size changes must stay divisible by its
+    mesh axes."""
+    spec = spec_of(aval)
+    if aval.type_sharding is None:
+        return spec
+    mesh = aval.type_sharding.mesh
+    for n, m, e in zip(aval.shape, out_shape, spec, strict=True):
+        if n != m and e is not None and m % _ways(mesh, e):
+            raise ShardingTypeError(
+                f"{name} on sharded dims where out dim ({m}) is not divisible by mesh axes "
+                f"({_ways(mesh, e)}) with spec ({e}) is not implemented. Got input "
+                f"type={aval.str_short(True)} and output shape={tuple(out_shape)}"
+            )
+    return spec
 
 
 # The function giving the type sharding of a value with data (an array laid out over
@@ -132,3 +203,74 @@ def type_placements(avals):
         return None
     found = [rule(a) if getattr(a, "type_sharding", None) is not None else None for a in avals]
     return found if any(s is not None for s in found) else None
+
+
+def check_one_device_types(avals) -> None:
+    """JAX's error for results typed over a mesh of several devices that a computation
+    on one device would give (no ``set_mesh`` in force to lay them out)."""
+    for aval in avals:
+        s = getattr(aval, "type_sharding", None)
+        if s is not None and s.mesh.size > 1:
+            raise ValueError(
+                "Length of device assignment 1 is not equal to the size of the mesh "
+                f"{s.mesh.size} of aval {typed_str(aval, short_dtypes=True)}. Please enter "
+                "your `jit` into a mesh context via `jax.set_mesh`."
+            )
+
+
+# The function placing a bare ``PartitionSpec`` given as a device (``device_put(x,
+# P("x"))``) on the mesh in force: set by the sharding layer.
+_spec_placement_rule: list = [None]
+
+
+def register_spec_placement(rule) -> None:
+    """Make ``rule(x)`` the sharding a ``PartitionSpec`` ``x`` given as a device names
+    (``None`` for anything else)."""
+    _spec_placement_rule[0] = rule
+
+
+def spec_placement(x):
+    """The sharding ``x`` names when it is a ``PartitionSpec`` given as a device."""
+    rule = _spec_placement_rule[0]
+    return None if rule is None else rule(x)
+
+
+# The function reading an ``out_sharding=`` argument (a ``PartitionSpec`` over the mesh in
+# force, or a ``NamedSharding``) as a sharding over an abstract mesh: set by the sharding
+# layer, which owns meshes and specs.
+_out_sharding_rule: list = [None]
+
+
+def register_out_sharding(rule) -> None:
+    """Make ``rule(sharding, api_name)`` the reading of ``out_sharding=`` arguments."""
+    _out_sharding_rule[0] = rule
+
+
+def out_type_sharding(sharding, api_name: str):
+    """``sharding`` (an ``out_sharding=`` argument) as a ``NamedSharding`` over the
+    abstract mesh, with JAX's errors for what it cannot be; ``None`` for ``None``."""
+    rule = _out_sharding_rule[0]
+    if sharding is None or rule is None:
+        return sharding
+    return rule(sharding, api_name)
+
+
+def typed_result(aval, sharding):
+    """``aval`` typed by ``sharding`` (a primitive's sharding parameter) when that is a
+    sharding over a mesh with ``Explicit`` axes; ``aval`` itself otherwise."""
+    mesh = getattr(sharding, "mesh", None)
+    if mesh is None or not getattr(mesh, "explicit_axes", ()):
+        return aval
+    if getattr(mesh, "abstract_mesh", mesh) is not mesh:  # a concrete mesh
+        sharding = sharding.update(mesh=mesh.abstract_mesh)
+    spec = tuple(sharding.spec) + (None,) * (len(aval.shape) - len(sharding.spec))
+    sharding = sharding.update(spec=type(sharding.spec)(*spec))  # one entry per dimension
+    for axis, (size, entry) in enumerate(zip(aval.shape, spec, strict=True)):
+        if entry is not None and size % _ways(mesh, entry):
+            names = entry if isinstance(entry, tuple) else (entry,)
+            raise ValueError(
+                f"Sharding spec {names} implies that array axis {axis} is partitioned "
+                f"{_ways(mesh, entry)} times, but does not evenly divide the dimension size "
+                f"{size}. Got shape: {tuple(aval.shape)} and sharding {sharding}"
+            )
+    return aval.update(sharding=sharding)

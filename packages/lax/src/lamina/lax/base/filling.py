@@ -9,8 +9,8 @@ import operator
 
 import numpy as np
 
-from lamina.interpreters import Tracer, device_put_value
-from lamina.ir import ShapedArray, canonicalize_dim, dtypes, is_symbolic_dim
+from lamina.interpreters import Sharding, Tracer, device_put, device_put_value
+from lamina.ir import ShapedArray, canonicalize_dim, dtypes, is_symbolic_dim, typed_value_aval
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import broadcast_in_dim, reshape, to_dtype
 
@@ -133,7 +133,27 @@ def full(shape, fill_value, dtype=None, *, sharding=None):
     if dtype is not None:
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "full")
     scalar = _fill_scalar("full", fill_value, dtype, False)
+    if _is_concrete(sharding):
+        return _laid_out(scalar, shape, sharding)
     return broadcast_in_dim(scalar, shape, (), out_sharding=sharding)
+
+
+def _laid_out(scalar, shape, sharding):
+    """``scalar`` broadcast to ``shape`` and placed by the concrete ``sharding`` (not
+    weakly typed, as JAX makes it); under ``jit`` the sharding is left to XLA, as in
+    JAX."""
+    out = broadcast_in_dim(scalar, shape, ())
+    if isinstance(out, Tracer):
+        return out
+    return device_put(to_dtype(out, aval_of(out).dtype), sharding)
+
+
+def _is_concrete(sharding) -> bool:
+    """A sharding over devices (not over an abstract mesh, not a bare spec)."""
+    if not isinstance(sharding, Sharding):
+        return False
+    mesh = getattr(sharding, "mesh", None)
+    return mesh is None or getattr(mesh, "abstract_mesh", None) is not mesh
 
 
 def _prototype_aval(x) -> ShapedArray:
@@ -147,16 +167,32 @@ def _prototype_aval(x) -> ShapedArray:
     return aval_of(x)
 
 
+def _keeps_layout(x, aval, shape, weak_type) -> bool:
+    """Whether ``full_like`` lays its result out as ``x``'s type, as JAX does: a traced
+    ``x`` when no shape is given; an array when the shape is its own and not weak."""
+    if aval.type_sharding is None:
+        return False
+    if isinstance(x, Tracer):
+        return shape is None
+    return not weak_type and (shape is None or _shape(shape) == tuple(aval.shape))
+
+
 def full_like(x, fill_value, dtype=None, shape=None, sharding=None):
     """An array like ``x`` (its shape and dtype, unless given; weakly typed when ``x``
     is and no ``dtype`` is given) filled with ``fill_value``."""
 
     aval = _prototype_aval(x)
+    if hasattr(x, "aval") and not isinstance(x, Tracer):  # an array: typed by its layout
+        aval = typed_value_aval(x, aval)
     weak_type = dtype is None and aval.weak_type
     if dtype is None:
         dtype = aval.dtype
     else:
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "full_like")
+    if sharding is None and _keeps_layout(x, aval, shape, weak_type):
+        sharding = aval.type_sharding if isinstance(x, Tracer) else x.sharding
     shape = tuple(aval.shape) if shape is None else _shape(shape)
     scalar = _fill_scalar("full_like", fill_value, dtype, weak_type)
+    if _is_concrete(sharding):
+        return _laid_out(scalar, shape, sharding)
     return broadcast_in_dim(scalar, shape, (), out_sharding=sharding)

@@ -36,7 +36,10 @@ from lamina.ir import (
     dtypes,
     is_constant_shape,
     is_symbolic_dim,
+    out_type_sharding,
+    padded_sharding,
     spec_of,
+    typed_result,
 )
 from lamina.lax.base.operands import (
     ANY,
@@ -729,7 +732,26 @@ def _select_n_lowering(ctx, which, *cases):
 
 
 select_n_p = standard_primitive("select_n", _select_n_abstract_eval, _select_n_lowering)
-def_elementwise_sharding(select_n_p)
+
+
+@select_n_p.def_sharding
+def _select_n_sharding(which, *cases):
+    """The typed cases must be split alike, and an array ``which`` split as they are."""
+    typed = [c for c in cases if c.type_sharding is not None]
+    if not typed:
+        return (None,) * len(cases[0].shape)
+    first = spec_of(typed[0])
+    if any(spec_of(c) != first for c in typed[1:]):
+        like = typed[0].type_sharding
+        shown = ", ".join(str(padded_sharding(c, like)) for c in cases)
+        raise ShardingTypeError(f"select cases must have the same shardings, got [{shown}].")
+    if which.shape and which.type_sharding is not None and spec_of(which) != first:
+        raise ShardingTypeError(
+            "select `which` must be scalar or have the same sharding as cases, got `which` "
+            f"sharding {padded_sharding(which)} but case sharding "
+            f"{padded_sharding(cases[0], typed[0].type_sharding)}."
+        )
+    return first
 
 
 def _select_n_batching(axis_data, vals, dims):
@@ -1513,6 +1535,7 @@ def _clamp_lowering(ctx, min, x, max):
 
 
 clamp_p = standard_primitive("clamp", _clamp_abstract_eval, _clamp_lowering)
+clamp_p.def_sharding(lambda lo, x, hi: spec_of(x))  # split as the operand
 
 
 def clamp(min, x, max):
@@ -1790,6 +1813,14 @@ bitcast_convert_type_p = standard_primitive(
 ad.zero_jvp(bitcast_convert_type_p)  # the bits carry no derivative
 
 
+@bitcast_convert_type_p.def_sharding
+def _bitcast_sharding(x, *, new_dtype):
+    """A narrower type adds an unsplit last dimension; a wider one drops it."""
+    old, new = dtypes.itemsize_bits(x.dtype), dtypes.itemsize_bits(new_dtype)
+    spec = spec_of(x)
+    return spec if old == new else (*spec, None) if old > new else spec[:-1]
+
+
 def _bitcast_batching(axis_data, vals, dims, *, new_dtype):
     """The batch axis is never the trailing axis a size-changing cast adds or removes."""
     (x,), (d,) = vals, dims
@@ -1900,7 +1931,7 @@ def _broadcast_in_dim_abstract_eval(x, *, shape, broadcast_dimensions, sharding)
             f"{name} broadcast_dimensions must not contain duplicates, got "
             f"broadcast_dimensions {dims}"
         )
-    return ShapedArray(shape, x.dtype, weak_type=x.weak_type)
+    return typed_result(ShapedArray(shape, x.dtype, weak_type=x.weak_type), sharding)
 
 
 def _broadcast_in_dim_lowering(ctx, x, *, shape, broadcast_dimensions, sharding):
@@ -1911,9 +1942,7 @@ def _broadcast_in_dim_pp(params):
     shown = {}
     if params["broadcast_dimensions"]:
         shown["broadcast_dimensions"] = params["broadcast_dimensions"]
-    if params.get("sharding") is not None:
-        shown["sharding"] = params["sharding"]
-    return shown
+    return shown  # the sharding shows in the result's type
 
 
 def _broadcast_in_dim_complete(params, in_avals, out_avals):
@@ -1973,7 +2002,10 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions, *, out_sharding=None)
     ):
         return operand
     return broadcast_in_dim_p.bind(
-        operand, shape=shape, broadcast_dimensions=dims, sharding=out_sharding
+        operand,
+        shape=shape,
+        broadcast_dimensions=dims,
+        sharding=out_type_sharding(out_sharding, "broadcast_in_dim"),
     )
 
 
@@ -1989,7 +2021,7 @@ def _zeros(aval):
     if not aval.shape:
         return zero
     return broadcast_in_dim_p.bind(zero, shape=tuple(aval.shape), broadcast_dimensions=(),
-                                   sharding=None)  # fmt: skip
+                                   sharding=aval.type_sharding)  # fmt: skip
 
 
 ad.register_zeros_maker(_zeros)  # symbolic zero tangents, made real where needed
@@ -2012,7 +2044,7 @@ def _reshape_abstract_eval(x, *, new_sizes, dimensions, sharding):
             "reshape dimensions must be a permutation of operand dimensions, got "
             f"dimensions {dimensions} for shape {x.shape}."
         )
-    return ShapedArray(new_sizes, x.dtype, weak_type=x.weak_type)
+    return typed_result(ShapedArray(new_sizes, x.dtype, weak_type=x.weak_type), sharding)
 
 
 def _reshape_lowering(ctx, x, *, new_sizes, dimensions, sharding):
@@ -2096,7 +2128,8 @@ def reshape(operand, new_sizes, dimensions=None, *, out_sharding=None):
         and aval_of(operand).shape == new_sizes
     ):
         return operand
-    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=out_sharding)
+    sharding = out_type_sharding(out_sharding, "reshape")
+    return reshape_p.bind(operand, new_sizes=new_sizes, dimensions=dims, sharding=sharding)
 
 
 ad.deflinear(reshape_p)
@@ -2155,7 +2188,7 @@ def _iota_abstract_eval(*, dtype, shape, dimension, sharding):
             "iota dimension must be between 0 and len(shape), got "
             f"dimension={dimension} for shape={shape}"
         )
-    return ShapedArray(shape, dtype)
+    return typed_result(ShapedArray(shape, dtype), sharding)
 
 
 def _iota_lowering(ctx, *, dtype, shape, dimension, sharding):
@@ -2180,7 +2213,7 @@ def broadcasted_iota(dtype, shape, dimension, *, out_sharding=None):
         dtype=dtype,
         shape=_dims(shape),
         dimension=operator.index(dimension),
-        sharding=out_sharding,
+        sharding=out_type_sharding(out_sharding, "broadcasted_iota"),
     )
 
 
@@ -2414,8 +2447,10 @@ for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
 def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
     """The cotangent broadcasts back over the summed axes."""
 
-    shape = operand.aval.shape
-    return [broadcast_in_dim(ct, shape, _kept(shape, axes))]
+    aval = operand.aval  # typed as the operand is, as in JAX
+    return [
+        broadcast_in_dim(ct, aval.shape, _kept(aval.shape, axes), out_sharding=aval.type_sharding)
+    ]
 
 
 reduce_sum_p.def_transpose(_reduce_sum_transpose)
@@ -2496,6 +2531,9 @@ argmin_p = standard_primitive(
 for _p in (argmax_p, argmin_p):
     batching.defreducer(_p)
     ad.zero_jvp(_p)  # integer results
+    _p.def_sharding(
+        lambda x, *, axes, **_: tuple(e for i, e in enumerate(spec_of(x)) if i != axes[0])
+    )
 
 
 def _arg(prim, operand, axis, index_dtype):

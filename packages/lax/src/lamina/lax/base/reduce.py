@@ -25,7 +25,7 @@ from lamina.interpreters import (
     trace_to_jaxpr,
 )
 from lamina.interpreters.mlir import hlo
-from lamina.ir import Primitive, ShapedArray, dtypes, tree_util
+from lamina.ir import Primitive, ShapedArray, dtypes, spec_of, tree_util
 from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import ANY, aval_of
 from lamina.lax.base.primitives import broadcast_in_dim, reshape
@@ -132,6 +132,12 @@ reduce_p = Primitive("reduce")
 reduce_p.multiple_results = True
 reduce_p.def_abstract_eval(_abstract_eval)
 reduce_p.def_lowering(_lowering)
+reduce_p.def_sharding(  # each operand's kept dimensions keep their splits
+    lambda *avals, dimensions, **_: [
+        tuple(e for i, e in enumerate(spec_of(o)) if i not in dimensions)
+        for o in avals[: len(avals) // 2]
+    ]
+)
 def_standard_impl(reduce_p)
 
 

@@ -14,7 +14,15 @@ import numpy as np
 
 from lamina.interpreters import ad, batching, reverse
 from lamina.interpreters.mlir import eval_dynamic_shape_as_tensor, hlo
-from lamina.ir import ShapedArray, canonicalize_dim, is_constant_shape
+from lamina.ir import (
+    ShapedArray,
+    ShardingTypeError,
+    canonicalize_dim,
+    is_constant_shape,
+    padded_sharding,
+    resized_spec,
+    spec_of,
+)
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax.base.primitives import broadcast_in_dim, reduce_sum, select_n, sub
 
@@ -62,6 +70,7 @@ def _rev_lowering(ctx, x, *, dimensions):
 
 
 rev_p = standard_primitive("rev", _rev_abstract_eval, _rev_lowering)
+rev_p.def_sharding(lambda x, *, dimensions: spec_of(x))
 
 
 def _rev_batching(axis_data, vals, dims, *, dimensions):
@@ -117,6 +126,14 @@ def _pad_lowering(ctx, x, padding_value, *, padding_config):
 
 
 pad_p = standard_primitive("pad", _pad_abstract_eval, _pad_lowering)
+
+
+@pad_p.def_sharding
+def _pad_sharding(x, padding_value, *, padding_config):
+    shape = _pad_abstract_eval(x, padding_value, padding_config=padding_config).shape
+    return resized_spec(x, shape, "padding")
+
+
 ad.deflinear(pad_p)
 
 
@@ -222,6 +239,24 @@ def _concatenate_lowering(ctx, *xs, dimension):
 
 
 concatenate_p = standard_primitive("concatenate", _concatenate_abstract_eval, _concatenate_lowering)
+
+
+@concatenate_p.def_sharding
+def _concatenate_sharding(*xs, dimension):
+    """The typed operands must be split alike; the result is split as they are."""
+    specs = [spec_of(x) for x in xs if x.type_sharding is not None]
+    if any(sp != specs[0] for sp in specs):
+        shown = ", ".join(_sharding_str(x) for x in xs)
+        raise ShardingTypeError(
+            f"All operands should have the same sharding. Got shardings {shown}"
+        )
+    return specs[0]
+
+
+def _sharding_str(x) -> str:
+    return str(padded_sharding(x)) if x.type_sharding is not None else "None"
+
+
 ad.deflinear(concatenate_p)
 
 
@@ -300,6 +335,14 @@ def _split_lowering(ctx, x, *, sizes, axis):
 
 split_p = standard_primitive("split", _split_abstract_eval, _split_lowering)
 split_p.multiple_results = True
+
+
+@split_p.def_sharding
+def _split_sharding(x, *, sizes, axis):
+    outs = _split_abstract_eval(x, sizes=sizes, axis=axis)
+    return [resized_spec(x, o.shape, "split") for o in outs]
+
+
 ad.deflinear(split_p)
 
 
@@ -343,6 +386,9 @@ def _squeeze_lowering(ctx, x, *, dimensions):
 
 
 squeeze_p = standard_primitive("squeeze", _squeeze_abstract_eval, _squeeze_lowering)
+squeeze_p.def_sharding(
+    lambda x, *, dimensions: tuple(e for i, e in enumerate(spec_of(x)) if i not in dimensions)
+)
 ad.deflinear(squeeze_p)
 squeeze_p.def_transpose(lambda ct, x, *, dimensions: [expand_dims(ct, dimensions)])
 
@@ -481,6 +527,13 @@ def _slice_lowering(ctx, x, *, start_indices, limit_indices, strides):
 
 
 slice_p = standard_primitive("slice", _slice_abstract_eval, _slice_lowering)
+
+
+@slice_p.def_sharding
+def _slice_sharding(x, **params):
+    return resized_spec(x, _slice_abstract_eval(x, **params).shape, "slicing")
+
+
 ad.deflinear(slice_p)
 
 

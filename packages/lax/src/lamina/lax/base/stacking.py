@@ -7,7 +7,7 @@ import operator
 
 from lamina.interpreters import ad, batching, reverse
 from lamina.interpreters.mlir import hlo
-from lamina.ir import ShapedArray
+from lamina.ir import ShapedArray, ShardingTypeError, padded_sharding, spec_of
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax.base.primitives import reduce_sum, reshape
 
@@ -41,6 +41,20 @@ def _stack_lowering(ctx, *xs, axis):
 
 
 stack_p = standard_primitive("stack", _stack_abstract_eval, _stack_lowering)
+
+
+@stack_p.def_sharding
+def _stack_sharding(*xs, axis):
+    """The typed operands must be split alike; the new axis is not split."""
+    specs = [spec_of(x) for x in xs if x.type_sharding is not None]
+    if any(sp != specs[0] for sp in specs):
+        shown = ", ".join(str(padded_sharding(x)) if x.type_sharding else "None" for x in xs)
+        raise ShardingTypeError(
+            f"All operands should have the same sharding. Got shardings {shown}"
+        )
+    return (*specs[0][:axis], None, *specs[0][axis:])
+
+
 ad.deflinear(stack_p)
 
 
@@ -92,6 +106,19 @@ def _unstack_lowering(ctx, x, *, axis):
 
 unstack_p = standard_primitive("unstack", _unstack_abstract_eval, _unstack_lowering)
 unstack_p.multiple_results = True
+
+
+@unstack_p.def_sharding
+def _unstack_sharding(x, *, axis):
+    spec = spec_of(x)
+    if spec[axis] is not None:
+        raise ShardingTypeError(
+            f"unstack operand cannot be sharded on the unstacking axis {axis}. Got operand "
+            f"type={x.str_short(True)}"
+        )
+    return [spec[:axis] + spec[axis + 1 :]] * x.shape[axis]
+
+
 ad.deflinear(unstack_p)
 
 
@@ -143,6 +170,20 @@ def _tile_lowering(ctx, x, *, reps):
 
 
 tile_p = standard_primitive("tile", _tile_abstract_eval, _tile_lowering)
+
+
+@tile_p.def_sharding
+def _tile_sharding(x, *, reps):
+    """Only dimensions tiled once may stay split."""
+    for i, (r, e) in enumerate(zip(reps, spec_of(x), strict=True)):
+        if r != 1 and e is not None:
+            raise ShardingTypeError(
+                f"Operand cannot be sharded on dimension {i} when the tiling is non-trivial. "
+                f"Got input type: {x} with reps: {reps}"
+            )
+    return spec_of(x)
+
+
 ad.deflinear(tile_p)
 
 

@@ -13,7 +13,15 @@ import numpy as np
 
 from lamina.interpreters import reverse
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ShapedArray, canonicalize_dim, dtypes
+from lamina.ir import (
+    ShapedArray,
+    ShardingTypeError,
+    canonicalize_dim,
+    dtypes,
+    out_type_sharding,
+    resized_spec,
+    spec_of,
+)
 from lamina.lax.base.bilinear import bilinear_jvp
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax.base.primitives import convert_element_type, reshape
@@ -163,6 +171,24 @@ def _lowering(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilat
 conv_general_dilated_p = standard_primitive("conv_general_dilated", _abstract_eval, _lowering)
 
 
+@conv_general_dilated_p.def_sharding
+def _sharding_rule(lhs, rhs, **params):
+    """Without ``out_sharding``: an unsplit kernel and an unsplit input feature
+    dimension; the result keeps the input's splits."""
+    out_sharding = params["out_sharding"]
+    if out_sharding is not None:
+        ndim = len(lhs.shape)
+        return tuple(out_sharding.spec) + (None,) * (ndim - len(out_sharding.spec))
+    lhs_spec = params["dimension_numbers"].lhs_spec
+    if any(e is not None for e in spec_of(rhs)) or spec_of(lhs)[lhs_spec[1]] is not None:
+        raise ShardingTypeError(
+            "Please specify the output sharding via `out_sharding` parameter of "
+            "`conv_general_dilated`"
+        )
+    shape = _abstract_eval(lhs, rhs, **params).shape
+    return resized_spec(lhs, shape, "conv_general_dilated")
+
+
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, rhs_dilation=None,
                          dimension_numbers=None, feature_group_count=1, batch_group_count=1,
                          precision=None, preferred_element_type=None,
@@ -204,7 +230,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None, r
         batch_group_count=batch_group_count,
         precision=canonicalize_precision(precision),
         preferred_element_type=preferred_element_type,
-        out_sharding=out_sharding,
+        out_sharding=out_type_sharding(out_sharding, "conv_general_dilated"),
     )
 
 

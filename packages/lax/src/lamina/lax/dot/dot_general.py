@@ -17,7 +17,14 @@ import numpy as np
 
 from lamina.interpreters import config, reverse
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ShapedArray, ShardingTypeError, dtypes, register_value_reader, spec_of
+from lamina.ir import (
+    ShapedArray,
+    ShardingTypeError,
+    dtypes,
+    out_type_sharding,
+    register_value_reader,
+    spec_of,
+)
 from lamina.lax.base.bilinear import bilinear_jvp
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import convert_element_type, transpose
@@ -294,8 +301,8 @@ def _lowering(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_
 
 
 def _pp_params(params):
-    shown = {k: v for k, v in params.items() if v is not None}
-    (lc, rc), (lb, rb) = params["dimension_numbers"]
+    shown = {k: v for k, v in params.items() if v is not None and k != "out_sharding"}
+    (lc, rc), (lb, rb) = params["dimension_numbers"]  # the sharding shows in the type
     shown["dimension_numbers"] = ((list(lc), list(rc)), (list(lb), list(rb)))
     return shown
 
@@ -412,7 +419,7 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
         dimension_numbers=_canonical_dimension_numbers(dimension_numbers),
         precision=canonicalize_precision(precision),
         preferred_element_type=preferred_element_type,
-        out_sharding=out_sharding,
+        out_sharding=out_type_sharding(out_sharding, "dot_general"),
     )
 
 
@@ -460,6 +467,16 @@ def batch_matmul(lhs, rhs, precision=None):
     return dot_general(lhs, rhs, numbers, precision=precision)
 
 
+def _laid_out_as(aval, labels):
+    """The sharding of ``aval``'s type with its dimensions in the order ``labels``: a
+    cotangent comes out split as its primal is, as in JAX (``None`` when untyped)."""
+    s = aval.type_sharding
+    if s is None:
+        return None
+    spec = spec_of(aval)
+    return s.update(spec=type(s.spec)(*(spec[d] for d in labels)))
+
+
 def _dot_transpose_operand(ct, other, x_aval, other_aval, x_dims, other_dims, x_is_lhs, params):
     """The cotangent of one operand of ``dot_general``: ``ct`` contracted with the other
     operand over the other's free axes, then transposed to the operand's axis order."""
@@ -473,11 +490,11 @@ def _dot_transpose_operand(ct, other, x_aval, other_aval, x_dims, other_dims, x_
     else:
         ct_o_free = range(nb, nb + len(o_free))
     numbers = ((tuple(ct_o_free), tuple(o_free)), (tuple(range(nb)), tuple(o_b)))
+    labels = [*x_b, *x_free, *[x_c[list(o_c).index(r)] for r in sorted(o_c)]]
     res = dot_general_p.bind(ct, other, dimension_numbers=numbers,
                              precision=canonicalize_precision(params.get("precision")),
                              preferred_element_type=params.get("preferred_element_type"),
-                             out_sharding=None)  # fmt: skip
-    labels = [*x_b, *x_free, *[x_c[list(o_c).index(r)] for r in sorted(o_c)]]
+                             out_sharding=_laid_out_as(x_aval, labels))  # fmt: skip
     perm = tuple(labels.index(j) for j in range(x_aval.ndim))
     res = transpose(res, perm)
     if aval_of(res).dtype != x_aval.dtype:

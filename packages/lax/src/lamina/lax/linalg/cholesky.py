@@ -22,6 +22,7 @@ from lamina.lax.base.primitives import (
     eq,
 )
 from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
+from lamina.lax.linalg.batch_sharding import def_batch_sharding
 from lamina.lax.linalg.triangular_solve import triangular_solve
 
 __all__ = ["cholesky", "cholesky_p"]
@@ -69,6 +70,7 @@ def _gpu_lowering(ctx, x):
 
 
 cholesky_p = standard_primitive("cholesky", _abstract_eval, _lowering, "cpu")
+def_batch_sharding(cholesky_p, (2,))
 cholesky_p.def_lowering(_gpu_lowering, "gpu")
 
 

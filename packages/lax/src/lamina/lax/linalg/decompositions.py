@@ -36,6 +36,7 @@ from lamina.lax.base.primitives import (
 )
 from lamina.lax.base.reshaping import expand_dims, pad
 from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
+from lamina.lax.linalg.batch_sharding import def_batch_sharding
 from lamina.lax.linalg.lu import lu_p, permutation_matrix
 from lamina.lax.linalg.triangular_solve import triangular_solve
 from lamina.lax.windowed.cumulative import cumsum
@@ -231,6 +232,7 @@ def unpack_conjugate_pairs(w, vr):
 
 
 eig_p = standard_primitive("eig", _eig_abstract_eval, _eig_lowering, "cpu")
+def_batch_sharding(eig_p, (2,))
 eig_p.def_lowering(_eig_gpu_lowering, "gpu")
 eig_p.multiple_results = True
 _batching_rule(eig_p)
@@ -289,6 +291,7 @@ def _schur_lowering(ctx, x, *, compute_schur_vectors, sort_eig_vals, select_call
 
 schur_p = standard_primitive("schur", _schur_abstract_eval, _schur_lowering, "cpu")
 schur_p.multiple_results = True
+def_batch_sharding(schur_p, (2,))
 _batching_rule(schur_p)
 
 
@@ -331,6 +334,7 @@ hessenberg_p = standard_primitive(
     "hessenberg", _hessenberg_abstract_eval, _hessenberg_lowering, "cpu"
 )
 hessenberg_p.multiple_results = True
+def_batch_sharding(hessenberg_p, (2,))
 _batching_rule(hessenberg_p)
 
 
@@ -385,6 +389,7 @@ def _tridiagonal_gpu_lowering(ctx, a, *, lower):
 tridiagonal_p = standard_primitive(
     "tridiagonal", _tridiagonal_abstract_eval, _tridiagonal_lowering, "cpu"
 )
+def_batch_sharding(tridiagonal_p, (2,))
 tridiagonal_p.def_lowering(_tridiagonal_gpu_lowering, "gpu")
 tridiagonal_p.multiple_results = True
 _batching_rule(tridiagonal_p)

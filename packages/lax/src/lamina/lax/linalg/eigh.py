@@ -16,6 +16,7 @@ from lamina.ir import ShapedArray, dtypes
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import add, broadcast_in_dim, convert_element_type, div, mul, sub
 from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
+from lamina.lax.linalg.batch_sharding import def_batch_sharding
 
 __all__ = ["EighImplementation", "eigh", "eigh_p"]
 
@@ -91,6 +92,7 @@ def _gpu_lowering(ctx, x, *, lower, sort_eigenvalues, subset_by_index, algorithm
 
 
 eigh_p = standard_primitive("eigh", _abstract_eval, _lowering, "cpu")
+def_batch_sharding(eigh_p, (2,))
 eigh_p.def_lowering(_gpu_lowering, "gpu")
 eigh_p.multiple_results = True
 

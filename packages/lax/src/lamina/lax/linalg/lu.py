@@ -31,6 +31,7 @@ from lamina.lax.base.primitives import (
 from lamina.lax.base.reshaping import pad, slice_in_dim
 from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
 from lamina.lax.linalg._permutation import pivots_to_permutation
+from lamina.lax.linalg.batch_sharding import def_batch_sharding
 from lamina.lax.linalg.triangular_solve import triangular_solve
 
 __all__ = ["lu", "lu_p", "lu_pivots_to_permutation", "lu_pivots_to_permutation_p"]
@@ -100,6 +101,7 @@ def _gpu_permutation(ctx, pivots, piv_aval, perm_aval):
 
 
 lu_p = standard_primitive("lu", _lu_abstract_eval, _lu_lowering, "cpu")
+def_batch_sharding(lu_p, (2,))
 lu_p.def_lowering(_lu_gpu_lowering, "gpu")
 lu_p.multiple_results = True
 
@@ -214,6 +216,7 @@ def _perm_gpu_lowering(ctx, pivots, *, permutation_size):
 lu_pivots_to_permutation_p = standard_primitive(
     "lu_pivots_to_permutation", _perm_abstract_eval, _perm_lowering
 )
+def_batch_sharding(lu_pivots_to_permutation_p, (1,))
 lu_pivots_to_permutation_p.def_lowering(_perm_gpu_lowering, "gpu")
 
 

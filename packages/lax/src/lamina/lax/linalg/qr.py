@@ -19,6 +19,7 @@ from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import add, broadcast_in_dim, broadcasted_iota, mul, sub
 from lamina.lax.base.reshaping import concatenate, slice_in_dim
 from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
+from lamina.lax.linalg.batch_sharding import def_batch_sharding
 from lamina.lax.linalg.decompositions import solve_with_lu
 from lamina.lax.linalg.triangular_solve import triangular_solve
 from lamina.lax.sorting import sort_key_val
@@ -135,6 +136,7 @@ def _qr_lowering(ctx, x, *, pivoting, full_matrices, use_magma):
 
 
 qr_p = standard_primitive("qr", _qr_abstract_eval, _qr_lowering, "cpu")
+def_batch_sharding(qr_p, (2,))
 qr_p.def_lowering(_qr_lowering, "gpu")
 qr_p.multiple_results = True
 
@@ -269,6 +271,7 @@ def _hh_lowering(ctx, a, taus):
 householder_product_p = standard_primitive(
     "householder_product", _hh_abstract_eval, _hh_lowering, "cpu"
 )
+def_batch_sharding(householder_product_p, (2, 1))
 householder_product_p.def_lowering(_hh_lowering, "gpu")
 
 
@@ -299,6 +302,7 @@ def _geqrf_lowering(ctx, x):
 
 
 geqrf_p = standard_primitive("geqrf", _geqrf_abstract_eval, _geqrf_lowering, "cpu")
+def_batch_sharding(geqrf_p, (2,))
 geqrf_p.def_lowering(_geqrf_lowering, "gpu")
 geqrf_p.multiple_results = True
 

@@ -17,6 +17,7 @@ from lamina.lax.base.operands import FLOAT, aval_of, check_dtype, standard_primi
 from lamina.lax.base.primitives import add, broadcast_in_dim, div, mul, neg, sub
 from lamina.lax.base.reshaping import concatenate, expand_dims, slice_in_dim
 from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
+from lamina.lax.linalg.batch_sharding import def_batch_sharding
 from lamina.lax.linalg.cholesky import cholesky_p
 
 __all__ = [
@@ -125,6 +126,7 @@ def _thomas(dl, d, du, b):
 tridiagonal_solve_p = standard_primitive(
     "tridiagonal_solve", _tds_abstract_eval, _tds_lowering, "cpu"
 )
+def_batch_sharding(tridiagonal_solve_p, (1, 1, 1, 2))
 tridiagonal_solve_p.def_lowering(_tds_gpu_lowering, "gpu")
 _batch_front_rule(tridiagonal_solve_p)
 
@@ -205,6 +207,7 @@ def _ormqr_gpu_lowering(ctx, a, taus, c, *, left, transpose):
 
 
 ormqr_p = standard_primitive("ormqr", _ormqr_abstract_eval, _ormqr_lowering, "cpu")
+def_batch_sharding(ormqr_p, (2, 1, 2))
 ormqr_p.def_lowering(_ormqr_gpu_lowering, "gpu")
 _batch_front_rule(ormqr_p)
 
@@ -300,6 +303,7 @@ def _symprod_cuda_lowering(ctx, a, c, *, alpha, beta):
 symmetric_product_p = standard_primitive(
     "symmetric_product", _symprod_abstract_eval, _symprod_lowering
 )
+def_batch_sharding(symmetric_product_p, (2, 2))
 symmetric_product_p.def_lowering(_symprod_cuda_lowering, "cuda")
 _batch_front_rule(symmetric_product_p)
 

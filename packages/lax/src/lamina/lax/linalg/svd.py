@@ -26,6 +26,7 @@ from lamina.lax.base.primitives import (
     sub,
 )
 from lamina.lax.linalg import _gpu_solver, _lapack, matrix_algebra
+from lamina.lax.linalg.batch_sharding import def_batch_sharding
 
 __all__ = ["SvdAlgorithm", "svd", "svd_p"]
 
@@ -161,6 +162,7 @@ def _gpu_lowering(ctx, x, *, full_matrices, compute_uv, subset_by_index, algorit
 
 
 svd_p = standard_primitive("svd", _abstract_eval, _lowering, "cpu")
+def_batch_sharding(svd_p, (2,))
 svd_p.def_lowering(_gpu_lowering, "gpu")
 svd_p.multiple_results = True
 

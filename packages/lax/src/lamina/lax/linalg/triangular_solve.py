@@ -11,7 +11,7 @@ import numpy as np
 
 from lamina.interpreters import ad, reverse
 from lamina.interpreters.mlir import chlo, hlo, ir
-from lamina.ir import ShapedArray, dtypes
+from lamina.ir import ShapedArray, ShardingTypeError, dtypes, padded_sharding, spec_of
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import convert_element_type, neg
 from lamina.lax.linalg import _lapack, matrix_algebra
@@ -98,6 +98,31 @@ def _hlo_lowering(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit
 
 triangular_solve_p = standard_primitive("triangular_solve", _abstract_eval, _hlo_lowering)
 triangular_solve_p.def_lowering(_lowering, "cpu")
+
+
+@triangular_solve_p.def_sharding
+def _sharding_rule(a, b, *, left_side, transpose_a, **_):
+    """Batch dimensions split alike; neither operand split over the contracted axis."""
+    (*a_batch, a0, a1), (*b_batch, b0, b1) = spec_of(a), spec_of(b)
+    a_spec, b_spec = (a0, a1), (b0, b1)
+    if a_batch != b_batch:
+        raise ShardingTypeError(
+            "All inputs to triangular_solve must have the same batch sharding, but got "
+            f"{tuple(a_batch)} and {tuple(b_batch)}."
+        )
+    like = a.type_sharding or b.type_sharding
+    for name, x, spec, axis in (
+        ("a", a, a_spec, left_side ^ transpose_a),
+        ("b", b, b_spec, not left_side),
+    ):
+        if spec[axis] is not None:
+            raise ShardingTypeError(
+                f"triangular solve input `{name}` must be unsharded on the contracting axis, "
+                f"but got {padded_sharding(x, like).spec} with left_side={left_side} and "
+                f"transpose_a={transpose_a}."
+            )
+    out = (a_spec[transpose_a], b_spec[1]) if left_side else (b_spec[0], a_spec[not transpose_a])
+    return (*a_batch, *out)
 
 
 def _jvp(primals, tangents, **params):

@@ -13,7 +13,17 @@ import numpy as np
 
 from lamina.interpreters import Tracer, ad, batching, jit, reverse
 from lamina.interpreters.mlir import eval_dynamic_shape_as_tensor, hlo, ir
-from lamina.ir import ShapedArray, canonicalize_dim, dtypes, is_constant_shape, is_symbolic_dim
+from lamina.ir import (
+    ShapedArray,
+    ShardingTypeError,
+    canonicalize_dim,
+    dtypes,
+    is_constant_shape,
+    is_symbolic_dim,
+    resized_spec,
+    spec_of,
+    typed_str,
+)
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
 from lamina.lax.base.primitives import add, broadcast_in_dim, lt, select_n, to_dtype
 from lamina.lax.base.reshaping import check_slice_sizes, concatenate, expand_dims, squeeze
@@ -86,6 +96,9 @@ def _symbolic_dynamic_slice(ctx, x, indices, slice_sizes):
 
 dynamic_slice_p = standard_primitive(
     "dynamic_slice", _dynamic_slice_abstract_eval, _dynamic_slice_lowering
+)
+dynamic_slice_p.def_sharding(
+    lambda x, *indices, slice_sizes: resized_spec(x, slice_sizes, "dynamic_slice")
 )
 
 
@@ -161,6 +174,19 @@ def _dynamic_update_slice_lowering(ctx, x, update, *indices):
 dynamic_update_slice_p = standard_primitive(
     "dynamic_update_slice", _dynamic_update_slice_abstract_eval, _dynamic_update_slice_lowering
 )
+
+
+@dynamic_update_slice_p.def_sharding
+def _dynamic_update_slice_sharding(x, update, *indices):
+    """The update must be split as the operand is."""
+    if spec_of(x) != spec_of(update):
+        like = x.type_sharding if x.type_sharding is not None else update.type_sharding
+        raise ShardingTypeError(
+            "dynamic_update_slice operand sharding must be equal to update sharding, got "
+            f"operand sharding {typed_str(x, like)} and update sharding "
+            f"{typed_str(update, like)}."
+        )
+    return spec_of(x)
 
 
 def _dynamic_update_slice_jvp(primals, tangents, **params):

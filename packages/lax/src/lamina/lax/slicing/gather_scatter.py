@@ -28,11 +28,13 @@ from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import eval_dynamic_shape_as_tensor, hlo, ir
 from lamina.ir import (
     ShapedArray,
+    ShardingTypeError,
     canonicalize_dim,
     dtypes,
     is_constant_shape,
     parse_call_args,
     register_value_reader,
+    spec_of,
 )
 from lamina.lax.base import primitives as ew
 from lamina.lax.base.operands import aval_of, check_same_dtypes, standard_primitive
@@ -349,6 +351,36 @@ def _gather_lowering(ctx, operand, indices, *, dimension_numbers, slice_sizes,
 gather_p = standard_primitive("gather", _gather_abstract_eval, _gather_lowering)
 
 
+@gather_p.def_sharding
+def _gather_sharding(operand, indices, *, dimension_numbers, slice_sizes, **_):
+    """Slices that cut into split operand dimensions, split index vectors or split
+    lookups over an unbatched operand would need collectives: JAX asks for
+    ``out_sharding`` then. Otherwise offset dimensions keep the operand's splits and
+    the others the indices' (a batch dimension the split of either side)."""
+    dn = dimension_numbers
+    ops, ixs = spec_of(operand), list(spec_of(indices))
+    rank = len(dn.offset_dims) + indices.ndim - 1
+    if all(e is None for e in (*ops, *ixs)):
+        return (None,) * rank
+    pairs = list(zip(dn.operand_batching_dims, dn.start_indices_batching_dims, strict=True))
+    ok = all(slice_sizes[d] == operand.shape[d] or ops[d] is None for d in dn.start_index_map)
+    ok = ok and all(None in (ixs[i], ops[d]) or ixs[i] == ops[d] for d, i in pairs)
+    batched = set(dn.start_indices_batching_dims)
+    ok = ok and all(e is None for i, e in enumerate(ixs) if i not in batched)
+    if not ok:
+        raise ShardingTypeError(
+            "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather "
+            "indexing as out sharding could not be resolved unambiguously (or would require "
+            f"collectives on inputs). Got operand={operand!r}, indices={indices!r}"
+        )
+    for d, i in pairs:
+        ixs[i] = ixs[i] if ixs[i] is not None else ops[d]
+    dropped = {*dn.collapsed_slice_dims, *dn.operand_batching_dims}
+    kept = iter(d for d in range(operand.ndim) if d not in dropped)
+    rest = iter(ixs)
+    return tuple(ops[next(kept)] if k in dn.offset_dims else next(rest) for k in range(rank))
+
+
 def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_indices=False,
            indices_are_sorted=False, mode=None, fill_value=None):  # fmt: skip
     """Slices of ``operand`` of size ``slice_sizes`` starting where ``start_indices``
@@ -407,7 +439,9 @@ def _gather_transpose(ct, operand, indices, *, dimension_numbers, slice_sizes,
         raise NotImplementedError("gather is not linear in its indices")
     aval = operand.aval
     ct = ad.instantiate_zeros(ct)
-    zeros = broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
+    zeros = broadcast_in_dim(
+        np.zeros((), aval.dtype), aval.shape, (), out_sharding=aval.type_sharding
+    )
     jaxpr, consts = scatter_jaxpr("add", aval.dtype)
     out = scatter_add_p.bind(
         zeros,
@@ -662,6 +696,60 @@ scatter_sub_p = _scatter_primitive("scatter-sub")
 scatter_mul_p = _scatter_primitive("scatter-mul")
 scatter_min_p = _scatter_primitive("scatter-min")
 scatter_max_p = _scatter_primitive("scatter-max")
+
+
+def _scatter_sharding(operand, indices, updates, *, dimension_numbers, **_):
+    """Scatters resolve as the inverse gather: batch dimensions split alike on all
+    sides, window dimensions split alike on operand and updates (or unsplit when the
+    window is partial), no other split on indices or updates; else JAX asks for
+    ``out_sharding``."""
+    dn = dimension_numbers
+    ops, ixs, ups = spec_of(operand), spec_of(indices), spec_of(updates)
+    if all(e is None for e in (*ops, *ixs, *ups)):
+        return ops
+    vector_dim = indices.ndim - 1
+    update_dims: list = list(range(vector_dim))
+    for d in dn.update_window_dims:
+        update_dims.insert(d, None)
+    up_batch = tuple(update_dims.index(i) for i in dn.scatter_indices_batching_dims)
+    dropped = {*dn.inserted_window_dims, *dn.operand_batching_dims}
+    kept = [d for d in range(operand.ndim) if d not in dropped]
+    windows = list(zip(dn.update_window_dims, kept, strict=False))
+    batch = list(
+        zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims, up_batch, strict=True)
+    )
+    ok = all(len({e for e in (ops[o], ixs[i], ups[u]) if e is not None}) <= 1 for o, i, u in batch)
+    ok = ok and all(
+        (updates.shape[u] == operand.shape[o] and ups[u] == ops[o])
+        or (ups[u] is None and ops[o] is None)
+        for u, o in windows
+    )
+    ok = ok and all(ops[d] is None for d in dn.inserted_window_dims)
+    ok = ok and all(
+        e is None for i, e in enumerate(ups) if i not in up_batch and i not in dn.update_window_dims
+    )
+    ok = ok and all(
+        e is None
+        for i, e in enumerate(ixs[:vector_dim])
+        if i not in dn.scatter_indices_batching_dims
+    )
+    if not ok or ixs[vector_dim] is not None:
+        raise ShardingTypeError(
+            "Use `.at[...].set/add/mul/...(out_sharding=)` to provide output PartitionSpec for "
+            "the scatter update as out sharding could not be resolved unambiguously (or would "
+            "require collectives on inputs). Got "
+            f"operand={operand!r}, indices={indices!r}, updates={updates!r}"
+        )
+    out = list(ops)
+    for o, i, u in batch:
+        out[o] = out[o] if out[o] is not None else ixs[i] if ixs[i] is not None else ups[u]
+    for u, o in windows:
+        out[o] = out[o] if out[o] is not None else ups[u]
+    return tuple(out)
+
+
+for _p in (scatter_p, scatter_add_p, scatter_sub_p, scatter_mul_p, scatter_min_p, scatter_max_p):
+    _p.def_sharding(_scatter_sharding)
 
 
 def _dnums(dimension_numbers) -> ScatterDimensionNumbers:

@@ -14,7 +14,7 @@ import numpy as np
 
 from lamina.interpreters import ad, custom_jvp
 from lamina.interpreters.mlir import hlo
-from lamina.ir import ShapedArray
+from lamina.ir import ShapedArray, ShardingTypeError, spec_of
 from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import FLOAT, NUMBER, aval_of, check_dtype, standard_primitive
 from lamina.lax.base.primitives import (
@@ -93,6 +93,16 @@ def _cumulative(name, identity, combine, accepted=(NUMBER,)):
         return list(op.results)
 
     prim = standard_primitive(name, abstract_eval, lowering)
+
+    def sharding_rule(x, *, axis, reverse):
+        if spec_of(x)[axis] is not None:
+            raise ShardingTypeError(
+                "Input should be unsharded over the axis being reduced. Got input "
+                f"type={x} and axis={axis}"
+            )
+        return spec_of(x)
+
+    prim.def_sharding(sharding_rule)
 
     def batching_rule(axis_data, vals, dims, *, axis, reverse):
         (x,), (d,) = vals, dims

@@ -13,7 +13,7 @@ import numpy as np
 
 from lamina.interpreters import Tracer, ad, batching, def_standard_impl, lower_jaxpr_body
 from lamina.interpreters.mlir import hlo
-from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, dtypes, tree_util
+from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, dtypes, resized_spec, tree_util
 from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import ANY, NUMBER, aval_of, check_dtype, standard_primitive
 from lamina.lax.base.primitives import max_identity, min_identity, reduce_region
@@ -70,6 +70,9 @@ def _window_primitive(name, accepted, identity, combine):
 
     prim = standard_primitive(name, abstract_eval, lowering)
     prim.def_batching(_window_batching(prim))
+    prim.def_sharding(
+        lambda x, **params: resized_spec(x, abstract_eval(x, **params).shape, "reduce_window")
+    )
     return prim
 
 
@@ -145,6 +148,14 @@ reduce_window_p = Primitive("reduce_window")
 reduce_window_p.multiple_results = True
 reduce_window_p.def_abstract_eval(_general_abstract_eval)
 reduce_window_p.def_lowering(_general_lowering)
+
+
+@reduce_window_p.def_sharding
+def _general_sharding(*avals, **params):
+    outs = _general_abstract_eval(*avals, **params)
+    return [resized_spec(a, o.shape, "reduce_window") for a, o in zip(avals, outs, strict=False)]
+
+
 def_standard_impl(reduce_window_p)
 
 

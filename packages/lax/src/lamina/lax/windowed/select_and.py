@@ -15,7 +15,14 @@ import numpy as np
 
 from lamina.interpreters import ad, batching, def_standard_impl, lower_jaxpr_body, reverse
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import Primitive, ShapedArray
+from lamina.ir import (
+    Primitive,
+    ShapedArray,
+    ShardingTypeError,
+    padded_sharding,
+    resized_spec,
+    spec_of,
+)
 from lamina.lax.base import primitives as prims
 from lamina.lax.base.operands import aval_of, standard_primitive
 from lamina.lax.base.primitives import compare_hlo, max_identity, min_identity, reduce_region
@@ -82,6 +89,18 @@ def _gather_lowering(ctx, tangents, operand, *, select_prim, **params):
 select_and_gather_add_p = standard_primitive(
     "select_and_gather_add", _gather_abstract_eval, _gather_lowering
 )
+
+
+@select_and_gather_add_p.def_sharding
+def _gather_sharding(tangents, operand, **params):
+    if spec_of(tangents) != spec_of(operand):
+        like = operand.type_sharding or tangents.type_sharding
+        raise ShardingTypeError(
+            "select_and_gather_add tangents and operand shardings must match, got "
+            f"{padded_sharding(tangents, like)} and {padded_sharding(operand, like)}."
+        )
+    shape = _gather_abstract_eval(tangents, operand, **params).shape
+    return resized_spec(operand, shape, "reduce_window")
 
 
 def select_and_gather_add(tangents, operand, select_name, **params):
@@ -230,6 +249,7 @@ def _scatter_lowering(
 select_and_scatter_add_p = standard_primitive(
     "select_and_scatter_add", _scatter_abstract_eval, _scatter_lowering
 )
+select_and_scatter_add_p.def_sharding(lambda source, operand, **_: spec_of(operand))
 
 
 def _scatter_batching(axis_data, vals, dims, **params):
@@ -328,4 +348,5 @@ def _general_scatter_lowering(
 select_and_scatter_p = Primitive("select_and_scatter")
 select_and_scatter_p.def_abstract_eval(_general_scatter_abstract_eval)
 select_and_scatter_p.def_lowering(_general_scatter_lowering)
+select_and_scatter_p.def_sharding(lambda operand, source, init_value, **_: spec_of(operand))
 def_standard_impl(select_and_scatter_p)

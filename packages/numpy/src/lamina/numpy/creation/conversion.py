@@ -10,7 +10,7 @@ import operator
 import numpy as np
 from lamina import lax
 from lamina.interpreters import Tracer, copy_array, device_put_value, dlpack, placement
-from lamina.ir import dtypes
+from lamina.ir import dtypes, out_type_sharding, type_placements, typed_result
 from lamina.lax import to_dtype
 from lamina.numpy.base.arguments import aval_of, check_arraylike, to_array
 
@@ -32,6 +32,26 @@ def place(out, device):
         return out  # float0 values stay on the host, as in JAX
 
     return copy_array(out, placement(device)[0])
+
+
+def chosen_sharding(device, out_sharding, api_name: str):
+    """The ``out_sharding=`` argument of a creation function as a sharding over the
+    abstract mesh (``None`` when not given); JAX's error when ``device`` is given too."""
+    if device is not None and out_sharding is not None:
+        raise ValueError(
+            "Only one of `device` or `out_sharding` can be set. Got "
+            f"device={device!r} and out_sharding={out_sharding!r}"
+        )
+    return out_type_sharding(out_sharding, api_name)
+
+
+def place_typed(out, sharding):
+    """``out`` laid out by ``sharding`` (over the abstract mesh) on the devices of the
+    mesh in force; tracers are left as they are."""
+    if sharding is None or isinstance(out, Tracer):
+        return out
+    (concrete,) = type_placements([typed_result(out.aval, sharding)])
+    return out if concrete is None else copy_array(out, concrete)
 
 
 # --------------------------------------------------------------------- array / asarray
@@ -204,7 +224,7 @@ def array(
     ndmin = operator.index(ndmin)
     if out.ndim < ndmin:
         out = lax.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
-    return place(out, device if device is not None else out_sharding)
+    return place_typed(place(out, device), chosen_sharding(device, out_sharding, "jnp.array"))
 
 
 def asarray(a, dtype=None, order=None, *, copy=None, device=None, out_sharding=None):
@@ -213,7 +233,10 @@ def asarray(a, dtype=None, order=None, *, copy=None, device=None, out_sharding=N
     if dtype is not None:
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "asarray")
     out = _to_array_of(a, dtype, bool(copy))
-    return place(out, device if device is not None else out_sharding)
+    sharding = chosen_sharding(device, out_sharding, "jnp.array")
+    if not copy and device is None and type(a) is np.ndarray and dtype in (None, a.dtype):
+        return out  # as in JAX, a NumPy array taken without a copy skips out_sharding
+    return place_typed(place(out, device), sharding)
 
 
 def astype(x, dtype, /, *, copy=False, device=None):

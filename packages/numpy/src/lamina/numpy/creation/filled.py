@@ -19,7 +19,7 @@ from lamina.ir import (
 )
 from lamina.lax import to_dtype, wrap_key_data
 from lamina.numpy.base.arguments import aval_of, check_arraylike, from_jax_array, is_arraylike
-from lamina.numpy.creation.conversion import asarray, place
+from lamina.numpy.creation.conversion import asarray, chosen_sharding, place
 
 __all__ = [
     "empty",
@@ -71,26 +71,27 @@ def canonical_shape(shape, fun_name: str, arg_name: str | None = None) -> tuple[
     return tuple(out)
 
 
-def _filled(fun_name, shape, value, dtype, device):
+def _filled(fun_name, shape, value, dtype, device, out_sharding):
     shape = canonical_shape(shape, fun_name)
     dtype = dtypes.default_float_dtype() if dtype is None else dtype
     dtype = dtypes.check_and_canonicalize_user_dtype(dtype, fun_name)
-    return place(lax.full(shape, value, dtype), device)
+    sharding = chosen_sharding(device, out_sharding, f"jnp.{fun_name}")
+    return place(lax.full(shape, value, dtype, sharding=sharding), device)
 
 
 def zeros(shape, dtype=None, *, device=None, out_sharding=None):
     """An array of zeros (default dtype: float32, or float64 with x64 on)."""
-    return _filled("zeros", shape, 0, dtype, device if device is not None else out_sharding)
+    return _filled("zeros", shape, 0, dtype, device, out_sharding)
 
 
 def ones(shape, dtype=None, *, device=None, out_sharding=None):
     """An array of ones."""
-    return _filled("ones", shape, 1, dtype, device if device is not None else out_sharding)
+    return _filled("ones", shape, 1, dtype, device, out_sharding)
 
 
 def empty(shape, dtype=None, *, device=None, out_sharding=None):
     """An array of ``shape``; XLA arrays are never uninitialized, so it holds zeros."""
-    return _filled("empty", shape, 0, dtype, device if device is not None else out_sharding)
+    return _filled("empty", shape, 0, dtype, device, out_sharding)
 
 
 def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
@@ -101,12 +102,13 @@ def full(shape, fill_value, dtype=None, *, device=None, out_sharding=None):
     shape = canonical_shape(shape, "full")
     if dtype is not None:
         dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "full")
-    target = device if device is not None else out_sharding
+    sharding = chosen_sharding(device, out_sharding, "jnp.full")
     if dtype == dtypes.float0 and np.ndim(fill_value):  # float0 holds no data to broadcast
         fill_value = 0
     if np.ndim(fill_value) == 0:
-        return place(lax.full(shape, _wrapped_scalar(fill_value, dtype), dtype), target)
-    return place(_broadcast_fill(asarray(fill_value, dtype=dtype), shape), target)
+        out = lax.full(shape, _wrapped_scalar(fill_value, dtype), dtype, sharding=sharding)
+        return place(out, device)
+    return place(_broadcast_fill(asarray(fill_value, dtype=dtype), shape, sharding), device)
 
 
 def _wrapped_scalar(value, dtype):
@@ -125,7 +127,7 @@ def _wrapped_scalar(value, dtype):
     return value
 
 
-def _broadcast_fill(fill, shape):
+def _broadcast_fill(fill, shape, sharding=None):
     if fill.ndim > len(shape) or any(
         d not in (1, s) for d, s in zip(fill.shape, shape[len(shape) - fill.ndim :], strict=True)
     ):
@@ -134,10 +136,10 @@ def _broadcast_fill(fill, shape):
             f"requested type={fill.aval.update(shape=shape).str_short()}"
         )
     dims = tuple(range(len(shape) - fill.ndim, len(shape)))
-    return lax.broadcast_in_dim(fill, shape, dims)
+    return lax.broadcast_in_dim(fill, shape, dims, out_sharding=sharding)
 
 
-def _like(fun_name, a, fill_value, dtype, shape, device):
+def _like(fun_name, a, fill_value, dtype, shape, device, out_sharding=None):
     is_ref = type(getattr(a, "aval", None)) is AbstractRef
     if (is_ref or not is_arraylike(a)) and hasattr(a, "shape") and hasattr(a, "dtype"):
         # A ShapeDtypeStruct, eval_shape's output, or a reference: anything with a shape
@@ -156,11 +158,14 @@ def _like(fun_name, a, fill_value, dtype, shape, device):
         return place(_keys_like(aval.dtype, fill_value, out_shape), device)
     out_dtype = aval.dtype if dtype is None else dtype
     weak = dtype is None and aval.weak_type
+    sharding = chosen_sharding(device, out_sharding, fun_name)
     if np.ndim(fill_value) == 0:
-        out = lax.full_like(a, _wrapped_scalar(fill_value, out_dtype), dtype, out_shape)
+        given = None if shape is None else out_shape
+        fill = _wrapped_scalar(fill_value, out_dtype)
+        out = lax.full_like(a, fill, dtype, given, sharding=sharding)
     else:
         fill = to_dtype(asarray(fill_value), out_dtype, weak)
-        out = _broadcast_fill(fill, out_shape)
+        out = _broadcast_fill(fill, out_shape, sharding)
     return place(out, device)
 
 
@@ -175,13 +180,13 @@ def _keys_like(key_dtype, fill_value, shape):
 def zeros_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
     """Zeros with the shape and dtype of ``a`` (weak if ``a`` is), unless given."""
     a = from_jax_array(a)
-    return _like("zeros_like", a, 0, dtype, shape, device or out_sharding)
+    return _like("zeros_like", a, 0, dtype, shape, device, out_sharding)
 
 
 def ones_like(a, dtype=None, shape=None, *, device=None, out_sharding=None):
     """Ones with the shape and dtype of ``a`` (weak if ``a`` is), unless given."""
     a = from_jax_array(a)
-    return _like("ones_like", a, 1, dtype, shape, device or out_sharding)
+    return _like("ones_like", a, 1, dtype, shape, device, out_sharding)
 
 
 def empty_like(prototype, dtype=None, shape=None, *, device=None):
@@ -195,4 +200,4 @@ def full_like(a, fill_value, dtype=None, shape=None, *, device=None, out_shardin
     """``fill_value`` (a scalar or an array broadcasting to the shape) in an array with
     the shape and dtype of ``a``, unless given."""
     a = from_jax_array(a)
-    return _like("full_like", a, fill_value, dtype, shape, device or out_sharding)
+    return _like("full_like", a, fill_value, dtype, shape, device, out_sharding)

@@ -15,7 +15,7 @@ from lamina.ir import dtypes, is_symbolic_dim
 from lamina.lax import to_dtype
 from lamina.numpy.base.arguments import aval_of, check_arraylike, is_arraylike, to_array
 from lamina.numpy.base.static_values import concrete, concrete_index
-from lamina.numpy.creation.conversion import asarray
+from lamina.numpy.creation.conversion import asarray, chosen_sharding
 
 __all__ = ["arange", "geomspace", "linspace", "logspace"]
 
@@ -67,20 +67,26 @@ def arange(start, stop=None, step=None, dtype=None, *, device=None, out_sharding
         )
     if stop is None:
         start, stop = 0, start
+    sharding = chosen_sharding(device, out_sharding, "jnp.arange")
     first, last = _python_number(start), _python_number(stop)
     if step is not None:
         size = max(0, math.ceil((last - first) / _python_number(step)))
         # Narrow floats would lose the positions; count in float32 and round at the end.
         narrow = dtypes.issubdtype(dtype, np.floating) and dtypes.finfo(dtype).bits < 32
         working = np.dtype(np.float32) if narrow else dtype
-        positions = lax.mul(to_dtype(step, working), lax.iota(working, size))
+        positions = lax.mul(to_dtype(step, working), _iota(working, size, sharding))
         out = to_dtype(lax.add(to_dtype(start, working), positions), dtype)
     elif first == 0:
-        out = lax.iota(dtype, max(0, math.ceil(last)))
+        out = _iota(dtype, max(0, math.ceil(last)), sharding)
     else:
         size = max(0, math.ceil(last - first))
-        out = lax.add(to_dtype(start, dtype), lax.iota(dtype, size))
-    return _placed(out, device if device is not None else out_sharding)
+        out = lax.add(to_dtype(start, dtype), _iota(dtype, size, sharding))
+    return _placed(out, device)
+
+
+def _iota(dtype, size, sharding):
+    """``0, 1, ..., size - 1``, typed by ``sharding`` (an ``out_sharding=``) if given."""
+    return lax.broadcasted_iota(dtype, (size,), 0, out_sharding=sharding)
 
 
 def _placed(out, device):

@@ -17,6 +17,7 @@ import operator
 import warnings
 
 import numpy as np
+from lamina.interpreters import Tracer
 from lamina.ir import dtypes, is_symbolic_dim, max_dim
 from lamina.lax import (
     GatherDimensionNumbers,
@@ -59,7 +60,7 @@ def getitem(x, idx, *, indices_are_sorted=False, unique_indices=False, mode=None
     aval = aval_of(x)
     parsed = parse_index(idx, aval.shape, wrap_negative_indices)
     parsed_mode = None if mode is None else GatherScatterMode.from_any(mode)
-    if not parsed.has_arrays and parsed_mode in _BASIC_MODES:
+    if not parsed.has_arrays and parsed_mode in _BASIC_MODES and not _sharded_part(x, parsed):
         out = _static_slicing(x, parsed, wrap_negative_indices, parsed_mode)
         if out is None:
             out = _dynamic_slicing(x, parsed, wrap_negative_indices)
@@ -115,6 +116,20 @@ def _in_bounds(parsed, wrap) -> bool:
         for e, size in zip(parsed.entries, parsed.expanded_shape, strict=True)
         if isinstance(e, StaticInt)
     )
+
+
+def _sharded_part(x, parsed) -> bool:
+    """Whether ``x`` is an array laid out over several devices and the index takes part
+    of an axis: JAX reads that with a gather (whose sharding rule applies), not a slice."""
+    sharding = None if isinstance(x, Tracer) else getattr(x, "sharding", None)
+    if sharding is None or sharding.num_devices == 1:
+        return False
+    for entry, size in zip(parsed.entries, parsed.expanded_shape, strict=True):
+        if not isinstance(entry, Window):
+            return True
+        if not entry.new_axis and (abs(entry.step) != 1 or entry.length != size):
+            return True
+    return False
 
 
 def _static_slicing(x, parsed, wrap, mode):

@@ -8,6 +8,7 @@ from functools import partial
 import numpy as np
 from lamina import lax
 from lamina.interpreters import ConcretizationTypeError, jit
+from lamina.ir import spec_of
 from lamina.numpy.base.arguments import canonicalize_axis, check_arraylike, to_array
 from lamina.numpy.base.static_values import as_array, concrete_value, is_unknown
 from lamina.numpy.manipulation.static import gather_along, scatter_1d, shape_of, take_static
@@ -61,6 +62,9 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None
         x = lax.reshape(x, (int(np.prod(shape_of(x), dtype=np.int64)),))
         axis = 0
     axis = canonicalize_axis(axis, len(shape_of(x)))
+    split = x.aval.type_sharding is not None and spec_of(x.aval)[axis] is not None
+    if split and out_sharding is None:
+        raise ValueError("Please pass sharding to `jnp.repeat` via `out_sharding` parameter.")
     size = shape_of(x)[axis]
     if is_unknown(repeats):
         if total_repeat_length is None:
@@ -136,6 +140,8 @@ def _tile_compiled(x, reps: tuple[int, ...]):
     reps = (1,) * (ndim - len(reps)) + reps
     if all(r == 1 for r in reps):
         return lax.reshape(x, shape) if shape != shape_of(x) else x
+    if x.aval.type_sharding is not None:  # tile keeps the splits (JAX's error for others)
+        return lax.tile(lax.reshape(x, shape) if shape != shape_of(x) else x, reps)
     interleaved = tuple(v for pair in zip(reps, shape, strict=True) for v in pair)
     dims = tuple(range(1, 2 * ndim, 2))
     wide = lax.broadcast_in_dim(lax.reshape(x, shape), interleaved, dims)

@@ -73,7 +73,8 @@ def argsort(a, axis=-1, *, kind=None, order=None, stable=True, descending=False,
         index_dtype = dtypes.check_and_canonicalize_user_dtype(dtype, "argsort")
     if not shape:
         return lax.full((), 0, index_dtype)
-    iota = lax.broadcasted_iota(index_dtype, shape, dim)
+    # the indices typed as the array is, as in JAX
+    iota = lax.broadcasted_iota(index_dtype, shape, dim, out_sharding=aval_of(arr).type_sharding)
     if descending and stable:
         # Reversing first makes the stable ascending sort, reversed back, keep equal
         # elements in their original order.
