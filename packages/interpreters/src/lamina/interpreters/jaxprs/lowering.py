@@ -760,7 +760,7 @@ def lower_jaxpr(
     ordered = ordered_effects_of(jaxpr.effects)
     n_tok = len(ordered)
 
-    context = mb.make_context()
+    context = mb.lowering_context()
     with context, ir.Location.unknown():
         module = ir.Module.create()
         attrs = module.operation.attributes

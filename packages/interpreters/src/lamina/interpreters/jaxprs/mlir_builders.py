@@ -7,6 +7,7 @@ values, constants, broadcasts and conversions.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +27,7 @@ __all__ = [
     "iota",
     "ir_type",
     "ir_types",
+    "lowering_context",
     "make_context",
     "reshape",
 ]
@@ -46,6 +48,31 @@ def make_context() -> ir.Context:
     stablehlo.register_dialect(context)
     chlo.register_dialect(context)
     sdy.register_dialect(context)  # Shardy attributes, in modules lamina.export reads
+    return context
+
+
+# Making a context and loading its dialects costs about 2 ms, as much as lowering a
+# small program: lowerings share one context per thread (a module keeps its context
+# alive). Its uniqued attributes (constants above all) live as long as it does, so a
+# context serves a bounded number of modules and bytes of constants, then a new one
+# takes over.
+_CONTEXT_MODULES = 100
+_CONTEXT_CONSTANT_BYTES = 16 << 20
+_lowering = threading.local()
+
+
+def lowering_context() -> ir.Context:
+    """The calling thread's context for a new module (see ``_CONTEXT_MODULES``)."""
+    state = _lowering.__dict__
+    context = state.get("context")
+    if (
+        context is None
+        or state["modules"] >= _CONTEXT_MODULES
+        or state["constant_bytes"] >= _CONTEXT_CONSTANT_BYTES
+    ):
+        context = state["context"] = make_context()
+        state["modules"] = state["constant_bytes"] = 0
+    state["modules"] += 1
     return context
 
 
@@ -182,6 +209,8 @@ def _dense_attr(x: np.ndarray) -> ir.Attribute:
 
 
 def _new_dense_attr(x: np.ndarray) -> ir.Attribute:
+    if "context" in _lowering.__dict__:
+        _lowering.constant_bytes += x.nbytes
     x = np.ascontiguousarray(x).reshape(x.shape)  # ascontiguousarray makes 0-d 1-d
     return ir.DenseElementsAttr.get(x, type=dtype_to_ir_type(x.dtype), shape=x.shape)
 
