@@ -21,14 +21,18 @@ from lamina.ir import AbstractToken, ShapedArray, dtypes, physical_aval
 __all__ = [
     "broadcast_in_dim",
     "broadcast_to",
+    "cached_attribute",
     "constant",
     "convert",
     "dtype_to_ir_type",
+    "elementwise",
+    "i64_array",
     "iota",
     "ir_type",
     "ir_types",
     "lowering_context",
     "make_context",
+    "operation",
     "reshape",
 ]
 
@@ -153,6 +157,7 @@ _tensor_types_context: list = [None]
 
 
 _scalar_attrs: dict[tuple, ir.Attribute] = {}  # by (dtype, bytes), in that context too
+_attributes: dict[Any, ir.Attribute] = {}  # see cached_attribute, in that context too
 
 
 def _current_context() -> None:
@@ -161,7 +166,45 @@ def _current_context() -> None:
     if _tensor_types_context[0] is not context:
         _tensor_types.clear()
         _scalar_attrs.clear()
+        _attributes.clear()
         _tensor_types_context[0] = context
+
+
+def operation(name: str, result_types: Sequence[ir.Type], operands: Sequence[ir.Value],
+              attributes: dict | None = None, regions: int = 0) -> ir.Operation:  # fmt: skip
+    """The operation ``name`` (``stablehlo.add``) made in one call to the bindings: the
+    generated builders (``stablehlo.add(x, y)``) spend a few microseconds of Python per
+    operation, which the ops a lowering makes most add up to much of its time."""
+    return ir.Operation.create(name, result_types, operands, attributes, regions=regions)
+
+
+def elementwise(name: str, *operands: ir.Value) -> ir.Value:
+    """The result of the elementwise operation ``name``, of its first operand's type."""
+    return ir.Operation.create(name, [operands[0].type], operands).result
+
+
+def cached_attribute(key: Any, make: Any) -> ir.Attribute:
+    """The attribute ``make()`` made for ``key`` (hashable, naming what it holds) in the
+    current context, made once per context."""
+    _current_context()
+    try:
+        found = _attributes.get(key)
+    except TypeError:  # unhashable: made every time
+        return make()
+    if found is None:
+        found = _attributes[key] = make()
+    return found
+
+
+def i64_array(values: Sequence[int]) -> ir.Attribute:
+    """A ``DenseI64ArrayAttr`` (``array<i64: 0, 1>``), made once per context."""
+    key = tuple(values)
+    return cached_attribute(("i64", key), lambda: ir.DenseI64ArrayAttr.get(list(key)))
+
+
+def _broadcast(type_: ir.Type, value: ir.Value, dims: Sequence[int]) -> ir.Value:
+    attributes = {"broadcast_dimensions": i64_array(dims)}
+    return ir.Operation.create("stablehlo.broadcast_in_dim", [type_], [value], attributes).result
 
 
 def _tensor_type(shape: tuple, dtype: np.dtype) -> ir.Type:
@@ -233,8 +276,12 @@ def constant(value, aval: ShapedArray | None = None) -> ir.Value:
         kept = [ax for ax in range(x.ndim) if x.strides[ax] != 0]
         core = x[tuple(slice(None) if ax in kept else 0 for ax in range(x.ndim))]
         out_type = ir.RankedTensorType.get(x.shape, dtype_to_ir_type(x.dtype))
-        return stablehlo.broadcast_in_dim(out_type, stablehlo.constant(_dense_attr(core)), kept)
-    return stablehlo.constant(_dense_attr(x))
+        return _broadcast(out_type, _constant(_dense_attr(core)), kept)
+    return _constant(_dense_attr(x))
+
+
+def _constant(attr: ir.Attribute) -> ir.Value:
+    return ir.Operation.create("stablehlo.constant", [attr.type], [], {"value": attr}).result
 
 
 def broadcast_in_dim(value: ir.Value, aval_out: ShapedArray, dims: Sequence[int]) -> ir.Value:
@@ -243,7 +290,7 @@ def broadcast_in_dim(value: ir.Value, aval_out: ShapedArray, dims: Sequence[int]
     if not dim_values.is_static_shape(aval_out.shape):
         sizes = dim_values.shape_tensor(aval_out.shape)
         return stablehlo.dynamic_broadcast_in_dim(ir_type(aval_out), value, sizes, list(dims))
-    return stablehlo.broadcast_in_dim(ir_type(aval_out), value, list(dims))
+    return _broadcast(ir_type(aval_out), value, dims)
 
 
 def reshape(value: ir.Value, aval_out: ShapedArray) -> ir.Value:
@@ -252,7 +299,7 @@ def reshape(value: ir.Value, aval_out: ShapedArray) -> ir.Value:
     if not dim_values.is_static_shape(aval_out.shape):
         sizes = dim_values.shape_tensor(aval_out.shape)
         return stablehlo.dynamic_reshape(ir_type(aval_out), value, sizes)
-    return stablehlo.reshape(ir_type(aval_out), value)
+    return ir.Operation.create("stablehlo.reshape", [ir_type(aval_out)], [value]).result
 
 
 def iota(aval_out: ShapedArray, dimension: int) -> ir.Value:
@@ -274,7 +321,7 @@ def broadcast_to(value: ir.Value, aval_in: ShapedArray, shape: Sequence[int]) ->
     offset = len(shape) - aval_in.ndim
     dims = list(range(offset, len(shape)))
     if isinstance(aval_in.dtype, np.dtype) and dim_values.is_static_shape(shape):
-        return stablehlo.broadcast_in_dim(_tensor_type(shape, aval_in.dtype), value, dims)
+        return _broadcast(_tensor_type(shape, aval_in.dtype), value, dims)
     return broadcast_in_dim(value, aval_in.update(shape=shape), dims)
 
 
@@ -282,7 +329,8 @@ def convert(value: ir.Value, aval_in: ShapedArray, aval_out: ShapedArray) -> ir.
     """``stablehlo.convert`` between element types; no op when the dtypes agree."""
     if np.dtype(aval_in.dtype) == np.dtype(aval_out.dtype):
         return value
-    return stablehlo.convert(ir_type(aval_out.update(shape=aval_in.shape)), value)
+    out_type = ir_type(aval_out.update(shape=aval_in.shape))
+    return ir.Operation.create("stablehlo.convert", [out_type], [value]).result
 
 
 def func_type(in_avals: Sequence[Any], out_avals: Sequence[Any]) -> ir.FunctionType:
