@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from lamina.interpreters.core.gc_pause import gc_paused
 from lamina.interpreters.core.mlir_bindings import func, hlo, ir
 from lamina.interpreters.jaxprs import dim_values
 from lamina.interpreters.jaxprs import mlir_builders as mb
@@ -786,7 +787,7 @@ def lower_jaxpr(
     n_tok = len(ordered)
 
     context = mb.lowering_context()
-    with context, ir.Location.unknown():
+    with gc_paused(), context, ir.Location.unknown():
         module = ir.Module.create()
         attrs = module.operation.attributes
         attrs["sym_name"] = ir.StringAttr.get(module_name)

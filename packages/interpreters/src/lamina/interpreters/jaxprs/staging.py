@@ -22,6 +22,7 @@ import numpy as np
 
 from lamina.interpreters.core.config import config
 from lamina.interpreters.core.errors import user_frame
+from lamina.interpreters.core.gc_pause import gc_paused
 from lamina.interpreters.core.leak_check import check_for_leaks
 from lamina.interpreters.core.naming import current_name_stack, reset_name_stack
 from lamina.interpreters.core.tracing import (
@@ -231,7 +232,8 @@ def trace_to_jaxpr(
     ``jax_check_tracer_leaks``, tracers kept beyond the trace are reported."""
     trace = DynamicJaxprTrace(debug_info)
     try:
-        closed, outs = _stage(trace, fun, in_avals, debug_info, what, arg_names)
+        with gc_paused():
+            closed, outs = _stage(trace, fun, in_avals, debug_info, what, arg_names)
     finally:
         trace.invalidate()
     if config.jax_check_tracer_leaks:
