@@ -574,7 +574,7 @@ def lower_jaxpr_body(
     # Per primitive: its one rule when lowering for one platform, else its rules.
     rules_of: dict[Primitive, Any] = {}
     one_platform = len(mctx.platforms) == 1
-    constant, rule_context = mb.constant, LoweringRuleContext.for_equation
+    constant, ir_type, rule_context = mb.constant, mb.ir_type, LoweringRuleContext.for_equation
     try:
         for eqn in jaxpr.eqns:
             operands = [
@@ -598,11 +598,16 @@ def lower_jaxpr_body(
                     outs = found(ctx, *operands, **eqn.params)
                     if type(outs) is not list:
                         outs = _flat(outs)
-                _check_results(eqn, outs)
             mctx.name_stack = outer_stack
+            outvars = eqn.outvars
+            if len(outs) != len(outvars):
+                _check_results(eqn, outs)  # raises
+            for value, var in zip(outs, outvars, strict=True):
+                if value.type != ir_type(var.aval):
+                    _check_results(eqn, outs)  # raises
             if mctx.value_sharding is not None:
                 outs = [_annotate_sharding(mctx, v) for v in outs]
-            for var, value in zip(eqn.outvars, outs, strict=True):
+            for var, value in zip(outvars, outs, strict=True):
                 if type(var) is not DropVar:
                     env[var] = value
     finally:
@@ -656,8 +661,8 @@ def _location(mctx: ModuleContext, scope: str, eqn: JaxprEqn) -> ir.Location:
     if frame is None:
         key = (scope, op)
     else:  # lamina's frames name their code object, which stands for file and function
-        code = getattr(frame, "code", None)
-        where = (frame.file_name, frame.function_name) if code is None else code
+        code = getattr(frame, "code", None)  # alive while the module is built: its id holds
+        where = (frame.file_name, frame.function_name) if code is None else id(code)
         key = (scope, op, where, frame.start_line)
     loc = mctx.locations.get(key)
     if loc is None:

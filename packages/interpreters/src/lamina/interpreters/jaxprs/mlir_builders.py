@@ -161,13 +161,17 @@ _attributes: dict[Any, ir.Attribute] = {}  # see cached_attribute, in that conte
 
 
 def _current_context() -> None:
-    """Empty the caches when the current context is not theirs."""
-    context = ir.Context.current
-    if _tensor_types_context[0] is not context:
-        _tensor_types.clear()
-        _scalar_attrs.clear()
-        _attributes.clear()
-        _tensor_types_context[0] = context
+    """Empty the caches when the current context is not theirs (the hot builders make
+    the same check inline)."""
+    if _tensor_types_context[0] is not ir.Context.current:
+        _new_context()
+
+
+def _new_context() -> None:
+    _tensor_types.clear()
+    _scalar_attrs.clear()
+    _attributes.clear()
+    _tensor_types_context[0] = ir.Context.current
 
 
 def operation(name: str, result_types: Sequence[ir.Type], operands: Sequence[ir.Value],
@@ -198,8 +202,13 @@ def cached_attribute(key: Any, make: Any) -> ir.Attribute:
 
 def i64_array(values: Sequence[int]) -> ir.Attribute:
     """A ``DenseI64ArrayAttr`` (``array<i64: 0, 1>``), made once per context."""
-    key = tuple(values)
-    return cached_attribute(("i64", key), lambda: ir.DenseI64ArrayAttr.get(list(key)))
+    key = ("i64", tuple(values))
+    if _tensor_types_context[0] is not ir.Context.current:
+        _new_context()
+    found = _attributes.get(key)
+    if found is None:
+        found = _attributes[key] = ir.DenseI64ArrayAttr.get(list(key[1]))
+    return found
 
 
 def _broadcast(type_: ir.Type, value: ir.Value, dims: Sequence[int]) -> ir.Value:
@@ -221,7 +230,8 @@ def ir_type(aval) -> ir.Type:
     """``tensor<...>`` for a ShapedArray, ``!stablehlo.token`` for a token."""
     if isinstance(aval, ShapedArray):
         key = (aval.shape, aval.dtype)
-        _current_context()
+        if _tensor_types_context[0] is not ir.Context.current:
+            _new_context()
         found = _tensor_types.get(key)
         if found is None:
             if not isinstance(aval.dtype, np.dtype):  # an extended dtype: its physical data

@@ -492,7 +492,7 @@ def _mul_lowering(ctx, x, y, out_dtype=None):
         x, y = (ctx.convert(v, a, b) for v, a, b in zip((x, y), ctx.avals_in, avals, strict=True))
         ctx = ctx.replace(avals_in=avals)
     x, y = ctx.broadcast_to([x, y])
-    return [hlo.multiply(x, y)]
+    return [elementwise("stablehlo.multiply", x, y)]
 
 
 _plain_mul_abstract_eval = abstract_eval_rules[mul_p]
