@@ -448,7 +448,10 @@ class LoweringRuleContext:
         the shape of the first result; operands already of that shape pass through."""
         if shape is None:
             shape = self.avals_out[0].shape
-        return [mb.broadcast_to(v, a, shape) for v, a in zip(values, self.avals_in, strict=True)]
+        return [
+            v if a.shape == shape else mb.broadcast_to(v, a, shape)
+            for v, a in zip(values, self.avals_in, strict=True)
+        ]
 
     def get_token(self, effect) -> ir.Value:
         """The current token of the ordered ``effect``."""

@@ -156,7 +156,8 @@ _tensor_types: dict[tuple, ir.Type] = {}
 _tensor_types_context: list = [None]
 
 
-_scalar_attrs: dict[tuple, ir.Attribute] = {}  # by (dtype, bytes), in that context too
+# Scalar constants' attributes and types, by (dtype, bytes), in that context too.
+_scalar_attrs: dict[tuple, tuple[ir.Attribute, ir.Type]] = {}
 _attributes: dict[Any, ir.Attribute] = {}  # see cached_attribute, in that context too
 
 
@@ -256,8 +257,9 @@ def _dense_attr(x: np.ndarray) -> ir.Attribute:
         _current_context()
         found = _scalar_attrs.get(key)
         if found is None:
-            found = _scalar_attrs[key] = _new_dense_attr(x)
-        return found
+            attr = _new_dense_attr(x)
+            found = _scalar_attrs[key] = (attr, attr.type)
+        return found[0]
     return _new_dense_attr(x)
 
 
@@ -280,6 +282,15 @@ def constant(value, aval: ShapedArray | None = None) -> ir.Value:
     if _is_float0(dtype):
         dtype = np.dtype(np.bool_)
     x = np.asarray(value, dtype=dtype)
+    if not x.shape and x.dtype.kind != "V":  # a scalar (literals, mostly): the fast path
+        key = (x.dtype, x.tobytes())
+        if _tensor_types_context[0] is not ir.Context.current:
+            _new_context()
+        found = _scalar_attrs.get(key)
+        if found is None:
+            attr = _new_dense_attr(x)
+            found = _scalar_attrs[key] = (attr, attr.type)
+        return ir.Operation.create("stablehlo.constant", [found[1]], [], {"value": found[0]}).result
     if _is_float0(x.dtype):
         x = np.zeros(x.shape, np.bool_)
     if x.size > 0 and 0 in x.strides:

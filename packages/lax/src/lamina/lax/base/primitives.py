@@ -2308,14 +2308,17 @@ def reduce_region(op, scalar_types, body):
         hlo.return_(list(body(*block.arguments)))
 
 
-def _reduce(ctx, x, axes, init_value, combine):
-    aval_out = ctx.avals_out[0]
-    scalar = ShapedArray((), aval_out.dtype)
-    init = ctx.constant(init_value, scalar)
+def _reduce(ctx, x, axes, init_value, combine_name):
+    """``stablehlo.reduce`` of ``x`` over ``axes`` from the NumPy scalar ``init_value``
+    with the elementwise op ``combine_name`` (the most frequent reduction: kept lean)."""
+    init = ctx.constant(init_value)
     attributes = {"dimensions": i64_array(axes)}
-    op = operation("stablehlo.reduce", [ctx.ir_type(aval_out)], [x, init], attributes, 1)
-    reduce_region(op, [ctx.ir_type(scalar)], lambda a, b: [combine(a, b)])
-    return list(op.results)
+    op = operation("stablehlo.reduce", [ctx.ir_type(ctx.avals_out[0])], [x, init], attributes, 1)
+    scalar_type = init.type
+    block = op.regions[0].blocks.append(scalar_type, scalar_type)
+    with ir.InsertionPoint(block):
+        operation("stablehlo.return", [], [elementwise(combine_name, *block.arguments)])
+    return [op.result]
 
 
 _LOGICAL = "logical"
@@ -2335,11 +2338,8 @@ def _monoid(name, accepted, identity, combine, params=("axes",)):
 
     op_name = f"stablehlo.{combine.rstrip('_')}"
 
-    def combine_op(a, b):
-        return elementwise(op_name, a, b)
-
     def lowering(ctx, x, *, axes, **_):
-        return _reduce(ctx, x, axes, identity(ctx.avals_in[0].dtype), combine_op)
+        return _reduce(ctx, x, axes, identity(ctx.avals_in[0].dtype), op_name)
 
     def sharding_rule(x, *, axes, **_):  # the kept dimensions keep their splits
         return tuple(e for i, e in enumerate(spec_of(x)) if i not in axes)
