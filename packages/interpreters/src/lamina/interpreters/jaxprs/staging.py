@@ -78,9 +78,12 @@ def params_effects(params: dict) -> frozenset:
     found = set()
     for value in params.values():
         for v in value if type(value) in (tuple, list) else (value,):
-            if isinstance(v, Jaxpr | ClosedJaxpr):
+            if isinstance(v, _JAXPRS):
                 found.update(e for e in v.effects if not isinstance(e, RefEffect))
     return frozenset(found)
+
+
+_JAXPRS = (Jaxpr, ClosedJaxpr)
 
 
 class DynamicJaxprTrace(Trace):
