@@ -32,6 +32,12 @@ class AbstractValue:
 
 
 def _canonical_shape(shape) -> tuple:
+    if type(shape) is tuple:  # the common case: a tuple of sizes, as it is
+        for d in shape:
+            if type(d) is not int or d < 0:
+                break
+        else:
+            return shape
     try:
         dims = tuple(shape)
     except TypeError:
