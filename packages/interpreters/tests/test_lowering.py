@@ -659,3 +659,25 @@ def test_literal_operands_of_nested_and_inlined_calls():
     assert "call @scale(%cst, %arg0) : (tensor<f32>, tensor<5xf32>) -> tensor<5xf32>" in text
     (out,) = run(lowered, X5)
     np.testing.assert_array_equal(out, X5 * 9)
+
+
+def test_lowerings_share_a_context_until_it_holds_enough_constants(monkeypatch):
+    from lamina.interpreters.jaxprs import mlir_builders
+
+    monkeypatch.setattr(mlir_builders, "_CONTEXT_CONSTANT_BYTES", 4096)
+    monkeypatch.setattr(mlir_builders, "_lowering", type(mlir_builders._lowering)())
+    small = parse("{ lambda ; a:f32[5]. let b:f32[5] = sin a in (b,) }")
+    first, second = lower_jaxpr(small), lower_jaxpr(small)
+    assert first.context is second.context
+    big = np.arange(2048, dtype=np.float32)  # 8 KiB: over the context's budget
+    with_big = parse(
+        "{ lambda k:f32[2048]; a:f32[2048]. let b:f32[2048] = add a k in (b,) }", [big]
+    )
+    third = lower_jaxpr(with_big)
+    assert third.context is first.context
+    fourth = lower_jaxpr(small)
+    assert fourth.context is not first.context
+    # Each module prints as it would alone, whichever context built it.
+    assert first.as_text() == second.as_text() == fourth.as_text()
+    (result,) = execute_stablehlo(third.as_text(), [np.ones(2048, np.float32)])
+    np.testing.assert_array_equal(np.asarray(result), big + 1)

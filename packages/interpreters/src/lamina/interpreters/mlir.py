@@ -47,6 +47,10 @@ from lamina.interpreters.jaxprs.lowering import (
 )
 from lamina.interpreters.jaxprs.lowering import lower_fun as _lower_fun
 from lamina.interpreters.jaxprs.lowering import lower_per_platform as _lower_per_platform
+from lamina.interpreters.jaxprs.mlir_builders import cached_attribute as cached_attribute
+from lamina.interpreters.jaxprs.mlir_builders import elementwise as elementwise
+from lamina.interpreters.jaxprs.mlir_builders import i64_array as i64_array
+from lamina.interpreters.jaxprs.mlir_builders import operation as operation
 from lamina.interpreters.jaxprs.module_merging import merge_modules
 from lamina.ir import (
     AbstractToken,

@@ -12,7 +12,7 @@ import contextlib
 import contextvars
 import dataclasses
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TypeVar
 
 __all__ = [
@@ -100,14 +100,29 @@ def new_name_stack(name: str = "") -> NameStack:
     return NameStack().extend(name) if name else NameStack()
 
 
-@contextlib.contextmanager
-def set_name_stack(name_stack: NameStack) -> Iterator[None]:
+class _NameStackBlock(contextlib.ContextDecorator):
+    """The block of ``set_name_stack`` (also a decorator, as ``named_scope`` is): a
+    plain class, cheaper than a generator-based context manager (transformations enter
+    one per equation)."""
+
+    __slots__ = ("_stack", "_token")
+
+    def __init__(self, name_stack: NameStack):
+        self._stack = name_stack
+
+    def _recreate_cm(self) -> _NameStackBlock:  # each decorated call: its own token
+        return _NameStackBlock(self._stack)
+
+    def __enter__(self) -> None:
+        self._token = _name_stack.set(self._stack)
+
+    def __exit__(self, *exc_info) -> None:
+        _name_stack.reset(self._token)
+
+
+def set_name_stack(name_stack: NameStack) -> contextlib.AbstractContextManager[None]:
     """Within the block, ``name_stack`` is the current name stack."""
-    token = _name_stack.set(name_stack)
-    try:
-        yield
-    finally:
-        _name_stack.reset(token)
+    return _NameStackBlock(name_stack)
 
 
 def reset_name_stack() -> contextlib.AbstractContextManager[None]:

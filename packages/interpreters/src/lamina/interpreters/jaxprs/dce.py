@@ -33,13 +33,20 @@ def _dce(jaxpr: Jaxpr, used_outputs, instantiate, n_leading: int):
     constvars. Returns the new eqns, outvars and the used flag per input."""
     outvars = [v for v, u in zip(jaxpr.outvars, used_outputs, strict=True) if u]
     live = {v for v in outvars if not isinstance(v, Literal)}
-    eqns = []
+    add, eqns = live.add, []
     for eqn in reversed(jaxpr.eqns):
         rule = dce_rules.get(eqn.primitive)
-        if rule is None:  # the common case, kept short
-            if eqn.effects or any(v in live for v in eqn.outvars if type(v) is not DropVar):
-                eqns.append(eqn)
-                live.update(a for a in eqn.invars if type(a) is not Literal)
+        if rule is None:  # the common case, kept short (plain loops: no generators)
+            if not eqn.effects:
+                for v in eqn.outvars:  # a DropVar is never live: nothing reads it
+                    if v in live:
+                        break
+                else:
+                    continue
+            eqns.append(eqn)
+            for a in eqn.invars:
+                if type(a) is not Literal:
+                    add(a)
             continue
         used = [not isinstance(v, DropVar) and v in live for v in eqn.outvars]
         used_in, new_eqn = rule(used, eqn)

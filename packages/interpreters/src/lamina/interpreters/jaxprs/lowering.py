@@ -47,6 +47,8 @@ from typing import Any
 
 import numpy as np
 
+from lamina.interpreters.core.config import config
+from lamina.interpreters.core.gc_pause import gc_paused
 from lamina.interpreters.core.mlir_bindings import func, hlo, ir
 from lamina.interpreters.jaxprs import dim_values
 from lamina.interpreters.jaxprs import mlir_builders as mb
@@ -412,6 +414,17 @@ class LoweringRuleContext:
         index = self.module_context.platform_index
         return [] if index is None else [index]
 
+    @classmethod
+    def for_equation(cls, module_context: ModuleContext, eqn: JaxprEqn) -> LoweringRuleContext:
+        """The context of ``eqn``'s rule, for the module's platforms."""
+        ctx = cls.__new__(cls)
+        ctx.module_context = module_context
+        ctx.avals_in = [a.aval for a in eqn.invars]
+        ctx.avals_out = [v.aval for v in eqn.outvars]
+        ctx.eqn = eqn
+        ctx.platforms = module_context.platforms
+        return ctx
+
     def replace(self, **changes) -> LoweringRuleContext:
         fields = {
             "avals_in": self.avals_in,
@@ -437,7 +450,10 @@ class LoweringRuleContext:
         the shape of the first result; operands already of that shape pass through."""
         if shape is None:
             shape = self.avals_out[0].shape
-        return [mb.broadcast_to(v, a, shape) for v, a in zip(values, self.avals_in, strict=True)]
+        return [
+            v if a.shape == shape else mb.broadcast_to(v, a, shape)
+            for v, a in zip(values, self.avals_in, strict=True)
+        ]
 
     def get_token(self, effect) -> ir.Value:
         """The current token of the ordered ``effect``."""
@@ -526,28 +542,23 @@ def lower_fun(fun: Callable, multiple_results: bool = False) -> Callable:
     return rule
 
 
-def _read(env: dict, atom) -> ir.Value:
-    if isinstance(atom, Literal):
-        return mb.constant(atom.val, atom.aval)
-    return env[atom]
-
-
-def _check_results(eqn: JaxprEqn, outs: list[ir.Value]) -> list[ir.Value]:
-    if len(outs) != len(eqn.outvars):
+def _check_results(eqn: JaxprEqn, outs: list[ir.Value]) -> None:
+    outvars = eqn.outvars
+    if len(outs) != len(outvars):
         name = eqn.primitive.name
         raise ValueError(
             f"lowering rule for primitive '{name}' returned {len(outs)} values, "
-            f"expected {len(eqn.outvars)}"
+            f"expected {len(outvars)}"
         )
-    for value, var in zip(outs, eqn.outvars, strict=True):
-        expected = mb.ir_type(var.aval)
+    ir_type = mb.ir_type
+    for value, var in zip(outs, outvars, strict=True):
+        expected = ir_type(var.aval)
         if value.type != expected:
             name = eqn.primitive.name
             raise TypeError(
                 f"lowering rule for primitive '{name}' produced {value.type}, "
                 f"expected {expected} (for {var.aval.str_short()})"
             )
-    return outs
 
 
 def lower_jaxpr_body(
@@ -565,36 +576,70 @@ def lower_jaxpr_body(
         env[var] = value
     outer_stack = mctx.name_stack
     scope_names: dict[int, tuple[Any, str]] = {}  # id of a name stack -> (it, its text)
-    rules_of: dict[Primitive, tuple[dict, Any]] = {}
-    for eqn in jaxpr.eqns:
-        operands = [_read(env, a) for a in eqn.invars]
-        found = rules_of.get(eqn.primitive)
-        if found is None:
-            found = rules_of[eqn.primitive] = platform_rules(eqn.primitive, mctx.platforms)
-        rules, default_rule = found
-        ctx = LoweringRuleContext(
-            mctx, [a.aval for a in eqn.invars], [v.aval for v in eqn.outvars], eqn
-        )
-        scopes = getattr(eqn.source_info, "name_stack", None)
-        known = scope_names.get(id(scopes))
-        if known is None or known[0] is not scopes:
-            known = (scopes, _scope(outer_stack, str(scopes) if scopes else ""))
-            scope_names[id(scopes)] = known
-        mctx.name_stack = known[1]
-        try:
-            with _location(mctx, mctx.name_stack, eqn):
-                outs = lower_per_platform(
-                    ctx, eqn.primitive.name, rules, default_rule, *operands, **eqn.params
-                )
-                outs = _check_results(eqn, outs)
-        finally:
+    # Per primitive: its one rule when lowering for one platform, else its rules.
+    rules_of: dict[Primitive, Any] = {}
+    one_platform = len(mctx.platforms) == 1
+    checks = config.jax_enable_checks
+    constant, ir_type, rule_context = mb.constant, mb.ir_type, LoweringRuleContext.for_equation
+    try:
+        for eqn in jaxpr.eqns:
+            operands = [
+                constant(a.val, a.aval) if type(a) is Literal else env[a] for a in eqn.invars
+            ]
+            prim = eqn.primitive
+            found = rules_of.get(prim)
+            if found is None:
+                found = rules_of[prim] = _rules_for(prim, mctx.platforms, one_platform, checks)
+            rule, by_platform, check = found
+            ctx = rule_context(mctx, eqn)
+            scopes = getattr(eqn.source_info, "name_stack", None)
+            known = scope_names.get(id(scopes))
+            if known is None or known[0] is not scopes:
+                known = (scopes, _scope(outer_stack, str(scopes) if scopes else ""))
+                scope_names[id(scopes)] = known
+            mctx.name_stack = known[1]
+            with _location(mctx, known[1], eqn):
+                if rule is None:
+                    outs = lower_per_platform(ctx, prim.name, *by_platform, *operands, **eqn.params)
+                else:
+                    outs = rule(ctx, *operands, **eqn.params)
+                    if type(outs) is not list:
+                        outs = _flat(outs)
             mctx.name_stack = outer_stack
-        if mctx.value_sharding is not None:
-            outs = [_annotate_sharding(mctx, v) for v in outs]
-        for var, value in zip(eqn.outvars, outs, strict=True):
-            if not isinstance(var, DropVar):
-                env[var] = value
-    return [_read(env, a) for a in jaxpr.outvars]
+            outvars = eqn.outvars
+            if len(outs) != len(outvars):
+                _check_results(eqn, outs)  # raises
+            if check:
+                for value, var in zip(outs, outvars, strict=True):
+                    if value.type != ir_type(var.aval):
+                        _check_results(eqn, outs)  # raises
+            if mctx.value_sharding is not None:
+                outs = [_annotate_sharding(mctx, v) for v in outs]
+            for var, value in zip(outvars, outs, strict=True):
+                if type(var) is not DropVar:
+                    env[var] = value
+    finally:
+        mctx.name_stack = outer_stack
+    return [constant(a.val, a.aval) if type(a) is Literal else env[a] for a in jaxpr.outvars]
+
+
+def _rules_for(primitive: Primitive, platforms: tuple, one_platform: bool, checks: bool):
+    """What ``lower_jaxpr_body`` applies to ``primitive``: (its rule, None) with one
+    platform (when it has a rule), else (None, the arguments of ``lower_per_platform``
+    after the name); then whether to check the types of the rule's results: always for
+    rules from outside lamina (``register_lowering``), and for lamina's own (which its
+    tests check) with ``jax_enable_checks``."""
+    rules, default_rule = platform_rules(primitive, platforms)
+    check = checks or not all(
+        (getattr(r, "__module__", None) or "").startswith("lamina.")
+        for r in (*rules.values(), default_rule)
+        if r is not None
+    )
+    if one_platform:
+        rule = rules.get(platforms[0], default_rule)
+        if rule is not None:
+            return rule, None, check
+    return None, (rules, default_rule), check
 
 
 def _annotate_sharding(mctx: ModuleContext, value: ir.Value) -> ir.Value:
@@ -629,11 +674,12 @@ def _location(mctx: ModuleContext, scope: str, eqn: JaxprEqn) -> ir.Location:
         op = f"jit({eqn.params.get('name', '')})"
     frames = getattr(eqn.source_info, "traceback", None)
     frame = frames[0] if frames else None
-    key = (
-        (scope, op)
-        if frame is None
-        else (scope, op, frame.file_name, frame.function_name, frame.start_line)
-    )
+    if frame is None:
+        key = (scope, op)
+    else:  # lamina's frames name their code object, which stands for file and function
+        code = getattr(frame, "code", None)  # alive while the module is built: its id holds
+        where = (frame.file_name, frame.function_name) if code is None else id(code)
+        key = (scope, op, where, frame.start_line)
     loc = mctx.locations.get(key)
     if loc is None:
         if frame is None:
@@ -785,8 +831,8 @@ def lower_jaxpr(
     ordered = ordered_effects_of(jaxpr.effects)
     n_tok = len(ordered)
 
-    context = mb.make_context()
-    with context, ir.Location.unknown():
+    context = mb.lowering_context()
+    with gc_paused(), context, ir.Location.unknown():
         module = ir.Module.create()
         attrs = module.operation.attributes
         attrs["sym_name"] = ir.StringAttr.get(module_name)

@@ -7,6 +7,7 @@ values, constants, broadcasts and conversions.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,13 +21,18 @@ from lamina.ir import AbstractToken, ShapedArray, dtypes, physical_aval
 __all__ = [
     "broadcast_in_dim",
     "broadcast_to",
+    "cached_attribute",
     "constant",
     "convert",
     "dtype_to_ir_type",
+    "elementwise",
+    "i64_array",
     "iota",
     "ir_type",
     "ir_types",
+    "lowering_context",
     "make_context",
+    "operation",
     "reshape",
 ]
 
@@ -46,6 +52,31 @@ def make_context() -> ir.Context:
     stablehlo.register_dialect(context)
     chlo.register_dialect(context)
     sdy.register_dialect(context)  # Shardy attributes, in modules lamina.export reads
+    return context
+
+
+# Making a context and loading its dialects costs about 2 ms, as much as lowering a
+# small program: lowerings share one context per thread (a module keeps its context
+# alive). Its uniqued attributes (constants above all) live as long as it does, so a
+# context serves a bounded number of modules and bytes of constants, then a new one
+# takes over.
+_CONTEXT_MODULES = 100
+_CONTEXT_CONSTANT_BYTES = 16 << 20
+_lowering = threading.local()
+
+
+def lowering_context() -> ir.Context:
+    """The calling thread's context for a new module (see ``_CONTEXT_MODULES``)."""
+    state = _lowering.__dict__
+    context = state.get("context")
+    if (
+        context is None
+        or state["modules"] >= _CONTEXT_MODULES
+        or state["constant_bytes"] >= _CONTEXT_CONSTANT_BYTES
+    ):
+        context = state["context"] = make_context()
+        state["modules"] = state["constant_bytes"] = 0
+    state["modules"] += 1
     return context
 
 
@@ -125,16 +156,65 @@ _tensor_types: dict[tuple, ir.Type] = {}
 _tensor_types_context: list = [None]
 
 
-_scalar_attrs: dict[tuple, ir.Attribute] = {}  # by (dtype, bytes), in that context too
+# Scalar constants' attributes and types, by (dtype, bytes), in that context too.
+_scalar_attrs: dict[tuple, tuple[ir.Attribute, ir.Type]] = {}
+_attributes: dict[Any, ir.Attribute] = {}  # see cached_attribute, in that context too
 
 
 def _current_context() -> None:
-    """Empty the caches when the current context is not theirs."""
-    context = ir.Context.current
-    if _tensor_types_context[0] is not context:
-        _tensor_types.clear()
-        _scalar_attrs.clear()
-        _tensor_types_context[0] = context
+    """Empty the caches when the current context is not theirs (the hot builders make
+    the same check inline)."""
+    if _tensor_types_context[0] is not ir.Context.current:
+        _new_context()
+
+
+def _new_context() -> None:
+    _tensor_types.clear()
+    _scalar_attrs.clear()
+    _attributes.clear()
+    _tensor_types_context[0] = ir.Context.current
+
+
+def operation(name: str, result_types: Sequence[ir.Type], operands: Sequence[ir.Value],
+              attributes: dict | None = None, regions: int = 0) -> ir.Operation:  # fmt: skip
+    """The operation ``name`` (``stablehlo.add``) made in one call to the bindings: the
+    generated builders (``stablehlo.add(x, y)``) spend a few microseconds of Python per
+    operation, which the ops a lowering makes most add up to much of its time."""
+    return ir.Operation.create(name, result_types, operands, attributes, regions=regions)
+
+
+def elementwise(name: str, *operands: ir.Value) -> ir.Value:
+    """The result of the elementwise operation ``name``, of its first operand's type."""
+    return ir.Operation.create(name, [operands[0].type], operands).result
+
+
+def cached_attribute(key: Any, make: Any) -> ir.Attribute:
+    """The attribute ``make()`` made for ``key`` (hashable, naming what it holds) in the
+    current context, made once per context."""
+    _current_context()
+    try:
+        found = _attributes.get(key)
+    except TypeError:  # unhashable: made every time
+        return make()
+    if found is None:
+        found = _attributes[key] = make()
+    return found
+
+
+def i64_array(values: Sequence[int]) -> ir.Attribute:
+    """A ``DenseI64ArrayAttr`` (``array<i64: 0, 1>``), made once per context."""
+    key = ("i64", tuple(values))
+    if _tensor_types_context[0] is not ir.Context.current:
+        _new_context()
+    found = _attributes.get(key)
+    if found is None:
+        found = _attributes[key] = ir.DenseI64ArrayAttr.get(list(key[1]))
+    return found
+
+
+def _broadcast(type_: ir.Type, value: ir.Value, dims: Sequence[int]) -> ir.Value:
+    attributes = {"broadcast_dimensions": i64_array(dims)}
+    return ir.Operation.create("stablehlo.broadcast_in_dim", [type_], [value], attributes).result
 
 
 def _tensor_type(shape: tuple, dtype: np.dtype) -> ir.Type:
@@ -151,7 +231,8 @@ def ir_type(aval) -> ir.Type:
     """``tensor<...>`` for a ShapedArray, ``!stablehlo.token`` for a token."""
     if isinstance(aval, ShapedArray):
         key = (aval.shape, aval.dtype)
-        _current_context()
+        if _tensor_types_context[0] is not ir.Context.current:
+            _new_context()
         found = _tensor_types.get(key)
         if found is None:
             if not isinstance(aval.dtype, np.dtype):  # an extended dtype: its physical data
@@ -176,12 +257,15 @@ def _dense_attr(x: np.ndarray) -> ir.Attribute:
         _current_context()
         found = _scalar_attrs.get(key)
         if found is None:
-            found = _scalar_attrs[key] = _new_dense_attr(x)
-        return found
+            attr = _new_dense_attr(x)
+            found = _scalar_attrs[key] = (attr, attr.type)
+        return found[0]
     return _new_dense_attr(x)
 
 
 def _new_dense_attr(x: np.ndarray) -> ir.Attribute:
+    if "context" in _lowering.__dict__:
+        _lowering.constant_bytes += x.nbytes
     x = np.ascontiguousarray(x).reshape(x.shape)  # ascontiguousarray makes 0-d 1-d
     return ir.DenseElementsAttr.get(x, type=dtype_to_ir_type(x.dtype), shape=x.shape)
 
@@ -198,14 +282,27 @@ def constant(value, aval: ShapedArray | None = None) -> ir.Value:
     if _is_float0(dtype):
         dtype = np.dtype(np.bool_)
     x = np.asarray(value, dtype=dtype)
+    if not x.shape and x.dtype.kind != "V":  # a scalar (literals, mostly): the fast path
+        key = (x.dtype, x.tobytes())
+        if _tensor_types_context[0] is not ir.Context.current:
+            _new_context()
+        found = _scalar_attrs.get(key)
+        if found is None:
+            attr = _new_dense_attr(x)
+            found = _scalar_attrs[key] = (attr, attr.type)
+        return ir.Operation.create("stablehlo.constant", [found[1]], [], {"value": found[0]}).result
     if _is_float0(x.dtype):
         x = np.zeros(x.shape, np.bool_)
     if x.size > 0 and 0 in x.strides:
         kept = [ax for ax in range(x.ndim) if x.strides[ax] != 0]
         core = x[tuple(slice(None) if ax in kept else 0 for ax in range(x.ndim))]
         out_type = ir.RankedTensorType.get(x.shape, dtype_to_ir_type(x.dtype))
-        return stablehlo.broadcast_in_dim(out_type, stablehlo.constant(_dense_attr(core)), kept)
-    return stablehlo.constant(_dense_attr(x))
+        return _broadcast(out_type, _constant(_dense_attr(core)), kept)
+    return _constant(_dense_attr(x))
+
+
+def _constant(attr: ir.Attribute) -> ir.Value:
+    return ir.Operation.create("stablehlo.constant", [attr.type], [], {"value": attr}).result
 
 
 def broadcast_in_dim(value: ir.Value, aval_out: ShapedArray, dims: Sequence[int]) -> ir.Value:
@@ -214,7 +311,7 @@ def broadcast_in_dim(value: ir.Value, aval_out: ShapedArray, dims: Sequence[int]
     if not dim_values.is_static_shape(aval_out.shape):
         sizes = dim_values.shape_tensor(aval_out.shape)
         return stablehlo.dynamic_broadcast_in_dim(ir_type(aval_out), value, sizes, list(dims))
-    return stablehlo.broadcast_in_dim(ir_type(aval_out), value, list(dims))
+    return _broadcast(ir_type(aval_out), value, dims)
 
 
 def reshape(value: ir.Value, aval_out: ShapedArray) -> ir.Value:
@@ -223,7 +320,7 @@ def reshape(value: ir.Value, aval_out: ShapedArray) -> ir.Value:
     if not dim_values.is_static_shape(aval_out.shape):
         sizes = dim_values.shape_tensor(aval_out.shape)
         return stablehlo.dynamic_reshape(ir_type(aval_out), value, sizes)
-    return stablehlo.reshape(ir_type(aval_out), value)
+    return ir.Operation.create("stablehlo.reshape", [ir_type(aval_out)], [value]).result
 
 
 def iota(aval_out: ShapedArray, dimension: int) -> ir.Value:
@@ -245,7 +342,7 @@ def broadcast_to(value: ir.Value, aval_in: ShapedArray, shape: Sequence[int]) ->
     offset = len(shape) - aval_in.ndim
     dims = list(range(offset, len(shape)))
     if isinstance(aval_in.dtype, np.dtype) and dim_values.is_static_shape(shape):
-        return stablehlo.broadcast_in_dim(_tensor_type(shape, aval_in.dtype), value, dims)
+        return _broadcast(_tensor_type(shape, aval_in.dtype), value, dims)
     return broadcast_in_dim(value, aval_in.update(shape=shape), dims)
 
 
@@ -253,7 +350,8 @@ def convert(value: ir.Value, aval_in: ShapedArray, aval_out: ShapedArray) -> ir.
     """``stablehlo.convert`` between element types; no op when the dtypes agree."""
     if np.dtype(aval_in.dtype) == np.dtype(aval_out.dtype):
         return value
-    return stablehlo.convert(ir_type(aval_out.update(shape=aval_in.shape)), value)
+    out_type = ir_type(aval_out.update(shape=aval_in.shape))
+    return ir.Operation.create("stablehlo.convert", [out_type], [value]).result
 
 
 def func_type(in_avals: Sequence[Any], out_avals: Sequence[Any]) -> ir.FunctionType:

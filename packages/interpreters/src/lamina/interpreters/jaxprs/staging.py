@@ -22,6 +22,7 @@ import numpy as np
 
 from lamina.interpreters.core.config import config
 from lamina.interpreters.core.errors import user_frame
+from lamina.interpreters.core.gc_pause import gc_paused
 from lamina.interpreters.core.leak_check import check_for_leaks
 from lamina.interpreters.core.naming import current_name_stack, reset_name_stack
 from lamina.interpreters.core.tracing import (
@@ -77,9 +78,12 @@ def params_effects(params: dict) -> frozenset:
     found = set()
     for value in params.values():
         for v in value if type(value) in (tuple, list) else (value,):
-            if isinstance(v, Jaxpr | ClosedJaxpr):
+            if isinstance(v, _JAXPRS):
                 found.update(e for e in v.effects if not isinstance(e, RefEffect))
     return frozenset(found)
+
+
+_JAXPRS = (Jaxpr, ClosedJaxpr)
 
 
 class DynamicJaxprTrace(Trace):
@@ -101,7 +105,9 @@ class DynamicJaxprTrace(Trace):
         self.invars.append(var)
         return DynamicJaxprTracer(self, aval, var)
 
-    def to_jaxpr_tracer(self, x) -> DynamicJaxprTracer:
+    def to_jaxpr_tracer(self, x, line=None) -> DynamicJaxprTracer:
+        """``x`` as a tracer of this trace (a constant or literal when it is a value);
+        ``line``: the user's frame that uses it, when the caller knows it."""
         if isinstance(x, DynamicJaxprTracer) and x._trace is self:
             return x
         tracer = self._const_tracers.get(id(x))
@@ -118,13 +124,14 @@ class DynamicJaxprTrace(Trace):
             atom = Var(aval)
             self.constvars.append(atom)
             self.consts.append(x)
-        tracer = DynamicJaxprTracer(self, aval, atom)
+        tracer = DynamicJaxprTracer(self, aval, atom, line)
         self._const_tracers[id(x)] = tracer
         self._keep_alive.append(x)
         return tracer
 
     def process_primitive(self, primitive, args, params):
-        tracers = [self.to_jaxpr_tracer(x) for x in args]
+        line = user_frame(2)  # the equation's, and its new constants'
+        tracers = [self.to_jaxpr_tracer(x, line) for x in args]
         avals = [t._aval for t in tracers]
         out = primitive.abstract_eval(*avals, **params)
         effects = no_effects
@@ -132,21 +139,23 @@ class DynamicJaxprTrace(Trace):
             out, effects = out
             effects = _name_refs(effects, tracers)
         out_avals = out if primitive.multiple_results else [out]
-        out_tracers = self.stage_equation(primitive, tracers, out_avals, params, effects)
+        out_tracers = self.stage_equation(primitive, tracers, out_avals, params, effects, line)
         return out_tracers if primitive.multiple_results else out_tracers[0]
 
     def stage_equation(
-        self, primitive, tracers, out_avals, params, effects=no_effects
+        self, primitive, tracers, out_avals, params, effects=no_effects, line=False
     ) -> list[DynamicJaxprTracer]:
         """Appends the equation ``primitive`` of ``tracers`` (this trace's) with results
         of types ``out_avals``; returns its result tracers. The effects of Jaxprs among
-        ``params`` are added to ``effects``."""
+        ``params`` are added to ``effects``. ``line``: the user's frame, when the caller
+        found it already."""
         inner = params_effects(params)
         if inner:
             effects = frozenset(effects) | inner
         self.effects.update(effects)
         outvars = [Var(aval) for aval in out_avals]
-        line = user_frame(3)
+        if line is False:
+            line = user_frame(3)
         source = SourceInfo((line,) if line else (), current_name_stack())
         eqn = new_jaxpr_eqn([t._atom for t in tracers], outvars, primitive, params, effects, source)
         self.eqns.append(eqn)
@@ -231,7 +240,8 @@ def trace_to_jaxpr(
     ``jax_check_tracer_leaks``, tracers kept beyond the trace are reported."""
     trace = DynamicJaxprTrace(debug_info)
     try:
-        closed, outs = _stage(trace, fun, in_avals, debug_info, what, arg_names)
+        with gc_paused():
+            closed, outs = _stage(trace, fun, in_avals, debug_info, what, arg_names)
     finally:
         trace.invalidate()
     if config.jax_check_tracer_leaks:

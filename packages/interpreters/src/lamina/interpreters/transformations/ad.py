@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from lamina.interpreters.core.mlir_bindings import hlo
 from lamina.interpreters.core.naming import transform_name_stack
 from lamina.interpreters.core.tangents import (
     Zero,
@@ -43,6 +42,7 @@ from lamina.interpreters.core.tracing import (
     set_current_trace,
     shaped_abstractify,
 )
+from lamina.interpreters.jaxprs import mlir_builders as mb
 from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr, jit_p
 from lamina.interpreters.jaxprs.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
@@ -95,7 +95,7 @@ def _add_any_abstract_eval(x, y):
 
 
 add_any_p.def_abstract_eval(_add_any_abstract_eval)
-add_any_p.def_lowering(lambda ctx, x, y: [hlo.add(x, y)])
+add_any_p.def_lowering(lambda ctx, x, y: [mb.elementwise("stablehlo.add", x, y)])
 def_standard_impl(add_any_p)
 
 

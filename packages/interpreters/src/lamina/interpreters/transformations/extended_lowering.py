@@ -62,8 +62,12 @@ def allow_extended(primitive: Primitive, extended_rule=None) -> Primitive:
     for platform, rule in list(lowering_rules[primitive].items()):
 
         def lower(ctx, *args, _rule=rule, **params):
-            if any(is_extended_aval(a) for a in (*ctx.avals_in, *ctx.avals_out)):
-                return extended_rule(ctx, *args, **params)
+            for a in ctx.avals_in:
+                if is_extended_aval(a):
+                    return extended_rule(ctx, *args, **params)
+            for a in ctx.avals_out:
+                if is_extended_aval(a):
+                    return extended_rule(ctx, *args, **params)
             return _rule(ctx, *args, **params)
 
         lowering_rules[primitive][platform] = lower

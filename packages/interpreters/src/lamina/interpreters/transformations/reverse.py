@@ -215,6 +215,7 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out, cotangents_in=None)
     for v, ct in zip(jaxpr.outvars, cotangents_out, strict=True):
         write_ct(v, ct)
     transposing = current_name_stack().transform("transpose")
+    transposed_scopes: dict[int, tuple] = {}  # id of a scope -> (it, transposing + it)
     for eqn in reversed(linear_eqns):
         invals = [read_primal(a) for a in eqn.invars]
         # Equations making or using tangent references always run: a write's value
@@ -249,7 +250,13 @@ def backward_pass(jaxpr, consts, primals_in, cotangents_out, cotangents_in=None)
         ct_arg = cts if eqn.primitive.multiple_results else cts[0]
         # The transposed operations are named for the equation: transpose(jvp(scope)).
         scopes = getattr(eqn.source_info, "name_stack", None)
-        scopes = transposing + scopes if isinstance(scopes, NameStack) else transposing
+        if isinstance(scopes, NameStack):  # one stack per distinct scope: equations share it
+            known = transposed_scopes.get(id(scopes))
+            if known is None or known[0] is not scopes:
+                known = transposed_scopes[id(scopes)] = (scopes, transposing + scopes)
+            scopes = known[1]
+        else:
+            scopes = transposing
         with set_name_stack(scopes):
             cts_in = rule(ct_arg, *invals, **eqn.params)
             for a, x, ct in zip(eqn.invars, invals, cts_in, strict=True):

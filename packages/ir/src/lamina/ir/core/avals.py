@@ -32,6 +32,12 @@ class AbstractValue:
 
 
 def _canonical_shape(shape) -> tuple:
+    if type(shape) is tuple:  # the common case: a tuple of sizes, as it is
+        for d in shape:
+            if type(d) is not int or d < 0:
+                break
+        else:
+            return shape
     try:
         dims = tuple(shape)
     except TypeError:
@@ -192,7 +198,11 @@ dtypes.register_uncanonicalized_type(ShapedArray)
 
 def is_extended_aval(aval) -> bool:
     """Whether ``aval`` is an array of an extended dtype (PRNG keys, say)."""
-    return isinstance(aval, ShapedArray) and isinstance(aval.dtype, dtypes.ExtendedDType)
+    if not isinstance(aval, ShapedArray):
+        return False
+    dtype = aval.dtype
+    # NumPy's dtypes first: a plain isinstance, cheaper than the ABC's check.
+    return not isinstance(dtype, np.dtype) and isinstance(dtype, dtypes.ExtendedDType)
 
 
 def physical_aval(aval):

@@ -133,12 +133,33 @@ class Literal:
         return f"Literal({self.val!r}:{self.aval.str_short(short_dtypes=True)})"
 
 
-@dataclass(frozen=True)
 class SourceInfo:
-    """Where an equation came from: a traceback (list of frames) and a name stack."""
+    """Where an equation came from: a traceback (list of frames) and a name stack.
+    Compared by value; a plain class with slots, cheaper to make than a frozen
+    dataclass (every staged equation makes one)."""
 
-    traceback: tuple = ()
-    name_stack: str = ""
+    __slots__ = ("name_stack", "traceback")
+
+    def __init__(self, traceback: tuple = (), name_stack: str = ""):
+        self.traceback = traceback
+        self.name_stack = name_stack
+
+    def replace(self, *, traceback=None, name_stack=None) -> SourceInfo:
+        return SourceInfo(
+            self.traceback if traceback is None else traceback,
+            self.name_stack if name_stack is None else name_stack,
+        )
+
+    def __eq__(self, other):
+        if type(other) is not SourceInfo:
+            return NotImplemented
+        return self.traceback == other.traceback and self.name_stack == other.name_stack
+
+    def __hash__(self):
+        return hash((self.traceback, self.name_stack))
+
+    def __repr__(self):
+        return f"SourceInfo(traceback={self.traceback!r}, name_stack={self.name_stack!r})"
 
 
 _no_source_info = SourceInfo()

@@ -44,9 +44,26 @@ def standard_primitive(
     return prim
 
 
+# (dtype, accepted) -> whether the dtype is accepted: every staged operation checks its
+# operands' dtypes, against a few dozen distinct pairs.
+_accepted: dict[tuple, bool] = {}
+
+
+def _is_accepted(dtype, accepted) -> bool:
+    return any(dtypes.issubdtype(dtype, kind) for _, kind in accepted)
+
+
 def check_dtype(name: str, dtype, accepted, position: int | None = None) -> None:
     """``TypeError`` unless ``dtype`` is a subtype of one of ``accepted`` categories."""
-    if accepted is ANY or any(dtypes.issubdtype(dtype, kind) for _, kind in accepted):
+    if accepted is ANY:
+        return
+    try:
+        ok = _accepted.get((dtype, accepted))
+        if ok is None:
+            ok = _accepted[dtype, accepted] = _is_accepted(dtype, accepted)
+    except TypeError:  # unhashable
+        ok = _is_accepted(dtype, accepted)
+    if ok:
         return
     where = "" if position is None else f" at position {position}"
     names = ", ".join(n for n, _ in accepted)

@@ -27,7 +27,15 @@ import operator
 import numpy as np
 
 from lamina.interpreters import Tracer, ad, batching, device_put_value, dim_as_value, reverse
-from lamina.interpreters.mlir import chlo, eval_dynamic_shape_as_tensor, hlo, ir
+from lamina.interpreters.mlir import (
+    chlo,
+    elementwise,
+    eval_dynamic_shape_as_tensor,
+    hlo,
+    i64_array,
+    ir,
+    operation,
+)
 from lamina.ir import (
     ShapedArray,
     ShardingTypeError,
@@ -238,8 +246,10 @@ def _unary(name: str, accepted, hlo_op: str):
         check_dtype(name, x.dtype, accepted)
         return x
 
+    op_name = f"stablehlo.{hlo_op}"
+
     def lowering(ctx, x):
-        return [getattr(hlo, hlo_op)(x)]
+        return [elementwise(op_name, x)]
 
     return standard_primitive(name, abstract_eval, lowering)
 
@@ -323,9 +333,10 @@ def accuracy_unary(name: str, accepted, op: str, dialect: str = "hlo"):
         check_dtype(name, x.dtype, accepted)
         return x
 
+    op_name = f"{'stablehlo' if dialect == 'hlo' else 'chlo'}.{op}"
+
     def lowering(ctx, x, accuracy=None):
-        module = hlo if dialect == "hlo" else chlo
-        return [with_accuracy(getattr(module, op)(x), accuracy)]
+        return [with_accuracy(elementwise(op_name, x), accuracy)]
 
     prim = standard_primitive(name, abstract_eval, lowering)
     batching.defvectorized(prim)
@@ -398,9 +409,11 @@ def _binary(name: str, accepted, hlo_op: str, tip: str | None):
         check_same_dtypes(name, (x, y), tip)
         return ShapedArray(shape, x.dtype, weak_type=x.weak_type and y.weak_type)
 
+    op_name = f"stablehlo.{hlo_op}"
+
     def lowering(ctx, x, y):
         x, y = ctx.broadcast_to([x, y])
-        return [getattr(hlo, hlo_op)(x, y)]
+        return [elementwise(op_name, x, y)]
 
     return standard_primitive(name, abstract_eval, lowering)
 
@@ -427,7 +440,7 @@ def _complex_extremum(direction: str):
     def lowering(ctx, x, y):
         x, y = ctx.broadcast_to([x, y])
         if not dtypes.issubdtype(ctx.avals_in[0].dtype, np.complexfloating):
-            return [(hlo.maximum if direction == "GT" else hlo.minimum)(x, y)]
+            return [elementwise(f"stablehlo.{'maximum' if direction == 'GT' else 'minimum'}", x, y)]
         kind = hlo.ComparisonTypeAttr.get("FLOAT")
 
         def cmp(a, b, d):
@@ -482,7 +495,7 @@ def _mul_lowering(ctx, x, y, out_dtype=None):
         x, y = (ctx.convert(v, a, b) for v, a, b in zip((x, y), ctx.avals_in, avals, strict=True))
         ctx = ctx.replace(avals_in=avals)
     x, y = ctx.broadcast_to([x, y])
-    return [hlo.multiply(x, y)]
+    return [elementwise("stablehlo.multiply", x, y)]
 
 
 _plain_mul_abstract_eval = abstract_eval_rules[mul_p]
@@ -2148,7 +2161,10 @@ def _transpose_abstract_eval(x, *, permutation):
 
 
 def _transpose_lowering(ctx, x, *, permutation):
-    return [hlo.transpose(x, list(permutation))]
+    attributes = {"permutation": i64_array(permutation)}
+    return [
+        operation("stablehlo.transpose", [ctx.ir_type(ctx.avals_out[0])], [x], attributes).result
+    ]
 
 
 transpose_p = standard_primitive("transpose", _transpose_abstract_eval, _transpose_lowering)
@@ -2325,13 +2341,17 @@ def reduce_region(op, scalar_types, body):
         hlo.return_(list(body(*block.arguments)))
 
 
-def _reduce(ctx, x, axes, init_value, combine):
-    aval_out = ctx.avals_out[0]
-    scalar = ShapedArray((), aval_out.dtype)
-    init = ctx.constant(init_value, scalar)
-    op = hlo.ReduceOp([ctx.ir_type(aval_out)], [x], [init], list(axes))
-    reduce_region(op, [ctx.ir_type(scalar)], lambda a, b: [combine(a, b)])
-    return list(op.results)
+def _reduce(ctx, x, axes, init_value, combine_name):
+    """``stablehlo.reduce`` of ``x`` over ``axes`` from the NumPy scalar ``init_value``
+    with the elementwise op ``combine_name`` (the most frequent reduction: kept lean)."""
+    init = ctx.constant(init_value)
+    attributes = {"dimensions": i64_array(axes)}
+    op = operation("stablehlo.reduce", [ctx.ir_type(ctx.avals_out[0])], [x, init], attributes, 1)
+    scalar_type = init.type
+    block = op.regions[0].blocks.append(scalar_type, scalar_type)
+    with ir.InsertionPoint(block):
+        operation("stablehlo.return", [], [elementwise(combine_name, *block.arguments)])
+    return [op.result]
 
 
 _LOGICAL = "logical"
@@ -2349,8 +2369,10 @@ def _monoid(name, accepted, identity, combine, params=("axes",)):
             return _reduced_aval(name, x, axes, ANY)
         return _reduced_aval(name, x, axes, accepted)
 
+    op_name = f"stablehlo.{combine.rstrip('_')}"
+
     def lowering(ctx, x, *, axes, **_):
-        return _reduce(ctx, x, axes, identity(ctx.avals_in[0].dtype), getattr(hlo, combine))
+        return _reduce(ctx, x, axes, identity(ctx.avals_in[0].dtype), op_name)
 
     def sharding_rule(x, *, axes, **_):  # the kept dimensions keep their splits
         return tuple(e for i, e in enumerate(spec_of(x)) if i not in axes)

@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from lamina.interpreters import config, reverse
-from lamina.interpreters.mlir import hlo, ir
+from lamina.interpreters.mlir import cached_attribute, hlo, ir, operation
 from lamina.ir import (
     ShapedArray,
     ShardingTypeError,
@@ -163,7 +163,10 @@ def precision_config(precision):
     """The ``precision_config`` attribute of a product (DEFAULT for an algorithm)."""
     if not isinstance(precision, tuple) or isinstance(precision, DotAlgorithm):
         precision = (Precision.DEFAULT, Precision.DEFAULT)
-    return ir.ArrayAttr.get([hlo.PrecisionAttr.get(p.name) for p in precision])
+    return cached_attribute(
+        ("precision_config", precision),
+        lambda: ir.ArrayAttr.get([hlo.PrecisionAttr.get(p.name) for p in precision]),
+    )
 
 
 # The presets XLA's CPU backend runs: the operand types each accepts (others are
@@ -287,16 +290,19 @@ def _lowering(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_
     elif lhs_aval.dtype != rhs_aval.dtype:  # mixed inputs: both in the result's dtype
         lhs = ctx.convert(lhs, lhs_aval, aval_out)
         rhs = ctx.convert(rhs, rhs_aval, aval_out)
-    numbers = hlo.DotDimensionNumbers.get(
-        lhs_batching_dimensions=list(lb),
-        rhs_batching_dimensions=list(rb),
-        lhs_contracting_dimensions=list(lc),
-        rhs_contracting_dimensions=list(rc),
+    numbers = cached_attribute(
+        ("dot_dimension_numbers", lc, rc, lb, rb),
+        lambda: hlo.DotDimensionNumbers.get(
+            lhs_batching_dimensions=list(lb),
+            rhs_batching_dimensions=list(rb),
+            lhs_contracting_dimensions=list(lc),
+            rhs_contracting_dimensions=list(rc),
+        ),
     )
-    out = hlo.dot_general(
-        ctx.ir_type(acc_aval), lhs, rhs, numbers,
-        precision_config=precision_config(precision), algorithm=algorithm,
-    )  # fmt: skip
+    attributes = {"dot_dimension_numbers": numbers, "precision_config": precision_config(precision)}
+    if algorithm is not None:
+        attributes["algorithm"] = algorithm
+    out = operation("stablehlo.dot_general", [ctx.ir_type(acc_aval)], [lhs, rhs], attributes).result
     return [out if acc_aval.dtype == aval_out.dtype else ctx.convert(out, acc_aval, aval_out)]
 
 
