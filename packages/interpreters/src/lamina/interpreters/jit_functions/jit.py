@@ -109,6 +109,8 @@ def _function_name(fun) -> str:
     while not hasattr(fun, "__name__") and isinstance(fun, functools.partial):
         fun = fun.func
     return getattr(fun, "__name__", type(fun).__name__)
+
+
 def _on_one_device(args, kwargs) -> bool:
     """Whether a call with these arguments runs on one device: no argument is traced
     (an inner ``jit``) or laid out over several devices."""
