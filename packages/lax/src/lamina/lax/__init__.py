@@ -98,6 +98,7 @@ from lamina.lax.parallel.device_axes import (  # noqa: F401, E402  (pmap's, shar
     bind_device_axis,
     bind_mesh_axes,
     device_axis_size,
+    mesh_axes,
 )
 from lamina.lax.prng import (  # noqa: F401, E402  (PRNG keys, for lamina.random and numpy)
     PRNG_IMPLS,

@@ -52,6 +52,8 @@ from lamina.ir import (
     dtypes,
     new_jaxpr_eqn,
     physical_aval,
+    type_placements,
+    typed_value_aval,
 )
 
 __all__ = [
@@ -138,7 +140,7 @@ def _params_key(params: dict):
 
 
 def _one_equation_jaxpr(primitive: Primitive, in_avals, params) -> ClosedJaxpr:
-    out = abstract_eval_rules[primitive](*in_avals, **params)
+    out = primitive.abstract_eval(*in_avals, **params)  # with the types' shardings
     if getattr(primitive, "effectful", False):
         out, effects = out
     else:
@@ -241,13 +243,16 @@ def _apply_with_refs(primitive: Primitive, args, params):
 
 def _apply_partitioned(primitive: Primitive, args, params):
     """Eager dispatch with operands laid out over several devices: the one-primitive
-    Jaxpr run by ``compiled_call``, partitioned by the operands' shardings."""
-    avals = tuple(x.aval for x in args)
+    Jaxpr run by ``compiled_call``, partitioned by the operands' shardings (over an
+    explicit mesh, their types record them)."""
+    avals = tuple(typed_value_aval(x, x.aval) for x in args)
     key = (primitive, _params_key(params), avals, trace_context())
     closed = _ref_jaxprs.get(key)
     if closed is None:
         closed = _ref_jaxprs[key] = _one_equation_jaxpr(primitive, list(avals), params)
-    outs = compiled_call(closed, args, name=primitive.name)
+    # results typed over the explicit mesh in force come out laid out so, as from jit
+    placed = type_placements(closed.out_avals)
+    outs = compiled_call(closed, args, name=primitive.name, out_shardings=placed)
     if checks_on():
         check_values(primitive.name, outs)
     return outs if primitive.multiple_results else outs[0]

@@ -283,9 +283,17 @@ def _find_sharding(jaxpr: Jaxpr, seen: set | None = None):
                         return found
             elif isinstance(value, (tuple, list)):
                 stack.extend(value)
-            elif isinstance(value, Sharding) and value.num_devices > 1:
+            elif isinstance(value, Sharding) and value.num_devices > 1 and _has_devices(value):
                 return value
     return None
+
+
+def _has_devices(sharding) -> bool:
+    """Whether ``sharding`` names devices (one over an abstract mesh, a type's, does not)."""
+    try:
+        return bool(sharding._device_assignment)
+    except ValueError:
+        return False
 
 
 def call_placement(args, device, in_shardings, out_shardings, name="jit", arg_names=None,

@@ -50,9 +50,14 @@ def with_type_sharding(prim, avals, params, out):
     """``out`` (the primitive's abstract results) with the shardings its rule gives."""
     typed = typed_operands(avals)
     rule = sharding_rules.get(prim)
-    if not typed or rule is None:
+    if rule is None:
         return out
-    base = typed[0].type_sharding
+    if typed:
+        base = typed[0].type_sharding
+    else:  # untyped operands: a sharding asked for in the params types the result
+        base = _param_sharding(params)
+        if base is None:
+            return out
     specs = rule(*avals, **params)
     make = type(base.spec)
 
@@ -64,6 +69,15 @@ def with_type_sharding(prim, avals, params, out):
     if prim.multiple_results:
         return [attach(a, e) for a, e in zip(out, specs, strict=True)]
     return attach(out, specs)
+
+
+def _param_sharding(params):
+    """The sharding over explicit mesh axes a primitive's params ask for (``None``)."""
+    for name in ("sharding", "out_sharding"):
+        s = params.get(name)
+        if getattr(getattr(s, "mesh", None), "explicit_axes", ()):
+            return s
+    return None
 
 
 def broadcasting_spec(*avals, name: str = "") -> tuple:

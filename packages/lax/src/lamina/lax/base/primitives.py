@@ -1911,9 +1911,7 @@ def _broadcast_in_dim_pp(params):
     shown = {}
     if params["broadcast_dimensions"]:
         shown["broadcast_dimensions"] = params["broadcast_dimensions"]
-    if params.get("sharding") is not None:
-        shown["sharding"] = params["sharding"]
-    return shown
+    return shown  # the sharding shows in the result's type, as JAX prints it
 
 
 def _broadcast_in_dim_complete(params, in_avals, out_avals):
@@ -1989,7 +1987,7 @@ def _zeros(aval):
     if not aval.shape:
         return zero
     return broadcast_in_dim_p.bind(zero, shape=tuple(aval.shape), broadcast_dimensions=(),
-                                   sharding=None)  # fmt: skip
+                                   sharding=aval.type_sharding)  # fmt: skip
 
 
 ad.register_zeros_maker(_zeros)  # symbolic zero tangents, made real where needed
@@ -2414,8 +2412,9 @@ for _p in (reduce_and_p, reduce_or_p, reduce_xor_p):
 def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
     """The cotangent broadcasts back over the summed axes."""
 
-    shape = operand.aval.shape
-    return [broadcast_in_dim(ct, shape, _kept(shape, axes))]
+    aval = operand.aval
+    kept = _kept(aval.shape, axes)
+    return [broadcast_in_dim(ct, aval.shape, kept, out_sharding=aval.type_sharding)]
 
 
 reduce_sum_p.def_transpose(_reduce_sum_transpose)

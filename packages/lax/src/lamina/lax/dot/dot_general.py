@@ -294,7 +294,8 @@ def _lowering(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_
 
 
 def _pp_params(params):
-    shown = {k: v for k, v in params.items() if v is not None}
+    # out_sharding shows in the result's type, as JAX prints it
+    shown = {k: v for k, v in params.items() if v is not None and k != "out_sharding"}
     (lc, rc), (lb, rb) = params["dimension_numbers"]
     shown["dimension_numbers"] = ((list(lc), list(rc)), (list(lb), list(rb)))
     return shown
@@ -473,11 +474,17 @@ def _dot_transpose_operand(ct, other, x_aval, other_aval, x_dims, other_dims, x_
     else:
         ct_o_free = range(nb, nb + len(o_free))
     numbers = ((tuple(ct_o_free), tuple(o_free)), (tuple(range(nb)), tuple(o_b)))
+    labels = [*x_b, *x_free, *[x_c[list(o_c).index(r)] for r in sorted(o_c)]]
+    out_sharding = None  # over explicit axes the cotangent is split as the operand
+    if x_aval.type_sharding is not None:
+        spec = spec_of(x_aval)
+        out_sharding = x_aval.type_sharding.update(
+            spec=type(x_aval.type_sharding.spec)(*(spec[j] for j in labels))
+        )
     res = dot_general_p.bind(ct, other, dimension_numbers=numbers,
                              precision=params.get("precision"),
                              preferred_element_type=params.get("preferred_element_type"),
-                             out_sharding=None)  # fmt: skip
-    labels = [*x_b, *x_free, *[x_c[list(o_c).index(r)] for r in sorted(o_c)]]
+                             out_sharding=out_sharding)  # fmt: skip
     perm = tuple(labels.index(j) for j in range(x_aval.ndim))
     res = transpose(res, perm)
     if aval_of(res).dtype != x_aval.dtype:
