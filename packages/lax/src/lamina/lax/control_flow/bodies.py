@@ -21,7 +21,15 @@ from lamina.interpreters import (
     shaped_abstractify,
     trace_to_jaxpr,
 )
-from lamina.ir import AbstractRef, ClosedJaxpr, Var, axis_ordered, tree_util, vma_of
+from lamina.ir import (
+    AbstractRef,
+    ClosedJaxpr,
+    Var,
+    axis_ordered,
+    spec_of,
+    tree_util,
+    vma_of,
+)
 
 __all__: list[str] = []
 
@@ -83,18 +91,32 @@ def param_name(fun, position: int = 0, default: str = "c") -> str:
 
 
 def type_difference(a, b) -> str:
-    if a.shape != b.shape:
-        return "the shapes do not match"
+    """``, so ...``: how types ``a`` and ``b`` differ, as JAX says it (nothing where only
+    their shardings differ)."""
+    found = []
     if a.dtype != b.dtype:
-        return "the dtypes do not match"
+        found.append("the dtypes do not match")
+    if a.shape != b.shape:
+        found.append("the shapes do not match")
     if vma_of(a) != vma_of(b):
-        return "the manual axis types do not match"
-    return "the weak types do not match"
+        found.append("the manual axis types do not match")
+    if len(found) < 2:
+        return "".join(f", so {f}" for f in found)
+    return ", so " + ", ".join(found[:-1]) + ", and " + found[-1]
 
 
 def same_type(a, b) -> bool:
-    """Equal shapes, dtypes and (in a ``shard_map`` body) varying manual axes."""
-    return a.shape == b.shape and a.dtype == b.dtype and vma_of(a) == vma_of(b)
+    """Equal shapes, dtypes, (over explicit mesh axes) splits and (in a ``shard_map``
+    body) varying manual axes."""
+    return (
+        a.shape == b.shape
+        and a.dtype == b.dtype
+        and vma_of(a) == vma_of(b)
+        and (
+            getattr(a, "type_sharding", None) is getattr(b, "type_sharding", None)
+            or spec_of(a) == spec_of(b)
+        )
+    )
 
 
 def pvary_hint(axes, where: str) -> str:
@@ -162,14 +184,15 @@ def check_carry_types(what: str, carry_name: str, in_tree, in_avals, out_tree, o
         if not same_type(a, b):
             name = f"{carry_name}{tree_util.keystr(path)}"
             extra = vma_of(b) - vma_of(a)
-            hint = pvary_hint(extra, f", to the initial carry value corresponding to the "
-                              f"input carry component {name}") if extra else ""  # fmt: skip
+            which = f"the input carry {'component ' if path else ''}{name}"
+            hint = pvary_hint(extra, f", to the initial carry value corresponding to "
+                              f"{which}") if extra else ""  # fmt: skip
             raise TypeError(
                 f"{what} function carry input and carry output must have equal types, "
                 "but they differ:\n\n"
-                f"The input carry {'component ' if extra else ''}{name} has type "
+                f"The input carry {'component ' if path else ''}{name} has type "
                 f"{a.str_short()} but the corresponding "
-                f"output carry component has type {b.str_short()}, so "
+                f"output carry component has type {b.str_short()}"
                 f"{type_difference(a, b)}.\n\n{hint}"
                 "Revise the function so that all output types match the corresponding "
                 "input types."
