@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import functools
 
-from lamina.ir import register_aval_sharding, register_type_placement, register_value_sharding
+from lamina.ir import (
+    register_aval_sharding,
+    register_context_mesh,
+    register_type_placement,
+    register_value_sharding,
+)
 from lamina.sharding.mesh import EMPTY_ABSTRACT_MESH
 from lamina.sharding.mesh_state import concrete_mesh
 from lamina.sharding.named_sharding import NamedSharding
@@ -54,3 +59,11 @@ def type_placement(aval):
 
 
 register_type_placement(type_placement)
+
+
+def _context_mesh():
+    mesh = concrete_mesh.value
+    return None if mesh is None or mesh.empty else mesh
+
+
+register_context_mesh(_context_mesh)

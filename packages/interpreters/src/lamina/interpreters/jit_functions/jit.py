@@ -57,7 +57,7 @@ from lamina.interpreters.runtime.executables import (
     logger,
 )
 from lamina.interpreters.runtime.partitioning import check_fits
-from lamina.ir import AbstractRef, tree_util, type_placements
+from lamina.ir import AbstractRef, context_mesh, tree_util, type_placements
 
 __all__ = ["clear_caches", "compiled_call", "jit"]
 
@@ -299,8 +299,11 @@ class JitWrapped:
         shardings = {}
         if entry.in_shardings is not None:
             shardings["in_shardings"] = unspecified_for_none(entry.in_shardings)
-        if entry.out_shardings is not None:
+        if entry.out_shardings is not None and self._out_shardings is not None:
             shardings["out_shardings"] = unspecified_for_none(entry.out_shardings)
+        mesh = context_mesh()
+        if mesh is not None:  # the mesh in force, as JAX records it
+            shardings["ctx_mesh"] = mesh
         return call_jaxpr(
             entry.closed,
             *leaves,

@@ -13,7 +13,9 @@ from __future__ import annotations
 __all__ = [
     "ShardingTypeError",
     "broadcasting_spec",
+    "context_mesh",
     "def_elementwise_sharding",
+    "register_context_mesh",
     "register_type_placement",
     "register_value_sharding",
     "sharding_rules",
@@ -146,3 +148,19 @@ def type_placements(avals):
         return None
     found = [rule(a) if getattr(a, "type_sharding", None) is not None else None for a in avals]
     return found if any(s is not None for s in found) else None
+
+
+# The function giving the concrete mesh ``set_mesh`` put in force (``None`` when none):
+# set by the sharding layer; a staged ``jit`` records it (its ``ctx_mesh``).
+_context_mesh_rule: list = [None]
+
+
+def register_context_mesh(rule) -> None:
+    """Make ``rule()`` the mesh in force (``None`` when none is set)."""
+    _context_mesh_rule[0] = rule
+
+
+def context_mesh():
+    """The mesh ``set_mesh`` put in force, or ``None``."""
+    rule = _context_mesh_rule[0]
+    return None if rule is None else rule()
