@@ -9,7 +9,7 @@ goes back to the operand's layout.
 from __future__ import annotations
 
 from lamina.interpreters import ad, device_put, mlir, typeof
-from lamina.ir import Primitive, ShapedArray, tree_util
+from lamina.ir import Primitive, ShapedArray, register_type_cast, tree_util
 from lamina.lax import mesh_axes
 from lamina.sharding.mesh import AbstractMesh, Mesh
 from lamina.sharding.mesh_context import current_mesh, get_abstract_mesh
@@ -44,9 +44,12 @@ def _concrete(sharding, concrete_mesh):
 def _impl(x, *, dst_sharding, concrete_mesh):
     target = _concrete(dst_sharding, concrete_mesh)
     if target is None:
+        aval = typeof(x).update(sharding=dst_sharding)
         raise ValueError(
-            f"reshard to {dst_sharding} needs the devices of its mesh: pass a NamedSharding "
-            "over a concrete Mesh or enter one with `jax.set_mesh`."
+            f"Length of device assignment {_device_count(x)} is not equal to the size of the "
+            f"mesh {dst_sharding.mesh.size} of aval {aval.str_short(True)}"
+            f"({_axis_kinds(dst_sharding.mesh)}). Please enter your `jit` into a mesh "
+            "context via `jax.set_mesh`."
         )
     held = getattr(x, "sharding", None)
     if (  # over automatic axes only, the value stays laid out as it is
@@ -56,6 +59,19 @@ def _impl(x, *, dst_sharding, concrete_mesh):
     ):
         target = NamedSharding(target.mesh, held.spec)
     return device_put(x, target)
+
+
+def _device_count(x) -> int:
+    sharding = getattr(x, "sharding", None)
+    return 1 if sharding is None else sharding.num_devices
+
+
+def _axis_kinds(mesh) -> str:
+    """``{Explicit: ('x', 'y')}``: the mesh's axes by type, as JAX prints an aval's."""
+    kinds: dict = {}
+    for name, kind in zip(mesh.axis_names, mesh.axis_types, strict=True):
+        kinds.setdefault(kind, []).append(name)
+    return "{" + ", ".join(f"{k.name}: {tuple(v)}" for k, v in kinds.items()) + "}"
 
 
 def _lowering(ctx, x, *, dst_sharding, concrete_mesh):
@@ -78,13 +94,10 @@ def _transpose(ct, x, *, dst_sharding, concrete_mesh):
 
 def _batching(axis_data, vals, dims, *, dst_sharding, concrete_mesh):
     x, d = vals[0], dims[0]
-    if d is not None:  # the batch dimension keeps its split (or vmap's spmd_axis_name)
+    del axis_data
+    if d is not None:  # the batch dimension keeps the operand's split, as in JAX
         entries = list(dst_sharding.spec) + [None] * (x.ndim - 1 - len(dst_sharding.spec))
-        spmd = axis_data.spmd_name
-        split = spmd if spmd is not None else _spec_entry(x, d)
-        if isinstance(split, tuple) and len(split) == 1:
-            split = split[0]
-        entries.insert(d, split)
+        entries.insert(d, _spec_entry(x, d))
         dst_sharding = dst_sharding.update(spec=PartitionSpec(*entries))
     return reshard_p.bind(x, dst_sharding=dst_sharding, concrete_mesh=concrete_mesh), d
 
@@ -103,6 +116,7 @@ reshard_p.def_lowering(_lowering)
 ad.deflinear(reshard_p)
 reshard_p.def_transpose(_transpose)
 reshard_p.def_batching(_batching)
+register_type_cast(lambda x, s: reshard_p.bind(x, dst_sharding=s, concrete_mesh=None))
 reshard_p.def_pp_params(
     lambda params: {},
     lambda params, in_avals, out_avals: {

@@ -10,14 +10,20 @@ results whose types carry none."""
 
 from __future__ import annotations
 
+from lamina.ir.core.vma import vma_of
+
 __all__ = [
     "ShardingTypeError",
     "broadcasting_spec",
+    "cast_to_type",
     "context_mesh",
     "def_elementwise_sharding",
+    "mismatch_extra",
     "register_context_mesh",
+    "register_type_cast",
     "register_type_placement",
     "register_value_sharding",
+    "same_type",
     "sharding_rules",
     "spec_of",
     "type_placements",
@@ -37,6 +43,35 @@ sharding_rules: dict = {}
 def typed_operands(avals) -> list:
     """The operands whose types carry a sharding."""
     return [a for a in avals if getattr(a, "type_sharding", None) is not None]
+
+
+def same_type(a, b) -> bool:
+    """Equal shapes, dtypes, splits over explicit mesh axes and (in a ``shard_map``
+    body) varying manual axes: the types JAX's ``typematch`` takes as equal."""
+    return (
+        a.shape == b.shape
+        and a.dtype == b.dtype
+        and vma_of(a) == vma_of(b)
+        and (
+            getattr(a, "type_sharding", None) is getattr(b, "type_sharding", None)
+            or spec_of(a) == spec_of(b)
+        )
+    )
+
+
+def mismatch_extra(a, b) -> str:
+    """``, so ...``: how types ``a`` and ``b`` differ, as JAX's errors say it (nothing
+    where only their splits differ)."""
+    found = []
+    if a.dtype != b.dtype:
+        found.append("the dtypes do not match")
+    if a.shape != b.shape:
+        found.append("the shapes do not match")
+    if vma_of(a) != vma_of(b):
+        found.append("the manual axis types do not match")
+    if len(found) < 2:
+        return "".join(f", so {f}" for f in found)
+    return ", so " + ", ".join(found[:-1]) + ", and " + found[-1]
 
 
 def spec_of(aval) -> tuple:
@@ -164,3 +199,19 @@ def context_mesh():
     """The mesh ``set_mesh`` put in force, or ``None``."""
     rule = _context_mesh_rule[0]
     return None if rule is None else rule()
+
+
+# The function laying a value out as a type's sharding says (the ``reshard`` primitive):
+# set by the sharding layer. ``grad`` starts from a cotangent typed as the output.
+_type_cast_rule: list = [None]
+
+
+def register_type_cast(rule) -> None:
+    """Make ``rule(x, sharding)`` lay ``x`` out by ``sharding`` (a type's)."""
+    _type_cast_rule[0] = rule
+
+
+def cast_to_type(x, aval):
+    """``x`` laid out as ``aval``'s type says (``x`` itself when it carries no sharding)."""
+    rule, s = _type_cast_rule[0], getattr(aval, "type_sharding", None)
+    return x if rule is None or s is None else rule(x, s)

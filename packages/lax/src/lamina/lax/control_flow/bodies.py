@@ -26,7 +26,8 @@ from lamina.ir import (
     ClosedJaxpr,
     Var,
     axis_ordered,
-    spec_of,
+    mismatch_extra,
+    same_type,
     tree_util,
     vma_of,
 )
@@ -88,35 +89,6 @@ def param_name(fun, position: int = 0, default: str = "c") -> str:
 
 
 # ---------------------------------------------------------------- messages
-
-
-def type_difference(a, b) -> str:
-    """``, so ...``: how types ``a`` and ``b`` differ, as JAX says it (nothing where only
-    their shardings differ)."""
-    found = []
-    if a.dtype != b.dtype:
-        found.append("the dtypes do not match")
-    if a.shape != b.shape:
-        found.append("the shapes do not match")
-    if vma_of(a) != vma_of(b):
-        found.append("the manual axis types do not match")
-    if len(found) < 2:
-        return "".join(f", so {f}" for f in found)
-    return ", so " + ", ".join(found[:-1]) + ", and " + found[-1]
-
-
-def same_type(a, b) -> bool:
-    """Equal shapes, dtypes, (over explicit mesh axes) splits and (in a ``shard_map``
-    body) varying manual axes."""
-    return (
-        a.shape == b.shape
-        and a.dtype == b.dtype
-        and vma_of(a) == vma_of(b)
-        and (
-            getattr(a, "type_sharding", None) is getattr(b, "type_sharding", None)
-            or spec_of(a) == spec_of(b)
-        )
-    )
 
 
 def pvary_hint(axes, where: str) -> str:
@@ -193,7 +165,7 @@ def check_carry_types(what: str, carry_name: str, in_tree, in_avals, out_tree, o
                 f"The input carry {'component ' if path else ''}{name} has type "
                 f"{a.str_short()} but the corresponding "
                 f"output carry component has type {b.str_short()}"
-                f"{type_difference(a, b)}.\n\n{hint}"
+                f"{mismatch_extra(a, b)}.\n\n{hint}"
                 "Revise the function so that all output types match the corresponding "
                 "input types."
             )

@@ -36,7 +36,16 @@ from lamina.interpreters import (
     trace_to_jaxpr,
 )
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, Var, dtypes, tree_util, vma_of
+from lamina.ir import (
+    ClosedJaxpr,
+    Primitive,
+    ShapedArray,
+    Var,
+    dtypes,
+    mismatch_extra,
+    tree_util,
+    vma_of,
+)
 from lamina.lax.base.primitives import broadcast_in_dim, clamp, convert_element_type, ne, select_n
 from lamina.lax.control_flow import bodies
 
@@ -94,7 +103,7 @@ def _check_branch_outputs(names, funs, traced):
                     f"{_branch_names(names, funs)}\n\n"
                     f"The output of {names[0]} has type {a.str_short()} but the "
                     f"corresponding output of {name} has type {b.str_short()}"
-                    f"{bodies.type_difference(a, b)}.\n\n{_vma_hint(names, name, a, b)}"
+                    f"{mismatch_extra(a, b)}.\n\n{_vma_hint(names, name, a, b)}"
                     f"Revise {_revise(names)} so that all output types match."
                 )
 
