@@ -33,13 +33,15 @@ def value_type_sharding(x):
     """The sharding the type of array ``x`` records: its spec over the abstract mesh,
     keeping only the mesh's ``Explicit`` axes (``None`` when it names none)."""
     s = getattr(x, "_sharding", None)
+    if s is None and hasattr(x, "_base_array"):  # PRNG keys: their data's layout
+        s = x._base_array._sharding
     if type(s) is not NamedSharding:
         return None
     explicit = set(s.mesh.explicit_axes)
     if not explicit:
         return None
     entries = []
-    for e in s.spec:
+    for e in tuple(s.spec)[: x.ndim]:
         names = e if isinstance(e, tuple) else (e,)
         kept = tuple(n for n in names if n in explicit)
         entries.append(None if not kept else kept[0] if len(kept) == 1 else kept)

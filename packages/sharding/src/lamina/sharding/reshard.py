@@ -9,7 +9,7 @@ goes back to the operand's layout.
 from __future__ import annotations
 
 from lamina.interpreters import ad, device_put, mlir, typeof
-from lamina.ir import Primitive, ShapedArray, register_type_cast, tree_util
+from lamina.ir import Primitive, ShapedArray, register_reshard, tree_util
 from lamina.lax import mesh_axes
 from lamina.sharding.mesh import AbstractMesh, Mesh
 from lamina.sharding.mesh_context import current_mesh, get_abstract_mesh
@@ -116,7 +116,6 @@ reshard_p.def_lowering(_lowering)
 ad.deflinear(reshard_p)
 reshard_p.def_transpose(_transpose)
 reshard_p.def_batching(_batching)
-register_type_cast(lambda x, s: reshard_p.bind(x, dst_sharding=s, concrete_mesh=None))
 reshard_p.def_pp_params(
     lambda params: {},
     lambda params, in_avals, out_avals: {
@@ -179,3 +178,6 @@ def reshard(xs, out_shardings):
         dst, concrete = _destination(t, aval)
         results.append(reshard_p.bind(x, dst_sharding=dst, concrete_mesh=concrete))
     return tree_util.tree_unflatten(tree, results)
+
+
+register_reshard(reshard)

@@ -35,8 +35,8 @@ from lamina.ir import (
     Literal,
     MissingRuleError,
     Primitive,
-    cast_to_type,
     dtypes,
+    reshard_to,
     transformation_boundary,
     transpose_rules,
     tree_util,
@@ -714,7 +714,7 @@ def _seed(aval):
     if getattr(aval, "vma", None):  # in a shard_map body: varying as the output is
         return vary_over(one, aval.vma)
     if getattr(aval, "type_sharding", None) is not None:  # over explicit mesh axes
-        return cast_to_type(one, aval)
+        return reshard_to(one, aval.type_sharding)
     return one.item() if aval.weak_type else one
 
 

@@ -15,14 +15,14 @@ from lamina.ir.core.vma import vma_of
 __all__ = [
     "ShardingTypeError",
     "broadcasting_spec",
-    "cast_to_type",
     "context_mesh",
     "def_elementwise_sharding",
     "mismatch_extra",
     "register_context_mesh",
-    "register_type_cast",
+    "register_reshard",
     "register_type_placement",
     "register_value_sharding",
+    "reshard_to",
     "same_type",
     "sharding_rules",
     "spec_of",
@@ -201,17 +201,20 @@ def context_mesh():
     return None if rule is None else rule()
 
 
-# The function laying a value out as a type's sharding says (the ``reshard`` primitive):
-# set by the sharding layer. ``grad`` starts from a cotangent typed as the output.
-_type_cast_rule: list = [None]
+# The function laying a value out by a sharding or a spec (the ``reshard`` primitive):
+# set by the sharding layer. ``grad`` starts from a cotangent typed as the output, and
+# samplers given ``out_sharding`` lay their results out so.
+_reshard_rule: list = [None]
 
 
-def register_type_cast(rule) -> None:
-    """Make ``rule(x, sharding)`` lay ``x`` out by ``sharding`` (a type's)."""
-    _type_cast_rule[0] = rule
+def register_reshard(rule) -> None:
+    """Make ``rule(x, sharding)`` lay ``x`` out by ``sharding`` (``jax.sharding.reshard``)."""
+    _reshard_rule[0] = rule
 
 
-def cast_to_type(x, aval):
-    """``x`` laid out as ``aval``'s type says (``x`` itself when it carries no sharding)."""
-    rule, s = _type_cast_rule[0], getattr(aval, "type_sharding", None)
-    return x if rule is None or s is None else rule(x, s)
+def reshard_to(x, sharding):
+    """``x`` laid out by ``sharding`` (a sharding or, under ``set_mesh``, a spec)."""
+    rule = _reshard_rule[0]
+    if rule is None:
+        raise RuntimeError("resharding needs lamina.sharding to be loaded")
+    return rule(x, sharding)
