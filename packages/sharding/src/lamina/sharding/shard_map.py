@@ -763,6 +763,9 @@ def _within(m, manual) -> AbstractMesh:
 def _spec_of(x, mesh) -> PartitionSpec:
     """The spec an argument is laid out by over ``mesh`` (P() when it is not)."""
     sharding = getattr(x, "sharding", None)
+    typed = getattr(getattr(x, "aval", None), "type_sharding", None)
+    if isinstance(x, Tracer) and typed is not None:  # a traced value: its type's splits
+        sharding = NamedSharding(mesh, typed.spec) if typed.mesh == mesh.abstract_mesh else None
     if isinstance(sharding, NamedSharding) and sharding.mesh == mesh:
         entries = list(sharding.spec)
         while entries and entries[-1] is None:
