@@ -1799,6 +1799,8 @@ def _bitcast_batching(axis_data, vals, dims, *, new_dtype):
 
 
 bitcast_convert_type_p.def_batching(_bitcast_batching)
+
+
 # Over explicit mesh axes the dimensions keep their splits (a dimension of the bytes of
 # a wider element, added or removed last, has none).
 @bitcast_convert_type_p.def_sharding
