@@ -163,3 +163,26 @@ def test_scan_errors(mesh):
             make_jaxpr(lambda xs: lax.scan(lambda c, r: (c + r, r), np.zeros(4, np.float32), xs))(
                 put(mesh, X, P("x", None))
             )
+
+
+def test_map_in_batches_reshards_the_blocks(mesh):
+    xs = put(mesh, np.arange(40, dtype=np.float32).reshape(10, 4), P(None, "y"))
+    f = lambda xs: lax.map(lambda r: r * 2, xs, batch_size=4)  # noqa: E731
+    with set_mesh(mesh):
+        text = str(make_jaxpr(f)(xs))
+        # recorded from JAX 0.10.2
+        for line in [
+            "b:f32[10,4] = reshard a",
+            "c:f32[8,4] = slice[limit_indices=(8, 4) start_indices=(0, 0) strides=None] b",
+            "d:f32[2,4,4] = reshape[dimensions=None new_sizes=(2, 4, 4) sharding=None] c",
+            "e:f32[2,4,4@y] = reshard d",
+            "f:f32[10,4] = reshard a",
+            "g:f32[2,4] = slice[limit_indices=(10, 4) start_indices=(8, 0) strides=None] f",
+            "h:f32[2,4@y] = reshard g",
+            "i:f32[2,4,4@y] = scan[",
+            "l:f32[2,4@y] = mul h 2.0:f32[]",
+            "m:f32[8,4@y] = reshape[dimensions=None new_sizes=(8, 4) sharding=None] i",
+        ]:
+            assert line in text, (line, text)
+        r = jit(f)(xs)
+    np.testing.assert_array_equal(np.asarray(r), np.asarray(xs) * 2)

@@ -150,3 +150,45 @@ def test_vmap(mesh, x):
         mm = vmap(lambda u, v: lax.dot_general(u, v, (([1], [0]), ([], []))), in_axes=(0, None))
         assert "c:f32[2,8@x,4@y] = dot_general[" in str(make_jaxpr(mm)(a, b))
         np.testing.assert_array_equal(np.asarray(jit(mm)(a, b)), np.full((2, 8, 4), 4.0))
+
+
+def test_custom_jvp_tangents_must_split_as_the_primals(mesh, x):
+    @custom_jvp
+    def f(a):
+        return lax.sin(a)
+
+    f.defjvp(lambda p, t: (f(p[0]), reshard(lax.cos(p[0]) * t[0], P(None, "y"))))
+    # recorded from JAX 0.10.2
+    message = (
+        "Custom JVP rule must produce primal and tangent outputs with corresponding shapes "
+        "and dtypes. Expected float32[8@x,4] (tangent type of float32[8@x,4]) but got "
+        "float32[8,4@y]."
+    )
+    with set_mesh(mesh), pytest.raises(TypeError, match=re.escape(message)):
+        make_jaxpr(lambda a: jvp(f, (a,), (a,)))(x)
+
+
+def test_jit_nested_in_jit(mesh, x):
+    f = jit(lambda a: jit(lambda b: b * 2)(a))
+    with set_mesh(mesh):
+        # recorded from JAX 0.10.2: each staged jit records the mesh in force
+        assert str(make_jaxpr(f)(x)) == (
+            "{ lambda ; a:f32[8@x,4]. let\n"
+            "    b:f32[8@x,4] = jit[\n"
+            "      name=<lambda>\n"
+            "      ctx_mesh=Mesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit))\n"
+            "      jaxpr={ lambda ; a:f32[8@x,4]. let\n"
+            "          b:f32[8@x,4] = jit[\n"
+            "            name=<lambda>\n"
+            "            ctx_mesh=Mesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit))\n"
+            "            jaxpr={ lambda ; a:f32[8@x,4]. let\n"
+            "                b:f32[8@x,4] = mul a 2.0:f32[]\n"
+            "              in (b,) }\n"
+            "          ] a\n"
+            "        in (b,) }\n"
+            "    ] a\n"
+            "  in (b,) }"
+        )
+        r = f(x)
+    assert str(typeof(r)) == "float32[8@x,4]" and r.sharding.spec == P("x", None)
+    np.testing.assert_allclose(np.asarray(r), X * 2)
