@@ -1,6 +1,8 @@
 """``reshard``, ``auto_axes`` and ``explicit_axes`` over meshes with Explicit axes:
 types, Jaxprs, values and errors recorded from JAX 0.10.2."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -220,3 +222,21 @@ def test_switching_some_axes(mesh):
             "  in (d,) }"
         )
         np.testing.assert_array_equal(np.asarray(jit(g)(x)), X * 2)
+
+
+def test_results_typed_over_more_devices_than_the_call_runs_on(mesh):
+    f = jit(lambda a: reshard(a * 2, NamedSharding(mesh, P("x"))))
+    # recorded from JAX 0.10.2: no mesh in force and the argument on one device
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "Length of device assignment 1 is not equal to the size of the mesh 8 of aval "
+            "f32[8@x]({Explicit: ('x', 'y')}). Please enter your `jit` into a mesh context via "
+            "`jax.set_mesh`."
+        ),
+    ):
+        f(np.ones(8, np.float32))
+    with set_mesh(mesh):
+        r = f(np.ones(8, np.float32))
+    assert str(typeof(r)) == "float32[8@x]" and r.sharding == NamedSharding(mesh, P("x"))
+    np.testing.assert_array_equal(np.asarray(r), np.full(8, 2.0))

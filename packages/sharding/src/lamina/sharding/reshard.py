@@ -9,7 +9,7 @@ goes back to the operand's layout.
 from __future__ import annotations
 
 from lamina.interpreters import ad, device_put, mlir, typeof
-from lamina.ir import Primitive, ShapedArray, register_reshard, tree_util
+from lamina.ir import Primitive, ShapedArray, device_count_error, register_reshard, tree_util
 from lamina.lax import mesh_axes
 from lamina.sharding.mesh import AbstractMesh, Mesh
 from lamina.sharding.mesh_context import current_mesh, get_abstract_mesh
@@ -44,13 +44,7 @@ def _concrete(sharding, concrete_mesh):
 def _impl(x, *, dst_sharding, concrete_mesh):
     target = _concrete(dst_sharding, concrete_mesh)
     if target is None:
-        aval = typeof(x).update(sharding=dst_sharding)
-        raise ValueError(
-            f"Length of device assignment {_device_count(x)} is not equal to the size of the "
-            f"mesh {dst_sharding.mesh.size} of aval {aval.str_short(True)}"
-            f"({_axis_kinds(dst_sharding.mesh)}). Please enter your `jit` into a mesh "
-            "context via `jax.set_mesh`."
-        )
+        raise device_count_error(typeof(x).update(sharding=dst_sharding), _device_count(x))
     held = getattr(x, "sharding", None)
     if (  # over automatic axes only, the value stays laid out as it is
         not target.mesh.explicit_axes
@@ -64,14 +58,6 @@ def _impl(x, *, dst_sharding, concrete_mesh):
 def _device_count(x) -> int:
     sharding = getattr(x, "sharding", None)
     return 1 if sharding is None else sharding.num_devices
-
-
-def _axis_kinds(mesh) -> str:
-    """``{Explicit: ('x', 'y')}``: the mesh's axes by type, as JAX prints an aval's."""
-    kinds: dict = {}
-    for name, kind in zip(mesh.axis_names, mesh.axis_types, strict=True):
-        kinds.setdefault(kind, []).append(name)
-    return "{" + ", ".join(f"{k.name}: {tuple(v)}" for k, v in kinds.items()) + "}"
 
 
 def _lowering(ctx, x, *, dst_sharding, concrete_mesh):

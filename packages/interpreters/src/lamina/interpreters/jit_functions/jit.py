@@ -57,9 +57,31 @@ from lamina.interpreters.runtime.executables import (
     logger,
 )
 from lamina.interpreters.runtime.partitioning import check_fits
-from lamina.ir import AbstractRef, context_mesh, tree_util, type_placements
+from lamina.ir import (
+    AbstractRef,
+    context_mesh,
+    device_count_error,
+    tree_util,
+    type_placements,
+)
 
 __all__ = ["clear_caches", "compiled_call", "jit"]
+
+
+def _check_type_devices(avals, args) -> None:
+    """JAX's error for results typed over a mesh of more devices than the call runs on
+    (no mesh in force, arguments on one device)."""
+    typed = [a for a in avals if getattr(a, "type_sharding", None) is not None]
+    if not typed:
+        return
+    leaves = tree_util.tree_leaves(args)
+    if any(isinstance(x, Tracer) for x in leaves):
+        return
+    placed = [x.sharding.num_devices for x in leaves if getattr(x, "committed", False)]
+    count = max(placed, default=1)
+    for aval in typed:
+        if aval.type_sharding.mesh.size != count:
+            raise device_count_error(aval, count)
 
 
 class TraceEntry:
@@ -240,6 +262,8 @@ class JitWrapped:
                     check_fits(s, aval.shape, where)
         else:  # results typed over the explicit mesh in force come out laid out so
             outs = type_placements(closed.out_avals)
+            if outs is None:
+                _check_type_devices(closed.out_avals, (dyn_args, dyn_kwargs))
         return ins, outs
 
     def _donated(self, args, dyn_kwargs, static_nums) -> tuple[bool, ...]:

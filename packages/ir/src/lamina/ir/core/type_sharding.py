@@ -17,6 +17,7 @@ __all__ = [
     "broadcasting_spec",
     "context_mesh",
     "def_elementwise_sharding",
+    "device_count_error",
     "mismatch_extra",
     "register_context_mesh",
     "register_reshard",
@@ -218,3 +219,18 @@ def reshard_to(x, sharding):
     if rule is None:
         raise RuntimeError("resharding needs lamina.sharding to be loaded")
     return rule(x, sharding)
+
+
+def device_count_error(aval, count: int) -> ValueError:
+    """JAX's error for a value typed over a mesh of other than ``count`` devices (the
+    devices a computation runs on, with no mesh in force)."""
+    mesh = aval.type_sharding.mesh
+    kinds: dict = {}
+    for name, kind in zip(mesh.axis_names, mesh.axis_types, strict=True):
+        kinds.setdefault(kind.name, []).append(name)
+    shown = ", ".join(f"{k}: {tuple(v)}" for k, v in kinds.items())
+    return ValueError(
+        f"Length of device assignment {count} is not equal to the size of the mesh "
+        f"{mesh.size} of aval {aval.str_short(True)}({{{shown}}}). Please enter your `jit` "
+        "into a mesh context via `jax.set_mesh`."
+    )
