@@ -192,3 +192,19 @@ def test_jit_nested_in_jit(mesh, x):
         r = f(x)
     assert str(typeof(r)) == "float32[8@x,4]" and r.sharding.spec == P("x", None)
     np.testing.assert_allclose(np.asarray(r), X * 2)
+
+
+def test_vmap_body_types_drop_the_mapped_dimension(mesh):
+    y = device_put(X, NamedSharding(mesh, P("x", "y")))
+    seen = []
+
+    def body(a):
+        seen.append(str(typeof(a)))
+        return a
+
+    with set_mesh(mesh):
+        vmap(body)(y)
+        vmap(body, in_axes=1)(y)
+        jit(vmap(body))(y)
+    # recorded from JAX 0.10.2
+    assert seen == ["float32[4@y]", "float32[8@x]", "float32[4@y]"]

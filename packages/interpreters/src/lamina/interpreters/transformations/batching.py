@@ -54,6 +54,7 @@ from lamina.ir import (
     batching_rules,
     collective_rules,
     prefix_errors,
+    spec_of,
     transformation_boundary,
     tree_util,
 )
@@ -173,8 +174,13 @@ class BatchTracer(Tracer):
         aval = _aval_of(self.val)
         if self.batch_dim is not_mapped:
             return aval
-        shape = aval.shape[: self.batch_dim] + aval.shape[self.batch_dim + 1 :]
-        return with_shape(aval, shape)
+        d = self.batch_dim
+        out = with_shape(aval, aval.shape[:d] + aval.shape[d + 1 :])
+        s = getattr(aval, "type_sharding", None)
+        if s is None:
+            return out
+        spec = spec_of(aval)  # over explicit mesh axes the other dimensions keep their splits
+        return out.update(sharding=s.update(spec=type(s.spec)(*spec[:d], *spec[d + 1 :])))
 
     def __repr__(self):
         return f"BatchTracer({self.aval}, batch_dim={self.batch_dim})"
