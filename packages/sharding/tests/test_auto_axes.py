@@ -74,6 +74,21 @@ def test_reshard_errors(mesh):
         ),
     ):
         reshard(x, None)
+    # recorded from JAX 0.10.2
+    with set_mesh(mesh):
+        with pytest.raises(ValueError, match=re.escape("Resource axis: z of P('z',) is not found")):
+            make_jaxpr(lambda a: reshard(a, P("z")))(x)
+        indivisible = re.escape(
+            "Sharding spec ('x', 'y') implies that array axis 1 is partitioned 8 times, but does "
+            "not evenly divide the dimension size 4. Got shape: (8, 4) and sharding "
+            "NamedSharding(mesh=AbstractMesh('x': 2, 'y': 4,"
+        )
+        with pytest.raises(ValueError, match=indivisible):
+            make_jaxpr(lambda a: reshard(a, P(None, ("x", "y"))))(x)
+        with pytest.raises(ValueError, match=indivisible):
+            reshard(x, P(None, ("x", "y")))
+        with pytest.raises(AssertionError, match=re.escape("(2, P(None, None, 'y'))")):
+            make_jaxpr(lambda a: reshard(a, P(None, None, "y")))(x)
 
 
 def test_reshard_grad_and_vmap(mesh):

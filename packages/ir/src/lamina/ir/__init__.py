@@ -55,6 +55,7 @@ from lamina.ir.core.primitives import (
 from lamina.ir.core.type_sharding import (
     ShardingTypeError,
     broadcasting_spec,
+    check_divisible,
     context_mesh,
     def_elementwise_sharding,
     device_count_error,
@@ -163,6 +164,7 @@ __all__ = [
     "batching_rules",
     "broadcasting_spec",
     "canonicalize_dim",
+    "check_divisible",
     "check_jaxpr",
     "checking_vma",
     "collective_rules",

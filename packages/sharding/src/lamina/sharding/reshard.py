@@ -9,7 +9,14 @@ goes back to the operand's layout.
 from __future__ import annotations
 
 from lamina.interpreters import ad, device_put, mlir, typeof
-from lamina.ir import Primitive, ShapedArray, device_count_error, register_reshard, tree_util
+from lamina.ir import (
+    Primitive,
+    ShapedArray,
+    check_divisible,
+    device_count_error,
+    register_reshard,
+    tree_util,
+)
 from lamina.lax import mesh_axes
 from lamina.sharding.mesh import AbstractMesh, Mesh
 from lamina.sharding.mesh_context import current_mesh, get_abstract_mesh
@@ -26,7 +33,7 @@ def typed_like(aval, sharding):
     mesh); a mesh without ``Explicit`` axes records none."""
     if sharding is None or not sharding.mesh.explicit_axes:
         return ShapedArray(aval.shape, aval.dtype, aval.weak_type, aval.vma)
-    return aval.update(sharding=sharding)
+    return check_divisible(aval.update(sharding=sharding))
 
 
 def _concrete(sharding, concrete_mesh):
@@ -143,8 +150,10 @@ def _destination(s, aval):
             "Reshard should only be used with out_shardings which are non-None and have a "
             f"non-empty mesh. Got sharding {s}."
         )
-    entries = list(spec)[: aval.ndim]
-    entries += [None] * (aval.ndim - len(entries))
+    NamedSharding(mesh, spec)  # checks the spec's axes against the mesh
+    if len(spec) > aval.ndim:
+        raise AssertionError((aval.ndim, spec))
+    entries = [*spec, *[None] * (aval.ndim - len(spec))]
     return NamedSharding(mesh, PartitionSpec(*entries)), concrete
 
 
@@ -162,6 +171,7 @@ def reshard(xs, out_shardings):
     for x, t in zip(leaves, targets, strict=True):
         aval = typeof(x)
         dst, concrete = _destination(t, aval)
+        typed_like(aval, dst)  # the splits must divide the dimensions, eagerly too
         results.append(reshard_p.bind(x, dst_sharding=dst, concrete_mesh=concrete))
     return tree_util.tree_unflatten(tree, results)
 

@@ -15,6 +15,7 @@ from lamina.ir.core.vma import vma_of
 __all__ = [
     "ShardingTypeError",
     "broadcasting_spec",
+    "check_divisible",
     "context_mesh",
     "def_elementwise_sharding",
     "device_count_error",
@@ -102,7 +103,7 @@ def with_type_sharding(prim, avals, params, out):
     def attach(aval, entries):
         if entries is None or not hasattr(aval, "shape"):
             return aval
-        return aval.update(sharding=base.update(spec=make(*entries)))
+        return check_divisible(aval.update(sharding=base.update(spec=make(*entries))))
 
     if prim.multiple_results:
         return [attach(a, e) for a, e in zip(out, specs, strict=True)]
@@ -116,6 +117,26 @@ def _param_sharding(params):
         if getattr(getattr(s, "mesh", None), "explicit_axes", ()):
             return s
     return None
+
+
+def check_divisible(aval):
+    """``aval``, whose type's splits must divide its dimensions (JAX's ``ValueError``)."""
+    s = aval.type_sharding
+    sizes = dict(zip(s.mesh.axis_names, s.mesh.axis_sizes, strict=True))
+    for d, (n, e) in enumerate(zip(aval.shape, spec_of(aval), strict=True)):
+        if e is None:
+            continue
+        names = e if isinstance(e, tuple) else (e,)
+        factor = 1
+        for name in names:
+            factor *= sizes.get(name, 1)
+        if isinstance(n, int) and n % factor:
+            raise ValueError(
+                f"Sharding spec {tuple(names)} implies that array axis {d} is partitioned "
+                f"{factor} times, but does not evenly divide the dimension size {n}. Got "
+                f"shape: {tuple(aval.shape)} and sharding {s!r}"
+            )
+    return aval
 
 
 def broadcasting_spec(*avals, name: str = "") -> tuple:
