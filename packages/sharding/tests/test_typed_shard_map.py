@@ -2,6 +2,8 @@
 the others stay; results are typed by ``out_specs`` and the body's types; collectives and
 the PRNG key primitives carry the splits. Recorded from JAX 0.10.2; values vs NumPy."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -159,3 +161,30 @@ def test_prng_key_primitives_keep_the_splits(mesh):
         bits = jit(vmap(lambda k: random_bits(k, 32, (4,))))(ks)
         assert str(typeof(bits)) == "uint32[8@x,4]"
         np.testing.assert_array_equal(np.asarray(bits), np.asarray(random_bits(keys, 32, (4,))))
+
+
+def test_in_specs_checked_against_traced_types(mesh):
+    f = shard_map(lambda b: b, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"))
+    # recorded from JAX 0.10.2: an unsplit traced argument does not match the in_specs
+    with pytest.raises(
+        ValueError,
+        match=re.escape(
+            "in_specs passed to shard_map: P('x', 'y') does not match the specs of the input: "
+            "P(None, None) for arg: float32[8,4]. `in_specs` is an optional argument"
+        ),
+    ):
+        make_jaxpr(f)(np.ones((8, 4), np.float32))
+    y = put(mesh, X, P("x", "y"))
+    for tiled, message in [
+        (True, "tiled reduce_scatter operand scatter dimension size 1 must be divisible by "),
+        (False, "reduce_scatter operand scatter dimension size 1 must match shard count 4"),
+    ]:
+        g = shard_map(
+            lambda b, tiled=tiled: lax.psum_scatter(b, "y", scatter_dimension=1, tiled=tiled),
+            mesh=mesh,
+            in_specs=P("x", "y"),
+            out_specs=P("x", "y"),
+            check_vma=False,
+        )
+        with pytest.raises(ValueError, match=re.escape(message)):
+            make_jaxpr(g)(y)

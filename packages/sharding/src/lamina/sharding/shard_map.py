@@ -762,10 +762,12 @@ def _within(m, manual) -> AbstractMesh:
 
 def _spec_of(x, mesh) -> PartitionSpec:
     """The spec an argument is laid out by over ``mesh`` (P() when it is not)."""
-    sharding = getattr(x, "sharding", None)
-    typed = getattr(getattr(x, "aval", None), "type_sharding", None)
-    if isinstance(x, Tracer) and typed is not None:  # a traced value: its type's splits
-        sharding = NamedSharding(mesh, typed.spec) if typed.mesh == mesh.abstract_mesh else None
+    if isinstance(x, Tracer):  # a traced value: its type's splits
+        typed = getattr(x.aval, "type_sharding", None)
+        same = typed is not None and typed.mesh == mesh.abstract_mesh
+        sharding = NamedSharding(mesh, typed.spec) if same else None
+    else:
+        sharding = getattr(x, "sharding", None)
     if isinstance(sharding, NamedSharding) and sharding.mesh == mesh:
         entries = list(sharding.spec)
         while entries and entries[-1] is None:
@@ -774,13 +776,14 @@ def _spec_of(x, mesh) -> PartitionSpec:
     return PartitionSpec()
 
 
-def _check_explicit(specs, leaves, mesh) -> None:
-    """Over Explicit axes an argument must already be laid out by its spec (traced
-    values carry no layout here and are not checked)."""
+def _check_explicit(specs, leaves, mesh, manual) -> None:
+    """Over Explicit axes an argument must already be laid out by its spec (a traced
+    value: split as its type says)."""
     for s, x in zip(specs, leaves, strict=True):
-        if isinstance(x, Tracer):
-            continue
         held = _spec_of(x, mesh)
+        held = PartitionSpec(  # the axes left automatic or explicit are not the spec's
+            *[_entry(tuple(n for n in _names(e) if n in manual)) for e in held]
+        )
         if tuple(_entries(held, np.ndim(x))) != tuple(_entries(s, np.ndim(x))):
             aval = shaped_abstractify(x)
             have = PartitionSpec(*_entries(held, aval.ndim))
@@ -909,7 +912,7 @@ def shard_map(
             flat_in = _flat_specs(specs, args, "in_specs")
             in_keys = [k.path for k in _spec_keys(specs, args)]
             if explicit:
-                _check_explicit(flat_in, leaves, m)
+                _check_explicit(flat_in, leaves, m, manual)
         avals = [shaped_abstractify(x) for x in leaves]
         key = (in_tree, tuple(avals), m, tuple(flat_in))
         eager = find_current_trace() is eval_trace and not any(

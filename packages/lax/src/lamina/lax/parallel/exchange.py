@@ -157,15 +157,15 @@ def _psum_scatter_abstract(aval, *, scatter_dimension, axis_name, axis_index_gro
     if tiled:
         if shape[scatter_dimension] % axis_size:
             raise ValueError(
-                f"psum_scatter: dimension {scatter_dimension} of size "
-                f"{shape[scatter_dimension]} must be divisible by the axis size {axis_size}"
+                "tiled reduce_scatter operand scatter dimension size "
+                f"{shape[scatter_dimension]} must be divisible by shard_count {axis_size}"
             )
         shape[scatter_dimension] //= axis_size
     else:
         if shape[scatter_dimension] != axis_size:
             raise ValueError(
-                f"psum_scatter: dimension {scatter_dimension} has size "
-                f"{shape[scatter_dimension]}, expected the axis size {axis_size}"
+                "reduce_scatter operand scatter dimension size "
+                f"{shape[scatter_dimension]} must match shard count {axis_size}"
             )
         del shape[scatter_dimension]
     return ShapedArray(tuple(shape), aval.dtype, weak_type=aval.weak_type)
