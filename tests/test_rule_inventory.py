@@ -121,7 +121,7 @@ WITH_TRANSPOSE = {
     ),
     *("ragged_all_to_all", "reduce_scatter", "cond", "while", "scan", "jit", "remat2"),
     *("custom_jvp_call", "custom_vjp_call", "custom_lin", "name", "optimization_barrier"),
-    *("sharding_constraint", "stage", "linear_call", "shard_map"),
+    *("sharding_constraint", "reshard", "stage", "linear_call", "shard_map"),
     # as JAX, remat_opt's transpose raises that higher-order AD is not supported
     "remat_opt",
     # references: tangent references are transposed into cotangent references

@@ -189,11 +189,33 @@ def test_results_come_out_laid_out_as_their_types(mesh):
     np.testing.assert_allclose(np.asarray(r), x @ x.T)
 
 
-def test_sharding_constraint_types_take_its_splits(mesh):
+def test_sharding_constraint_over_explicit_axes(mesh):
     a = put(mesh, (8, 4), P("x", None))
     constrained = NamedSharding(mesh, P(None, "y"))
-    text = str(make_jaxpr(lambda v: lax.with_sharding_constraint(v, constrained))(a))
-    assert "b:f32[8,4@y] = sharding_constraint[" in text
-    r = jit(lambda v: lax.with_sharding_constraint(lax.neg(v), constrained))(a)
-    assert r.sharding == constrained
-    np.testing.assert_array_equal(np.asarray(r), -np.asarray(a))
+    # recorded from JAX 0.10.2: a constraint may name only Auto axes ...
+    with pytest.raises(ValueError, match="can only refer to Auto axes of the mesh"):
+        make_jaxpr(lambda v: lax.with_sharding_constraint(v, constrained))(a)
+    with set_mesh(mesh):
+        # ... and under an all-Explicit mesh it asserts the operand's type
+        assert str(make_jaxpr(lambda v: lax.with_sharding_constraint(v, P("x")))(a)) == (
+            "{ lambda ; a:f32[8@x,4]. let  in (a,) }"
+        )
+        with pytest.raises(
+            AssertionError,
+            match=re.escape(
+                "`with_sharding_constraint` acts as an assert when all axes of mesh are of "
+                "type `Explicit`. The array sharding: P('x', None) did not match the sharding "
+                "provided: P(None, 'y'). Please use `jax.sharding.reshard`"
+            ),
+        ):
+            make_jaxpr(lambda v: lax.with_sharding_constraint(v, P(None, "y")))(a)
+        with pytest.raises(ValueError, match=r"cannot contain `P\.UNCONSTRAINED` when no mesh"):
+            lax.with_sharding_constraint(a, P("x", P.UNCONSTRAINED))
+    mixed = make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Explicit, AxisType.Auto))
+    b = put(mixed, (8, 4), P("x", None))
+    with set_mesh(mixed):
+        r = jit(lambda v: lax.with_sharding_constraint(lax.neg(v), P(None, "y")))(b)
+        assert str(typeof(r)) == "float32[8@x,4]"
+        np.testing.assert_array_equal(np.asarray(r), -np.asarray(b))
+        with pytest.raises(ValueError, match=r"Got spec=P\('x', None\) and mesh=AbstractMesh"):
+            make_jaxpr(lambda v: lax.with_sharding_constraint(v, P("x", None)))(b)

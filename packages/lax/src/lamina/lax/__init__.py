@@ -98,6 +98,7 @@ from lamina.lax.parallel.device_axes import (  # noqa: F401, E402  (pmap's, shar
     bind_device_axis,
     bind_mesh_axes,
     device_axis_size,
+    mesh_axes,
 )
 from lamina.lax.prng import (  # noqa: F401, E402  (PRNG keys, for lamina.random and numpy)
     PRNG_IMPLS,
@@ -128,7 +129,10 @@ from lamina.lax.prng import (  # noqa: F401, E402  (PRNG keys, for lamina.random
     threefry_2x32,
     wrap_key_data,
 )
-from lamina.lax.sharding_constraint import register_spec_sharding  # noqa: F401, E402
+from lamina.lax.sharding_constraint import (  # noqa: F401, E402
+    register_explicit_check,
+    register_spec_sharding,
+)
 from lamina.lax.sorting import take_along  # noqa: F401, E402
 from lamina.lax.state.access import (  # noqa: F401, E402  (mutable array references)
     addupdate_p,

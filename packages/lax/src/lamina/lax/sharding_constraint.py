@@ -19,10 +19,10 @@ from lamina.interpreters import (
     sharding_with_new_dim,
 )
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import Primitive, tree_util
+from lamina.ir import Primitive, spec_of, tree_util
 from lamina.lax.parallel.device_axes import is_device_axis, mesh_axes
 
-__all__ = ["sharding_constraint_p", "with_sharding_constraint"]
+__all__ = ["register_explicit_check", "sharding_constraint_p", "with_sharding_constraint"]
 
 sharding_constraint_p = Primitive("sharding_constraint")
 
@@ -101,9 +101,8 @@ sharding_constraint_p.def_abstract_eval(lambda x, **_: x)
 
 @sharding_constraint_p.def_sharding
 def _sharding_rule(x, *, sharding, **_):
-    """Over an explicit mesh the result's type takes the constraint's splits."""
-    spec = [e if isinstance(e, str | tuple) else None for e in getattr(sharding, "spec", ())]
-    return tuple(spec) + (None,) * (x.ndim - len(spec))
+    """The result is typed as the operand (a constraint names only automatic axes)."""
+    return spec_of(x)
 
 
 sharding_constraint_p.def_impl(_impl)
@@ -138,6 +137,17 @@ def _check_sharding(sharding):
     return sharding
 
 
+# Over meshes with Explicit axes a constraint is an assertion on the operand's type, or
+# refused: the check is set by ``lamina.sharding``, which knows the mesh in force.
+_explicit_check: list = []
+
+
+def register_explicit_check(check) -> None:
+    """``check(aval, sharding)``: True when the constraint is an assertion the type
+    satisfies (the value passes unchanged); raises JAX's errors for those refused."""
+    _explicit_check[:] = [check]
+
+
 def with_sharding_constraint(x, shardings):
     """``x`` (a pytree of arrays) unchanged, constrained to be laid out by
     ``shardings`` (one sharding, or a pytree prefix of ``x`` of them)."""
@@ -150,14 +160,18 @@ def with_sharding_constraint(x, shardings):
                 sharding._to_xla_hlo_sharding(len(leaf.shape))
             except ValueError:
                 check_fits(sharding, leaf.shape, "with_sharding_constraint arguments")
-    outs = [
-        sharding_constraint_p.bind(
-            leaf,
-            sharding=sharding,
-            layout=None,
-            context_mesh=None,
-            unconstrained_dims=frozenset(),
+    outs = []
+    for leaf, sharding in zip(leaves, per_leaf, strict=True):
+        if _explicit_check and _explicit_check[0](leaf, sharding):
+            outs.append(leaf)
+            continue
+        outs.append(
+            sharding_constraint_p.bind(
+                leaf,
+                sharding=sharding,
+                layout=None,
+                context_mesh=None,
+                unconstrained_dims=frozenset(),
+            )
         )
-        for leaf, sharding in zip(leaves, per_leaf, strict=True)
-    ]
     return tree_util.tree_unflatten(tree, outs)

@@ -4,14 +4,15 @@ default float, safe casts of the parameters) and concrete integer arguments."""
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
 
 from lamina import lax
 from lamina import numpy as jnp
-from lamina.interpreters import ConcretizationTypeError
-from lamina.ir import dtypes
+from lamina.interpreters import ConcretizationTypeError, Tracer
+from lamina.ir import dtypes, reshard_to
 
 __all__ = [
     "canonical_axis",
@@ -25,6 +26,7 @@ __all__ = [
     "optional_shape",
     "promote_inexact",
     "promote_inexact_pair",
+    "with_out_sharding",
 ]
 
 
@@ -133,3 +135,27 @@ def canonical_axis(axis: int, ndim: int) -> int:
     if not -ndim <= axis < ndim:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % ndim
+
+
+def _replicated(sharding):
+    """``sharding`` (a spec or a ``NamedSharding``) with no dimension split."""
+    spec = getattr(sharding, "spec", None)
+    if spec is None:
+        return type(sharding)()
+    return sharding.update(spec=type(spec)())
+
+
+def with_out_sharding(sampler):
+    """``sampler`` taking ``out_sharding=``, as JAX's samplers do: the key is resharded
+    unsplit (under a trace), the draw made, and the result resharded to
+    ``out_sharding``."""
+
+    @functools.wraps(sampler)
+    def draw(key, *args, out_sharding=None, **kwargs):
+        if out_sharding is None:
+            return sampler(key, *args, **kwargs)
+        if isinstance(key, Tracer):  # eagerly the key stays where it is: same draws
+            key = reshard_to(key, _replicated(out_sharding))
+        return reshard_to(sampler(key, *args, **kwargs), out_sharding)
+
+    return draw

@@ -12,7 +12,7 @@ import numpy as np
 from lamina import lax
 from lamina.interpreters import config
 from lamina.ir import dtypes
-from lamina.random.arguments import canonicalize_shape
+from lamina.random.arguments import canonicalize_shape, with_out_sharding
 
 __all__ = [
     "PRNGKey",
@@ -98,6 +98,7 @@ def split_keys(key, num: int):
     return [lax.squeeze(lax.slice_in_dim(keys, i, i + 1), (0,)) for i in range(num)]
 
 
+@with_out_sharding
 def bits(key, shape=(), dtype=None, *, out_sharding=None):
     """Uniform random bits: unsigned integers of ``dtype`` (default ``uint32``)."""
     raw, _ = lax.check_prng_key("bits", key)

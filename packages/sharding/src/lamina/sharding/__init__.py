@@ -12,6 +12,7 @@ from lamina.sharding.array_creation import (
     make_array_from_process_local_data,
     make_array_from_single_device_arrays,
 )
+from lamina.sharding.auto_axes import auto_axes, explicit_axes
 from lamina.sharding.axis_types import AxisType, ManualAxisType
 from lamina.sharding.mesh import AbstractDevice, AbstractMesh, Mesh, make_mesh
 from lamina.sharding.mesh_context import (
@@ -25,7 +26,7 @@ from lamina.sharding.named_sharding import DuplicateSpecError, IndivisibleError,
 from lamina.sharding.out_sharding import out_sharding as _out_sharding  # registers it
 from lamina.sharding.partition_spec import UNCONSTRAINED, P, PartitionSpec
 from lamina.sharding.pmap import pmap
-from lamina.sharding.reshard import reshard
+from lamina.sharding.reshard import reshard, reshard_p
 from lamina.sharding.shard_map import Infer, shard_map, shard_map_p
 from lamina.sharding.smap import smap
 from lamina.sharding.spec_constraint import spec_sharding as _spec_sharding  # registers it
@@ -41,6 +42,8 @@ __all__ = [
     "PartitionSpec",
     "Sharding",
     "SingleDeviceSharding",
+    "auto_axes",
+    "explicit_axes",
     "get_abstract_mesh",
     "get_mesh",
     "make_single_device_sharding",
@@ -68,6 +71,7 @@ _EXTRAS = (
     make_array_from_single_device_arrays,
     make_mesh,
     pmap,
+    reshard_p,
     shard_map,
     shard_map_p,
     sharding_table,

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import functools
 
-from lamina.ir import register_aval_sharding, register_type_placement, register_value_sharding
+from lamina.ir import (
+    register_aval_sharding,
+    register_context_mesh,
+    register_type_placement,
+    register_value_sharding,
+)
 from lamina.sharding.mesh import EMPTY_ABSTRACT_MESH
 from lamina.sharding.mesh_state import concrete_mesh
 from lamina.sharding.named_sharding import NamedSharding
@@ -28,13 +33,15 @@ def value_type_sharding(x):
     """The sharding the type of array ``x`` records: its spec over the abstract mesh,
     keeping only the mesh's ``Explicit`` axes (``None`` when it names none)."""
     s = getattr(x, "_sharding", None)
+    if s is None and hasattr(x, "_base_array"):  # PRNG keys: their data's layout
+        s = x._base_array._sharding
     if type(s) is not NamedSharding:
         return None
     explicit = set(s.mesh.explicit_axes)
     if not explicit:
         return None
     entries = []
-    for e in s.spec:
+    for e in tuple(s.spec)[: x.ndim]:
         names = e if isinstance(e, tuple) else (e,)
         kept = tuple(n for n in names if n in explicit)
         entries.append(None if not kept else kept[0] if len(kept) == 1 else kept)
@@ -55,3 +62,11 @@ def type_placement(aval):
 
 
 register_type_placement(type_placement)
+
+
+def _context_mesh():
+    mesh = concrete_mesh.value
+    return None if mesh is None or mesh.empty else mesh
+
+
+register_context_mesh(_context_mesh)

@@ -55,6 +55,7 @@ from lamina.ir import (
     dtypes,
     parse_call_args,
     set_vma_axis_order,
+    spec_of,
     tree_util,
 )
 from lamina.lax import bind_mesh_axes, div, psum, reshape
@@ -64,6 +65,7 @@ from lamina.sharding.mesh_context import current_mesh, get_abstract_mesh
 from lamina.sharding.mesh_state import abstract_mesh
 from lamina.sharding.named_sharding import NamedSharding
 from lamina.sharding.partition_spec import PartitionSpec
+from lamina.sharding.reshard import typed_like
 
 __all__ = ["Infer", "body_mesh", "check_context_mesh", "shard_map", "shard_map_p"]
 
@@ -115,8 +117,44 @@ def _global_shape(mesh, spec, shape) -> tuple:
 
 def _abstract_eval(*avals, mesh, in_specs, out_specs, jaxpr, newly_manual_axes=(), **_):
     mesh = _mesh_of(mesh)
-    return [_outer_aval(a, a.update(shape=_global_shape(mesh, s, a.shape)), newly_manual_axes)
+    return [_outer_aval(a, _typed_outer(mesh, s, a), newly_manual_axes)
             for a, s in zip(jaxpr.out_avals, out_specs, strict=True)]  # fmt: skip
+
+
+def _names(entry) -> tuple:
+    return () if entry is None else entry if isinstance(entry, tuple) else (entry,)
+
+
+def _entry(names: tuple):
+    return None if not names else names[0] if len(names) == 1 else names
+
+
+def _typed_outer(mesh, spec, inner):
+    """The type of a result outside the body: over the mesh's ``Explicit`` axes, split
+    as ``spec`` says and as its type in the body is (over the axes left explicit)."""
+    aval = inner.update(shape=_global_shape(mesh, spec, inner.shape))
+    outer = mesh.abstract_mesh
+    explicit = set(outer.explicit_axes)
+    if not explicit:
+        return typed_like(aval, None)
+    body = spec_of(inner)
+    entries = [
+        _entry(tuple(n for n in (*_names(e), *_names(b)) if n in explicit))
+        for e, b in zip(_entries(spec, aval.ndim), body, strict=True)
+    ]
+    return typed_like(aval, NamedSharding(outer, PartitionSpec(*entries)))
+
+
+def _typed_local(mesh, manual, spec, aval):
+    """The type of an argument in the body: its block, split over the axes that stay
+    ``Explicit`` as its type says."""
+    local = aval.update(shape=_local_shape(mesh, spec, aval.shape))
+    within = _within(mesh, manual)
+    keep = set(within.explicit_axes)
+    if not keep or getattr(aval, "type_sharding", None) is None:
+        return typed_like(local, None)
+    entries = [_entry(tuple(n for n in _names(e) if n in keep)) for e in spec_of(aval)]
+    return typed_like(local, NamedSharding(within, PartitionSpec(*entries)))
 
 
 def _outer_aval(inner, aval, manual):
@@ -724,7 +762,12 @@ def _within(m, manual) -> AbstractMesh:
 
 def _spec_of(x, mesh) -> PartitionSpec:
     """The spec an argument is laid out by over ``mesh`` (P() when it is not)."""
-    sharding = getattr(x, "sharding", None)
+    if isinstance(x, Tracer):  # a traced value: its type's splits
+        typed = getattr(x.aval, "type_sharding", None)
+        same = typed is not None and typed.mesh == mesh.abstract_mesh
+        sharding = NamedSharding(mesh, typed.spec) if same else None
+    else:
+        sharding = getattr(x, "sharding", None)
     if isinstance(sharding, NamedSharding) and sharding.mesh == mesh:
         entries = list(sharding.spec)
         while entries and entries[-1] is None:
@@ -733,13 +776,14 @@ def _spec_of(x, mesh) -> PartitionSpec:
     return PartitionSpec()
 
 
-def _check_explicit(specs, leaves, mesh) -> None:
-    """Over Explicit axes an argument must already be laid out by its spec (traced
-    values carry no layout here and are not checked)."""
+def _check_explicit(specs, leaves, mesh, manual) -> None:
+    """Over Explicit axes an argument must already be laid out by its spec (a traced
+    value: split as its type says)."""
     for s, x in zip(specs, leaves, strict=True):
-        if isinstance(x, Tracer):
-            continue
         held = _spec_of(x, mesh)
+        held = PartitionSpec(  # the axes left automatic or explicit are not the spec's
+            *[_entry(tuple(n for n in _names(e) if n in manual)) for e in held]
+        )
         if tuple(_entries(held, np.ndim(x))) != tuple(_entries(s, np.ndim(x))):
             aval = shaped_abstractify(x)
             have = PartitionSpec(*_entries(held, aval.ndim))
@@ -772,7 +816,7 @@ def _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma)
     its output tree."""
     args = tree_util.tree_unflatten(in_tree, avals)
     _check_in(f, m, flat_in, avals, _arg_names(f, args), in_keys)
-    local = [_body_aval(a.update(shape=_local_shape(m, s, a.shape)), s, manual, check_vma)
+    local = [_body_aval(_typed_local(m, manual, s, a), s, manual, check_vma)
              for a, s in zip(avals, flat_in, strict=True)]  # fmt: skip
     set_vma_axis_order(m.axis_names)
     box = {}
@@ -868,7 +912,7 @@ def shard_map(
             flat_in = _flat_specs(specs, args, "in_specs")
             in_keys = [k.path for k in _spec_keys(specs, args)]
             if explicit:
-                _check_explicit(flat_in, leaves, m)
+                _check_explicit(flat_in, leaves, m, manual)
         avals = [shaped_abstractify(x) for x in leaves]
         key = (in_tree, tuple(avals), m, tuple(flat_in))
         eager = find_current_trace() is eval_trace and not any(

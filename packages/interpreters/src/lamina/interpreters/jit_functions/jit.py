@@ -59,13 +59,29 @@ from lamina.interpreters.runtime.executables import (
 from lamina.interpreters.runtime.partitioning import check_fits
 from lamina.ir import (
     AbstractRef,
-    check_one_device_types,
+    context_mesh,
+    device_count_error,
     tree_util,
     type_placements,
-    typed_operands,
 )
 
 __all__ = ["clear_caches", "compiled_call", "jit"]
+
+
+def _check_type_devices(avals, args) -> None:
+    """JAX's error for results typed over a mesh of more devices than the call runs on
+    (no mesh in force, arguments on one device)."""
+    typed = [a for a in avals if getattr(a, "type_sharding", None) is not None]
+    if not typed:
+        return
+    leaves = tree_util.tree_leaves(args)
+    if any(isinstance(x, Tracer) for x in leaves):
+        return
+    placed = [x.sharding.num_devices for x in leaves if getattr(x, "committed", False)]
+    count = max(placed, default=1)
+    for aval in typed:
+        if aval.type_sharding.mesh.size != count:
+            raise device_count_error(aval, count)
 
 
 class TraceEntry:
@@ -109,15 +125,6 @@ def _function_name(fun) -> str:
     while not hasattr(fun, "__name__") and isinstance(fun, functools.partial):
         fun = fun.func
     return getattr(fun, "__name__", type(fun).__name__)
-
-
-def _on_one_device(args, kwargs) -> bool:
-    """Whether a call with these arguments runs on one device: no argument is traced
-    (an inner ``jit``) or laid out over several devices."""
-    for x in tree_util.tree_leaves((args, kwargs)):
-        if isinstance(x, Tracer) or getattr(getattr(x, "sharding", None), "num_devices", 1) > 1:
-            return False
-    return True
 
 
 class JitWrapped:
@@ -264,9 +271,8 @@ class JitWrapped:
                     check_fits(s, aval.shape, where)
         else:  # results typed over the explicit mesh in force come out laid out so
             outs = type_placements(closed.out_avals)
-            typed = outs is None and ins is None and typed_operands(closed.out_avals)
-            if typed and _on_one_device(dyn_args, dyn_kwargs):
-                check_one_device_types(closed.out_avals)
+            if outs is None:
+                _check_type_devices(closed.out_avals, (dyn_args, dyn_kwargs))
         return ins, outs
 
     def _donated(self, args, dyn_kwargs, static_nums) -> tuple[bool, ...]:
@@ -327,8 +333,11 @@ class JitWrapped:
         shardings = {}
         if entry.in_shardings is not None:
             shardings["in_shardings"] = unspecified_for_none(entry.in_shardings)
-        if entry.out_shardings is not None:
+        if entry.out_shardings is not None and self._out_shardings is not None:
             shardings["out_shardings"] = unspecified_for_none(entry.out_shardings)
+        mesh = context_mesh()
+        if mesh is not None:  # the mesh in force, as JAX records it
+            shardings["ctx_mesh"] = mesh
         return call_jaxpr(
             entry.closed,
             *leaves,

@@ -146,10 +146,7 @@ def _params_key(params: dict):
 
 
 def _one_equation_jaxpr(primitive: Primitive, in_avals, params) -> ClosedJaxpr:
-    if any(getattr(a, "type_sharding", None) is not None for a in in_avals):
-        out = primitive.abstract_eval(*in_avals, **params)  # results typed by the rules
-    else:
-        out = abstract_eval_rules[primitive](*in_avals, **params)
+    out = primitive.abstract_eval(*in_avals, **params)  # with the types' shardings
     if getattr(primitive, "effectful", False):
         out, effects = out
     else:

@@ -118,12 +118,15 @@ def copy_array(x, sharding, committed: bool = True):
     """``x`` placed by ``sharding``: buffers copied device to device when the layout is
     the same (reused when the devices are too), else through the host."""
     x._check_if_deleted()
+    aval = x.aval
+    if getattr(aval, "type_sharding", None) is not None:  # the new layout gives the type
+        aval = ShapedArray(aval.shape, aval.dtype, aval.weak_type, aval.vma)
     same_layout = sharding.num_devices == x.sharding.num_devices and (
         sharding.num_devices == 1
         or sharding._to_xla_hlo_sharding(x.ndim) == x.sharding._to_xla_hlo_sharding(x.ndim)
     )
     if not same_layout:
-        return _put_host_value(x._value, x.aval, sharding, committed, x64=True)
+        return _put_host_value(x._value, aval, sharding, committed, x64=True)
     copies = xla_client.batched_copy_array_to_devices_with_sharding(
         [x],
         [sharding._internal_device_list],
@@ -131,9 +134,9 @@ def copy_array(x, sharding, committed: bool = True):
         [xla_client.ArrayCopySemantics.REUSE_INPUT],
     )
     copy = copies[0]
-    if copy is x or copy._committed != committed:  # a new array object, committed as asked
+    if copy is x or copy._committed != committed or aval is not x.aval:  # a new array, as asked
         pieces = [copy] if sharding.num_devices == 1 else copy._arrays
-        copy = ArrayImpl(x.aval, sharding, pieces, committed=committed, _skip_checks=True)
+        copy = ArrayImpl(aval, sharding, pieces, committed=committed, _skip_checks=True)
     return copy
 
 

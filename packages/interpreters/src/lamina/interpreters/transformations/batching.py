@@ -57,6 +57,7 @@ from lamina.ir import (
     collective_rules,
     dtypes,
     prefix_errors,
+    spec_of,
     transformation_boundary,
     tree_util,
 )
@@ -176,8 +177,13 @@ class BatchTracer(Tracer):
         aval = _aval_of(self.val)
         if self.batch_dim is not_mapped:
             return aval
-        shape = aval.shape[: self.batch_dim] + aval.shape[self.batch_dim + 1 :]
-        return with_shape(aval, shape)
+        d = self.batch_dim
+        out = with_shape(aval, aval.shape[:d] + aval.shape[d + 1 :])
+        s = getattr(aval, "type_sharding", None)
+        if s is None:
+            return out
+        spec = spec_of(aval)  # over explicit mesh axes the other dimensions keep their splits
+        return out.update(sharding=s.update(spec=type(s.spec)(*spec[:d], *spec[d + 1 :])))
 
     def __repr__(self):
         return f"BatchTracer({self.aval}, batch_dim={self.batch_dim})"
@@ -526,12 +532,15 @@ def _run_mapped(trace, fun, axis_data, vals, specs, out_specs):
 
 
 @cache_on_jaxpr(context=axis_env)  # outer named axes: their sizes may be read
-def batch_jaxpr(closed_jaxpr, axis_data: AxisData, in_dims):
+def batch_jaxpr(closed_jaxpr, axis_data: AxisData, in_dims, typed_avals=None):
     """``closed_jaxpr`` batched: a new ClosedJaxpr taking inputs batched at ``in_dims``
-    (their avals grow a batch axis); returns it with the outputs' batch dims."""
+    (their avals grow a batch axis); returns it with the outputs' batch dims.
+    ``typed_avals``: the batched inputs' own types, where they carry shardings."""
     in_avals = []
-    for aval, d in zip(closed_jaxpr.in_avals, in_dims, strict=True):
-        if d is not not_mapped:
+    for i, (aval, d) in enumerate(zip(closed_jaxpr.in_avals, in_dims, strict=True)):
+        if typed_avals is not None and d is not not_mapped:
+            aval = typed_avals[i]
+        elif d is not not_mapped:
             shape = list(aval.shape)
             shape.insert(d, axis_data.size)
             aval = with_shape(aval, tuple(shape))
@@ -553,7 +562,11 @@ def batch_jaxpr(closed_jaxpr, axis_data: AxisData, in_dims):
 
 
 def _jit_batching_rule(axis_data, vals, dims, *, jaxpr, name, **params):
-    new_jaxpr, out_dims = batch_jaxpr(jaxpr, axis_data, dims)
+    avals = [shaped_abstractify(v) for v in vals]
+    if any(getattr(a, "type_sharding", None) is not None for a in avals):
+        new_jaxpr, out_dims = batch_jaxpr(jaxpr, axis_data, dims, typed_avals=tuple(avals))
+    else:
+        new_jaxpr, out_dims = batch_jaxpr(jaxpr, axis_data, dims)
     keep = {k: params[k] for k in ("keep_unused", "inline", "compiler_options_kvs", "ctx_mesh")}
     keep["donated_invars"] = tuple(params["donated_invars"])
     outs = call_jaxpr(new_jaxpr, *vals, name=name, **keep)

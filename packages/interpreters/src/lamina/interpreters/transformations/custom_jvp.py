@@ -46,7 +46,7 @@ from lamina.interpreters.transformations.custom_calls import (
     zero_if_float0,
     zero_of,
 )
-from lamina.ir import Primitive, tree_util
+from lamina.ir import Primitive, spec_of, tree_util
 
 __all__ = ["CustomJVPException", "JVPRule", "custom_jvp", "custom_jvp_call_p"]
 
@@ -210,11 +210,16 @@ class JVPRule:
         return primals_out, tangents_out
 
 
+def _tangent_matches(expected, got) -> bool:
+    """Equal shapes and dtypes, and (over explicit mesh axes) equal splits."""
+    return same_type(expected, got) and spec_of(expected) == spec_of(got)
+
+
 def _check_tangent_types(primal_avals, tangent_avals):
     strip = [a.update(weak_type=False) for a in primal_avals]
     expected = [tangent_aval(a) for a in strip]
     got = [a.update(weak_type=False) for a in tangent_avals]
-    if all(map(same_type, expected, got)):
+    if all(map(_tangent_matches, expected, got)):
         return
     if len(expected) == 1:
         raise TypeError(
@@ -225,7 +230,7 @@ def _check_tangent_types(primal_avals, tangent_avals):
     lines = [
         f"  primal {p.str_short()} with tangent {t.str_short()}, expecting tangent {e!r}"
         for p, e, t in zip(strip, expected, got, strict=True)
-        if not same_type(e, t)
+        if not _tangent_matches(e, t)
     ]
     raise TypeError(
         "Custom JVP rule must produce primal and tangent outputs with corresponding "

@@ -50,7 +50,7 @@ from lamina.interpreters.transformations.custom_calls import (
     value_aval,
 )
 from lamina.interpreters.transformations.remat_opt import remat_opt_p
-from lamina.ir import ClosedJaxpr, Primitive, dtypes, tree_util
+from lamina.ir import ClosedJaxpr, Primitive, dtypes, mismatch_extra, spec_of, tree_util
 
 __all__ = [
     "CustomVJPException",
@@ -305,16 +305,18 @@ def _checked_ct(path, aval, ct):
         return Zero(want)
     ct = from_rule_value(ct)
     got = value_aval(ct)
-    # As in JAX, only the shape must agree for inexact inputs.
-    ok = same_type(want, got) or (
-        tuple(got.shape) == tuple(want.shape) and dtypes.issubdtype(aval.dtype, np.inexact)
+    # As in JAX, only the shape (and the splits over explicit axes) must agree for
+    # inexact inputs.
+    ok = spec_of(got) == spec_of(want) and (
+        same_type(want, got)
+        or (tuple(got.shape) == tuple(want.shape) and dtypes.issubdtype(aval.dtype, np.inexact))
     )
     if not ok:
         raise ValueError(
-            "Custom VJP bwd rule must produce an output with the same shape/dtypes as the "
-            f"args tuple of the primal function, but at output{tree_util.keystr(path)} the "
-            f"bwd rule produced an output of shape/dtype {got.str_short()} corresponding to "
-            f"an input of shape/dtype {aval.str_short()}"
+            "Custom VJP bwd rule must produce an output with the same type as the args tuple "
+            f"of the primal function, but at output{tree_util.keystr(path)} the bwd rule "
+            f"produced an output of type {got.str_short()} corresponding to an input of type "
+            f"{aval.str_short()}{mismatch_extra(aval, got)}"
         )
     return ct
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from lamina.interpreters.core.naming import NameStack, current_name_stack, set_name_stack
 from lamina.interpreters.core.tangents import Zero, instantiate_zeros, tangent_aval, zeros_like_aval
-from lamina.interpreters.core.tracing import find_current_trace
+from lamina.interpreters.core.tracing import Tracer, find_current_trace
 from lamina.interpreters.jaxprs.calls import call_jaxpr, eval_jaxpr, jit_p
 from lamina.interpreters.jaxprs.jaxpr_cache import cache_on_jaxpr
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
@@ -36,9 +36,11 @@ from lamina.ir import (
     MissingRuleError,
     Primitive,
     dtypes,
+    reshard_to,
     transformation_boundary,
     transpose_rules,
     tree_util,
+    typed_value_aval,
     vary_over,
 )
 
@@ -690,7 +692,8 @@ def value_and_grad(fun, argnums=0, has_aux: bool = False, holomorphic: bool = Fa
             raise TypeError(f"Gradient only defined for scalar-output functions. Output was {ans}.")
         _check_scalar(ans)
         _check_output_dtype_revderiv("grad", holomorphic, ans)
-        one = _seed(ad._check_jax_type(ans))
+        aval = ad._check_jax_type(ans)
+        one = _seed(aval if isinstance(ans, Tracer) else typed_value_aval(ans, aval))
         g = tree_util.tree_map(_on_device, vjp_fun(one), dyn)
         g = g[0] if int_argnums else tuple(g)
         if has_aux:
@@ -717,6 +720,8 @@ def _seed(aval):
     one = np.ones((), aval.dtype)
     if getattr(aval, "vma", None):  # in a shard_map body: varying as the output is
         return vary_over(one, aval.vma)
+    if getattr(aval, "type_sharding", None) is not None:  # over explicit mesh axes
+        return reshard_to(one, aval.type_sharding)
     return one.item() if aval.weak_type else one
 
 

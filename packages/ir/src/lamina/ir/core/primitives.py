@@ -250,7 +250,9 @@ class Primitive:
 
     def abstract_eval(self, *avals, **params):
         out = abstract_eval_rules[self](*avals, **params)
-        if any(getattr(a, "type_sharding", None) is not None for a in avals):
+        if any(getattr(a, "type_sharding", None) is not None for a in avals) or (
+            params.get("sharding") is not None or params.get("out_sharding") is not None
+        ):
             if getattr(self, "effectful", False):
                 out = type_sharding.with_type_sharding(self, avals, params, out[0]), out[1]
             else:

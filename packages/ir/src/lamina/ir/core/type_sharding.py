@@ -12,18 +12,28 @@ from __future__ import annotations
 
 import math
 
+from lamina.ir.core.vma import vma_of
+
 __all__ = [
     "ShardingTypeError",
     "broadcasting_spec",
+    "check_divisible",
     "check_one_device_types",
+    "context_mesh",
     "def_elementwise_sharding",
+    "device_count_error",
+    "mismatch_extra",
     "out_type_sharding",
     "padded_sharding",
+    "register_context_mesh",
     "register_out_sharding",
+    "register_reshard",
     "register_spec_placement",
     "register_type_placement",
     "register_value_sharding",
+    "reshard_to",
     "resized_spec",
+    "same_type",
     "sharding_rules",
     "spec_of",
     "spec_placement",
@@ -48,6 +58,35 @@ def typed_operands(avals) -> list:
     return [a for a in avals if getattr(a, "type_sharding", None) is not None]
 
 
+def same_type(a, b) -> bool:
+    """Equal shapes, dtypes, splits over explicit mesh axes and (in a ``shard_map``
+    body) varying manual axes: the types JAX's ``typematch`` takes as equal."""
+    return (
+        a.shape == b.shape
+        and a.dtype == b.dtype
+        and vma_of(a) == vma_of(b)
+        and (
+            getattr(a, "type_sharding", None) is getattr(b, "type_sharding", None)
+            or spec_of(a) == spec_of(b)
+        )
+    )
+
+
+def mismatch_extra(a, b) -> str:
+    """``, so ...``: how types ``a`` and ``b`` differ, as JAX's errors say it (nothing
+    where only their splits differ)."""
+    found = []
+    if a.dtype != b.dtype:
+        found.append("the dtypes do not match")
+    if a.shape != b.shape:
+        found.append("the shapes do not match")
+    if vma_of(a) != vma_of(b):
+        found.append("the manual axis types do not match")
+    if len(found) < 2:
+        return "".join(f", so {f}" for f in found)
+    return ", so " + ", ".join(found[:-1]) + ", and " + found[-1]
+
+
 def spec_of(aval) -> tuple:
     """The spec entries of ``aval``'s type (all ``None`` when it carries no sharding)."""
     s = getattr(aval, "type_sharding", None)
@@ -61,20 +100,54 @@ def with_type_sharding(prim, avals, params, out):
     """``out`` (the primitive's abstract results) with the shardings its rule gives."""
     typed = typed_operands(avals)
     rule = sharding_rules.get(prim)
-    if not typed or rule is None:
+    if rule is None:
         return out
-    base = typed[0].type_sharding
+    if typed:
+        base = typed[0].type_sharding
+    else:  # untyped operands: a sharding asked for in the params types the result
+        base = _param_sharding(params)
+        if base is None:
+            return out
     specs = rule(*avals, **params)
     make = type(base.spec)
 
     def attach(aval, entries):
         if entries is None or not hasattr(aval, "shape"):
             return aval
-        return aval.update(sharding=base.update(spec=make(*entries)))
+        return check_divisible(aval.update(sharding=base.update(spec=make(*entries))))
 
     if prim.multiple_results:
         return [attach(a, e) for a, e in zip(out, specs, strict=True)]
     return attach(out, specs)
+
+
+def _param_sharding(params):
+    """The sharding over explicit mesh axes a primitive's params ask for (``None``)."""
+    for name in ("sharding", "out_sharding"):
+        s = params.get(name)
+        if getattr(getattr(s, "mesh", None), "explicit_axes", ()):
+            return s
+    return None
+
+
+def check_divisible(aval):
+    """``aval``, whose type's splits must divide its dimensions (JAX's ``ValueError``)."""
+    s = aval.type_sharding
+    sizes = dict(zip(s.mesh.axis_names, s.mesh.axis_sizes, strict=True))
+    for d, (n, e) in enumerate(zip(aval.shape, spec_of(aval), strict=True)):
+        if e is None:
+            continue
+        names = e if isinstance(e, tuple) else (e,)
+        factor = 1
+        for name in names:
+            factor *= sizes.get(name, 1)
+        if isinstance(n, int) and n % factor:
+            raise ValueError(
+                f"Sharding spec {tuple(names)} implies that array axis {d} is partitioned "
+                f"{factor} times, but does not evenly divide the dimension size {n}. Got "
+                f"shape: {tuple(aval.shape)} and sharding {s!r}"
+            )
+    return aval
 
 
 def broadcasting_spec(*avals, name: str = "") -> tuple:
@@ -211,11 +284,7 @@ def check_one_device_types(avals) -> None:
     for aval in avals:
         s = getattr(aval, "type_sharding", None)
         if s is not None and s.mesh.size > 1:
-            raise ValueError(
-                "Length of device assignment 1 is not equal to the size of the mesh "
-                f"{s.mesh.size} of aval {typed_str(aval, short_dtypes=True)}. Please enter "
-                "your `jit` into a mesh context via `jax.set_mesh`."
-            )
+            raise device_count_error(aval, 1)
 
 
 # The function placing a bare ``PartitionSpec`` given as a device (``device_put(x,
@@ -274,3 +343,53 @@ def typed_result(aval, sharding):
                 f"{size}. Got shape: {tuple(aval.shape)} and sharding {sharding}"
             )
     return aval.update(sharding=sharding)
+
+
+# The function giving the concrete mesh ``set_mesh`` put in force (``None`` when none):
+# set by the sharding layer; a staged ``jit`` records it (its ``ctx_mesh``).
+_context_mesh_rule: list = [None]
+
+
+def register_context_mesh(rule) -> None:
+    """Make ``rule()`` the mesh in force (``None`` when none is set)."""
+    _context_mesh_rule[0] = rule
+
+
+def context_mesh():
+    """The mesh ``set_mesh`` put in force, or ``None``."""
+    rule = _context_mesh_rule[0]
+    return None if rule is None else rule()
+
+
+# The function laying a value out by a sharding or a spec (the ``reshard`` primitive):
+# set by the sharding layer. ``grad`` starts from a cotangent typed as the output, and
+# samplers given ``out_sharding`` lay their results out so.
+_reshard_rule: list = [None]
+
+
+def register_reshard(rule) -> None:
+    """Make ``rule(x, sharding)`` lay ``x`` out by ``sharding`` (``jax.sharding.reshard``)."""
+    _reshard_rule[0] = rule
+
+
+def reshard_to(x, sharding):
+    """``x`` laid out by ``sharding`` (a sharding or, under ``set_mesh``, a spec)."""
+    rule = _reshard_rule[0]
+    if rule is None:
+        raise RuntimeError("resharding needs lamina.sharding to be loaded")
+    return rule(x, sharding)
+
+
+def device_count_error(aval, count: int) -> ValueError:
+    """JAX's error for a value typed over a mesh of other than ``count`` devices (the
+    devices a computation runs on, with no mesh in force)."""
+    mesh = aval.type_sharding.mesh
+    kinds: dict = {}
+    for name, kind in zip(mesh.axis_names, mesh.axis_types, strict=True):
+        kinds.setdefault(kind.name, []).append(name)
+    shown = ", ".join(f"{k}: {tuple(v)}" for k, v in kinds.items())
+    return ValueError(
+        f"Length of device assignment {count} is not equal to the size of the mesh "
+        f"{mesh.size} of aval {aval.str_short(True)}({{{shown}}}). Please enter your `jit` "
+        "into a mesh context via `jax.set_mesh`."
+    )

@@ -1845,6 +1845,15 @@ def _bitcast_batching(axis_data, vals, dims, *, new_dtype):
 bitcast_convert_type_p.def_batching(_bitcast_batching)
 
 
+# Over explicit mesh axes the dimensions keep their splits (a dimension of the bytes of
+# a wider element, added or removed last, has none).
+@bitcast_convert_type_p.def_sharding
+def _bitcast_sharding(x, *, new_dtype):
+    old, new = x.dtype.itemsize, np.dtype(new_dtype).itemsize
+    spec = spec_of(x)
+    return (*spec, None) if new < old else spec[:-1] if new > old else spec
+
+
 def bitcast_convert_type(operand, new_dtype):
     """``operand``'s bits read as ``new_dtype``. A narrower dtype adds a trailing axis of
     size ``old_bits // new_bits``; a wider one consumes a trailing axis of that size."""

@@ -21,7 +21,16 @@ from lamina.interpreters import (
     shaped_abstractify,
     trace_to_jaxpr,
 )
-from lamina.ir import AbstractRef, ClosedJaxpr, Var, axis_ordered, tree_util, vma_of
+from lamina.ir import (
+    AbstractRef,
+    ClosedJaxpr,
+    Var,
+    axis_ordered,
+    mismatch_extra,
+    same_type,
+    tree_util,
+    vma_of,
+)
 
 __all__: list[str] = []
 
@@ -80,21 +89,6 @@ def param_name(fun, position: int = 0, default: str = "c") -> str:
 
 
 # ---------------------------------------------------------------- messages
-
-
-def type_difference(a, b) -> str:
-    if a.shape != b.shape:
-        return "the shapes do not match"
-    if a.dtype != b.dtype:
-        return "the dtypes do not match"
-    if vma_of(a) != vma_of(b):
-        return "the manual axis types do not match"
-    return "the weak types do not match"
-
-
-def same_type(a, b) -> bool:
-    """Equal shapes, dtypes and (in a ``shard_map`` body) varying manual axes."""
-    return a.shape == b.shape and a.dtype == b.dtype and vma_of(a) == vma_of(b)
 
 
 def pvary_hint(axes, where: str) -> str:
@@ -162,15 +156,16 @@ def check_carry_types(what: str, carry_name: str, in_tree, in_avals, out_tree, o
         if not same_type(a, b):
             name = f"{carry_name}{tree_util.keystr(path)}"
             extra = vma_of(b) - vma_of(a)
-            hint = pvary_hint(extra, f", to the initial carry value corresponding to the "
-                              f"input carry component {name}") if extra else ""  # fmt: skip
+            which = f"the input carry {'component ' if path else ''}{name}"
+            hint = pvary_hint(extra, f", to the initial carry value corresponding to "
+                              f"{which}") if extra else ""  # fmt: skip
             raise TypeError(
                 f"{what} function carry input and carry output must have equal types, "
                 "but they differ:\n\n"
-                f"The input carry {'component ' if extra else ''}{name} has type "
+                f"The input carry {'component ' if path else ''}{name} has type "
                 f"{a.str_short()} but the corresponding "
-                f"output carry component has type {b.str_short()}, so "
-                f"{type_difference(a, b)}.\n\n{hint}"
+                f"output carry component has type {b.str_short()}"
+                f"{mismatch_extra(a, b)}.\n\n{hint}"
                 "Revise the function so that all output types match the corresponding "
                 "input types."
             )

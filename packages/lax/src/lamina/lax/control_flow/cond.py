@@ -36,7 +36,16 @@ from lamina.interpreters import (
     trace_to_jaxpr,
 )
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, Var, dtypes, tree_util, vma_of
+from lamina.ir import (
+    ClosedJaxpr,
+    Primitive,
+    ShapedArray,
+    Var,
+    dtypes,
+    mismatch_extra,
+    tree_util,
+    vma_of,
+)
 from lamina.lax.base.primitives import broadcast_in_dim, clamp, convert_element_type, ne, select_n
 from lamina.lax.control_flow import bodies
 
@@ -93,8 +102,8 @@ def _check_branch_outputs(names, funs, traced):
                     f"{_what(names)} must have equal output types but they differ.\n\n"
                     f"{_branch_names(names, funs)}\n\n"
                     f"The output of {names[0]} has type {a.str_short()} but the "
-                    f"corresponding output of {name} has type {b.str_short()}, so "
-                    f"{bodies.type_difference(a, b)}.\n\n{_vma_hint(names, name, a, b)}"
+                    f"corresponding output of {name} has type {b.str_short()}"
+                    f"{mismatch_extra(a, b)}.\n\n{_vma_hint(names, name, a, b)}"
                     f"Revise {_revise(names)} so that all output types match."
                 )
 
@@ -206,8 +215,9 @@ def switch(index, branches, *operands, operand=_NO_OPERAND):
     if len(branches) == 1:
         return branches[0](*operands)
     flat_ops, _, traced = _trace_branches(branches, operands)
-    names = [f"branch {i}" for i in range(len(branches))]
-    _check_branch_outputs(["branch 0", *names[1:]], branches, traced)
+    for i in range(1, len(branches)):  # each against the first, as JAX names them
+        pair = [branches[0], branches[i]]
+        _check_branch_outputs(["branch 0", f"branch{i}"], pair, [traced[0], traced[i]])
     jaxprs, consts = _common_consts(traced)
     return _bind_cond(index, jaxprs, consts, flat_ops, traced[0][2])
 

@@ -33,7 +33,7 @@ from lamina.interpreters import (
     set_current_trace,
     trace_to_jaxpr,
 )
-from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, tree_util
+from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, spec_of, tree_util
 from lamina.lax.base.primitives import convert_element_type
 from lamina.lax.control_flow import bodies
 from lamina.lax.control_flow.scan_lowering import scan_lowering
@@ -48,11 +48,27 @@ scan_p.multiple_results = True
 
 
 def _unstacked(aval: ShapedArray) -> ShapedArray:
-    return aval.update(shape=aval.shape[1:])
+    out = aval.update(shape=aval.shape[1:])
+    s = aval.type_sharding  # over explicit axes, a slice keeps the other splits
+    return (
+        out if s is None else out.update(sharding=s.update(spec=type(s.spec)(*spec_of(aval)[1:])))
+    )
 
 
 def _stacked(aval: ShapedArray, length: int) -> ShapedArray:
-    return aval.update(shape=(length, *aval.shape))
+    out = aval.update(shape=(length, *aval.shape))
+    s = aval.type_sharding  # the stacked axis is not split
+    return (
+        out if s is None else out.update(sharding=s.update(spec=type(s.spec)(None, *spec_of(aval))))
+    )
+
+
+def _check_xs_unsplit(xs_avals) -> None:
+    for a in xs_avals:
+        if a.type_sharding is not None and spec_of(a)[0] is not None:
+            raise ValueError(
+                f"0th dimension of all xs should be replicated. Got {a.type_sharding.spec}"
+            )
 
 
 def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpose=False):
@@ -65,6 +81,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     for a in xs_avals:
         if not a.shape:
             raise ValueError(f"scan got value with no leading axis to scan over: {a.str_short()}.")
+    _check_xs_unsplit(xs_avals)
     lengths = [a.shape[0] for a in xs_avals]
     if length is not None:
         try:

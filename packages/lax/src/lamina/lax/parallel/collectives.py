@@ -24,6 +24,7 @@ from lamina.ir import (
     ShapedArray,
     is_checking_vma,
     register_pvary,
+    spec_of,
     tree_util,
     vma_of,
 )
@@ -152,8 +153,14 @@ def _reduction(name: str, reduce_positional, unbatched_scale: bool, kind: str):
         shifted = tuple(a + 1 if isinstance(a, int) and a >= d else a for a in rest)
         return prim.bind(x, axes=(*shifted, d), axis_index_groups=None), not_mapped
 
+    def sharding(aval, *, axes, axis_index_groups):
+        # Over explicit mesh axes the kept dimensions keep their splits.
+        pos = {a % max(len(aval.shape), 1) for a in _positional(axes)}
+        return tuple(e for i, e in enumerate(spec_of(aval)) if i not in pos)
+
     prim.def_impl(impl)
     prim.def_abstract_eval(abstract_eval)
+    prim.def_sharding(sharding)
     positional_lowering = lower_fun(impl, multiple_results=False)
 
     def lowering(ctx, x, *, axes, axis_index_groups):

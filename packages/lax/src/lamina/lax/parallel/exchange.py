@@ -9,7 +9,7 @@ import numpy as np
 from lamina.interpreters import ad, batching, moveaxis, not_mapped
 from lamina.interpreters import mlir_builders as mb
 from lamina.interpreters.mlir import hlo, ir
-from lamina.ir import Primitive, ShapedArray, tree_util, vma_of
+from lamina.ir import Primitive, ShapedArray, spec_of, tree_util, vma_of
 from lamina.lax.base.operands import aval_of
 from lamina.lax.base.primitives import (
     broadcast_in_dim,
@@ -123,6 +123,15 @@ def _all_gather_collective(axis_data, vals, dims, *, all_gather_dimension, axis_
 all_gather_p = collective_primitive(
     "all_gather", _all_gather_abstract, _all_gather_collective, lambda p: p["axis_name"]
 )
+
+
+# Over explicit mesh axes the result keeps the operand's spec, position by position (the
+# untiled form's extra dimension, last, has none), as JAX 0.10.2 types it.
+all_gather_p.def_sharding(
+    lambda aval, *, tiled, **_: spec_of(aval) + ((None,) if not tiled else ())
+)
+
+
 ad.deflinear(all_gather_p)
 
 
@@ -148,15 +157,15 @@ def _psum_scatter_abstract(aval, *, scatter_dimension, axis_name, axis_index_gro
     if tiled:
         if shape[scatter_dimension] % axis_size:
             raise ValueError(
-                f"psum_scatter: dimension {scatter_dimension} of size "
-                f"{shape[scatter_dimension]} must be divisible by the axis size {axis_size}"
+                "tiled reduce_scatter operand scatter dimension size "
+                f"{shape[scatter_dimension]} must be divisible by shard_count {axis_size}"
             )
         shape[scatter_dimension] //= axis_size
     else:
         if shape[scatter_dimension] != axis_size:
             raise ValueError(
-                f"psum_scatter: dimension {scatter_dimension} has size "
-                f"{shape[scatter_dimension]}, expected the axis size {axis_size}"
+                "reduce_scatter operand scatter dimension size "
+                f"{shape[scatter_dimension]} must match shard count {axis_size}"
             )
         del shape[scatter_dimension]
     return ShapedArray(tuple(shape), aval.dtype, weak_type=aval.weak_type)
@@ -181,6 +190,13 @@ def _psum_scatter_collective(axis_data, vals, dims, *, scatter_dimension, axis_n
 
 psum_scatter_p = collective_primitive(
     "reduce_scatter", _psum_scatter_abstract, _psum_scatter_collective, lambda p: p["axis_name"]
+)
+psum_scatter_p.def_sharding(
+    lambda aval, *, scatter_dimension, tiled, **_: (
+        spec_of(aval)
+        if tiled
+        else tuple(e for i, e in enumerate(spec_of(aval)) if i != scatter_dimension)
+    )
 )
 ad.deflinear(psum_scatter_p)
 
@@ -264,6 +280,7 @@ def _all_to_all_collective(axis_data, vals, dims, *, split_axis, concat_axis, ax
 all_to_all_p = collective_primitive(
     "all_to_all", _all_to_all_abstract, _all_to_all_collective, lambda p: p["axis_name"]
 )
+all_to_all_p.def_sharding(lambda aval, **_: spec_of(aval))
 ad.deflinear(all_to_all_p)
 
 
@@ -357,6 +374,7 @@ def _ppermute_collective(axis_data, vals, dims, *, axis_name, perm):
 ppermute_p = collective_primitive(
     "ppermute", _ppermute_abstract, _ppermute_collective, lambda p: p["axis_name"]
 )
+ppermute_p.def_sharding(lambda aval, **_: spec_of(aval))
 ad.deflinear(ppermute_p)
 
 

@@ -33,7 +33,15 @@ from lamina.interpreters import (
     put_on_device,
     vmap,
 )
-from lamina.ir import Primitive, ShapedArray, declare_param, dtypes, physical_aval
+from lamina.ir import (
+    Primitive,
+    ShapedArray,
+    broadcasting_spec,
+    declare_param,
+    dtypes,
+    physical_aval,
+    spec_of,
+)
 from lamina.lax.base.operands import aval_of, broadcasting_shape
 from lamina.lax.base.reshaping import squeeze
 from lamina.lax.prng.key_types import PRNG_IMPLS_BY_TAG, KeyTy, PRNGKeyArray
@@ -155,6 +163,7 @@ random_seed_p = _key_primitive(
 )
 batching.defvectorized(random_seed_p)
 declare_param(random_seed_p, "impl", _read_impl)
+random_seed_p.def_sharding(lambda seeds, *, impl: spec_of(seeds))
 
 
 def random_seed(seeds, impl):
@@ -177,6 +186,8 @@ random_bits_p = _key_primitive(
     lambda prng, key, *, bit_width, shape: prng.random_bits(key, bit_width, shape),
 )
 _keys_first_rule(random_bits_p)
+# Over explicit mesh axes: the keys' dimensions keep their splits, the new ones have none.
+random_bits_p.def_sharding(lambda keys, *, bit_width, shape: spec_of(keys) + (None,) * len(shape))
 
 
 def random_bits(keys, bit_width: int, shape):
@@ -196,6 +207,7 @@ random_split_p = _key_primitive(
     "random_split", _split_abstract_eval, lambda prng, key, *, shape: prng.split(key, shape)
 )
 _keys_first_rule(random_split_p)
+random_split_p.def_sharding(lambda keys, *, shape: spec_of(keys) + (None,) * len(shape))
 
 
 def random_split(keys, shape):
@@ -218,6 +230,9 @@ random_fold_in_p = _key_primitive(
     "random_fold_in", _fold_in_abstract_eval, lambda prng, key, msg: prng.fold_in(key, msg)
 )
 batching.defbroadcasting(random_fold_in_p)
+random_fold_in_p.def_sharding(
+    lambda keys, msgs: broadcasting_spec(keys, msgs, name="random_fold_in")
+)
 
 
 def random_fold_in(keys, msgs):
@@ -246,6 +261,7 @@ def _wrap_impl(data, *, impl):
 
 random_wrap_p = _key_primitive("random_wrap", _wrap_abstract_eval, None, impl=_wrap_impl)
 declare_param(random_wrap_p, "impl", _read_impl)
+random_wrap_p.def_sharding(lambda data, *, impl: spec_of(data)[: data.ndim - len(impl.key_shape)])
 
 
 def _wrap_batching_rule(axis_data, vals, dims, *, impl):
@@ -269,6 +285,7 @@ random_unwrap_p = _key_primitive(
     "random_unwrap", _unwrap_abstract_eval, None, impl=lambda keys: physical_value(keys)
 )
 batching.defvectorized(random_unwrap_p)
+random_unwrap_p.def_sharding(lambda keys: spec_of(keys) + (None,) * len(keys.dtype._impl.key_shape))
 
 
 def random_unwrap(keys):

@@ -19,6 +19,7 @@ from lamina.random.arguments import (
     optional_shape,
     promote_inexact,
     promote_inexact_pair,
+    with_out_sharding,
 )
 from lamina.random.keys import split_keys
 from lamina.random.samplers.uniform import _uniform
@@ -34,6 +35,7 @@ def _isnan(x):
     return x != x
 
 
+@with_out_sharding
 def poisson(key, lam, shape=None, dtype=None, *, out_sharding=None):
     """Poisson samples with rate ``lam``."""
     key, _ = lax.check_prng_key("poisson", key)

@@ -34,6 +34,7 @@ from lamina.random.arguments import (
     concrete_index,
     float_dtype,
     optional_shape,
+    with_out_sharding,
 )
 from lamina.random.keys import split_keys
 from lamina.random.samplers.inverse_cdf import _exponential
@@ -185,6 +186,7 @@ batching.batching_rules[random_gamma_p] = _gamma_batching
 key_reuse.key_reuse_signatures[random_gamma_p] = key_reuse.KeyReuseSignature(key_reuse.Sink(0))
 
 
+@with_out_sharding
 def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
     """Gamma(a) samples (scale 1)."""
     key, _ = lax.check_prng_key("gamma", key)
@@ -192,6 +194,7 @@ def gamma(key, a, shape=None, dtype=None, *, out_sharding=None):
     return _gamma(key, a, optional_shape(shape, "gamma"), dtype)
 
 
+@with_out_sharding
 def loggamma(key, a, shape=None, dtype=None, *, out_sharding=None):
     """The logarithms of Gamma(a) samples, accurate for small ``a``."""
     key, _ = lax.check_prng_key("loggamma", key)
@@ -211,6 +214,7 @@ def _gamma(key, a, shape, dtype, log_space=False):
     return random_gamma_p.bind(key, a, log_space=log_space)
 
 
+@with_out_sharding
 def beta(key, a, b, shape=None, dtype=None, *, out_sharding=None):
     """Beta(a, b) samples."""
     key, _ = lax.check_prng_key("beta", key)
@@ -238,6 +242,7 @@ def _beta(key, a, b, shape, dtype):
     return gamma_a_scaled / (gamma_a_scaled + gamma_b_scaled)
 
 
+@with_out_sharding
 def dirichlet(key, alpha, shape=None, dtype=None, *, out_sharding=None):
     """Dirichlet(alpha) samples along the last axis of ``alpha``."""
     key, _ = lax.check_prng_key("dirichlet", key)
@@ -271,6 +276,7 @@ def _dirichlet(key, alpha, shape, dtype):
     return _softmax_last(log_gamma)
 
 
+@with_out_sharding
 def t(key, df, shape=None, dtype=None, *, out_sharding=None):
     """Student's t samples with ``df`` degrees of freedom."""
     key, shape, dtype = checked_float_sampling("t", key, shape, dtype, df)
@@ -291,6 +297,7 @@ def _t(key, df, shape, dtype):
     return n * lax.sqrt(half_df / g)
 
 
+@with_out_sharding
 def chisquare(key, df, shape=None, dtype=None, *, out_sharding=None):
     """Chi-square samples with ``df`` degrees of freedom."""
     key, shape, dtype = checked_float_sampling("chisquare", key, shape, dtype, df)
@@ -305,6 +312,7 @@ def _chisquare(key, df, shape, dtype):
     return lax.mul(lax.exp(log_g), two)
 
 
+@with_out_sharding
 def f(key, dfnum, dfden, shape=None, dtype=None, *, out_sharding=None):
     """F-distribution samples with ``dfnum`` and ``dfden`` degrees of freedom."""
     key, shape, dtype = checked_float_sampling("f", key, shape, dtype, dfnum, dfden)
@@ -336,6 +344,7 @@ def _reciprocal(p):
     return 1.0 / p
 
 
+@with_out_sharding
 def generalized_normal(key, p, shape=(), dtype=None, *, out_sharding=None):
     """Generalized normal samples (density proportional to exp(-|x|**p))."""
     shape = canonicalize_shape(shape, "generalized_normal")
@@ -352,6 +361,7 @@ def _generalized_normal(key, p, shape, dtype):
     return r * _power(g, _reciprocal(p))
 
 
+@with_out_sharding
 def ball(key, d, p=2, shape=(), dtype=None, *, out_sharding=None):
     """Points uniform in the unit ``p``-norm ball of dimension ``d``."""
     shape = canonicalize_shape(shape, "ball")

@@ -22,6 +22,7 @@ from lamina.random.arguments import (
     checked_float_sampling,
     float_dtype,
     promote_inexact,
+    with_out_sharding,
 )
 from lamina.random.samplers.uniform import _uniform
 
@@ -39,6 +40,7 @@ __all__ = [
 ]
 
 
+@with_out_sharding
 def exponential(key, shape=(), dtype=None, *, out_sharding=None):
     """Exponential samples (rate 1)."""
     key, _ = lax.check_prng_key("exponential", key)
@@ -53,6 +55,7 @@ def _exponential(key, shape, dtype):
     return lax.neg(lax.log1p(lax.neg(u)))  # log of 1 - u, in (0, 1]
 
 
+@with_out_sharding
 def laplace(key, shape=(), dtype=None, *, out_sharding=None):
     """Laplace samples (location 0, scale 1)."""
     key, _ = lax.check_prng_key("laplace", key)
@@ -67,6 +70,7 @@ def _laplace(key, shape, dtype):
     return lax.sign(u) * lax.log1p(lax.neg(abs(u)))
 
 
+@with_out_sharding
 def logistic(key, shape=(), dtype=None, *, out_sharding=None):
     """Logistic samples (location 0, scale 1)."""
     key, _ = lax.check_prng_key("logistic", key)
@@ -81,6 +85,7 @@ def _logistic(key, shape, dtype):
     return lax.log(x) - lax.log1p(lax.neg(x))
 
 
+@with_out_sharding
 def cauchy(key, shape=(), dtype=None, *, out_sharding=None):
     """Cauchy samples (location 0, scale 1)."""
     key, _ = lax.check_prng_key("cauchy", key)
@@ -95,6 +100,7 @@ def _cauchy(key, shape, dtype):
     return lax.tan(np.array(np.pi, u.dtype) * (u - np.array(0.5, u.dtype)))
 
 
+@with_out_sharding
 def gumbel(key, shape=(), dtype=None, mode=None, *, out_sharding=None):
     """Gumbel samples (location 0, scale 1); ``mode`` ``"high"``/``"highest"`` spend
     more bits for accuracy in the tails."""
@@ -174,6 +180,7 @@ def _weibull_min(key, scale, concentration, shape, dtype):
     return jnp.power(x, exponent) * scale
 
 
+@with_out_sharding
 def pareto(key, b, shape=None, dtype=None, *, out_sharding=None):
     """Pareto samples with shape parameter ``b``."""
     key, shape, dtype = checked_float_sampling("pareto", key, shape, dtype, b)
@@ -187,6 +194,7 @@ def _pareto(key, b, shape, dtype):
     return lax.exp(e / b)
 
 
+@with_out_sharding
 def triangular(key, left, mode, right, shape=None, dtype=None, *, out_sharding=None):
     """Triangular samples on ``[left, right]`` peaking at ``mode``."""
     key, shape, dtype = checked_float_sampling("triangular", key, shape, dtype, left, mode, right)
@@ -205,6 +213,7 @@ def _triangular(key, left, mode, right, shape, dtype):
     return lax.select(u < fc, out1, out2)
 
 
+@with_out_sharding
 def rayleigh(key, scale, shape=None, dtype=None, *, out_sharding=None):
     """Rayleigh samples with scale ``scale``."""
     key, shape, dtype = checked_float_sampling("rayleigh", key, shape, dtype, scale)
@@ -218,6 +227,7 @@ def _rayleigh(key, scale, shape, dtype):
     return lax.mul(scale, lax.sqrt(lax.mul(lax.log(u), np.array(-2, dtype))))
 
 
+@with_out_sharding
 def geometric(key, p, shape=None, dtype=None, *, out_sharding=None):
     """Geometric samples: the number of Bernoulli(p) trials up to the first success."""
     key, _ = lax.check_prng_key("geometric", key)

@@ -25,6 +25,7 @@ from lamina.random.arguments import (
     float_dtype,
     optional_shape,
     promote_inexact_pair,
+    with_out_sharding,
 )
 from lamina.random.keys import split_keys
 from lamina.random.samplers.uniform import _rademacher, _uniform
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 
+@with_out_sharding
 def normal(key, shape=(), dtype=None, *, out_sharding=None):
     """Standard normal samples (complex dtypes: real and imaginary parts each of
     variance 1/2)."""
@@ -70,6 +72,7 @@ def _normal_real(key, shape, dtype):
     return np.array(np.sqrt(2), dtype) * lax.erf_inv(u)
 
 
+@with_out_sharding
 def truncated_normal(key, lower, upper, shape=None, dtype=None, *, out_sharding=None):
     """Normal samples restricted to ``(lower, upper)``."""
     shape = optional_shape(shape, "truncated_normal")
@@ -97,6 +100,7 @@ def _truncated_normal(key, lower, upper, shape, dtype):
     return jnp.clip(out, lo, hi)
 
 
+@with_out_sharding
 def lognormal(key, sigma=np.float32(1), shape=None, dtype=None, *, out_sharding=None):  # noqa: B008 (JAX's default)
     """Log-normal samples: ``exp(sigma * normal)``."""
     key, _ = lax.check_prng_key("lognormal", key)
@@ -112,6 +116,7 @@ def _lognormal(key, sigma, shape, dtype):
     return lax.exp(_normal(key, shape, dtype) * sigma)
 
 
+@with_out_sharding
 def maxwell(key, shape=(), dtype=None, *, out_sharding=None):
     """Maxwell samples: the norms of 3-D standard normal vectors."""
     key, _ = lax.check_prng_key("maxwell", key)
@@ -144,6 +149,7 @@ def _double_sided_maxwell(key, loc, scale, shape, dtype):
     return random_sign * maxwell_rvs * scale + loc
 
 
+@with_out_sharding
 def wald(key, mean, shape=None, dtype=None, *, out_sharding=None):
     """Wald (inverse Gaussian) samples with mean ``mean`` and scale 1."""
     key, shape, dtype = checked_float_sampling("wald", key, shape, dtype, mean)
@@ -164,6 +170,7 @@ def _wald(key, mean, shape, dtype):
     return lax.select(lax.le(z, mean / (mean + x)), x, mean_sq / x)
 
 
+@with_out_sharding
 def multivariate_normal(
     key, mean, cov, shape=None, dtype=None, method="cholesky", *, out_sharding=None
 ):
@@ -229,6 +236,7 @@ def _batched_matvec(factor, x):
     return lax.dot_general(factor, x, dims)
 
 
+@with_out_sharding
 def orthogonal(key, n, shape=(), dtype=None, m=None, *, out_sharding=None):
     """Random matrices with orthonormal columns (or rows), Haar distributed."""
     m_ = n if m is None else m

@@ -20,6 +20,7 @@ from lamina.random.arguments import (
     check_shape,
     concrete_index,
     promote_inexact,
+    with_out_sharding,
 )
 from lamina.random.keys import split_keys
 from lamina.random.samplers.inverse_cdf import _gumbel
@@ -32,6 +33,7 @@ def _arange(n):
     return lax.iota(dtypes.canonicalize_dtype(np.int64), n)
 
 
+@with_out_sharding
 def permutation(key, x, axis=0, independent=False, *, out_sharding=None):
     """A random permutation of ``range(x)`` (integer ``x``) or of ``x`` along ``axis``."""
     key, _ = lax.check_prng_key("permutation", key)
@@ -128,6 +130,7 @@ def choice_with_p(key, p, shape, replace, n_inputs, mode):
     return lax.convert_element_type(lax.top_k(g, k)[1], dtypes.canonicalize_dtype(np.int64))
 
 
+@with_out_sharding
 def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None, *, out_sharding=None):
     """Indices drawn along ``axis`` with log-probabilities ``logits`` (Gumbel-max)."""
     key, _ = lax.check_prng_key("categorical", key)

@@ -14,7 +14,7 @@ from lamina import lax
 from lamina import numpy as jnp
 from lamina.interpreters import jit
 from lamina.ir import dtypes
-from lamina.random.arguments import canonicalize_shape, check_shape, float_dtype
+from lamina.random.arguments import canonicalize_shape, check_shape, float_dtype, with_out_sharding
 from lamina.random.keys import split_keys
 
 __all__ = ["bernoulli", "rademacher", "randint", "uniform"]
@@ -22,6 +22,7 @@ __all__ = ["bernoulli", "rademacher", "randint", "uniform"]
 UINT_DTYPES = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 
+@with_out_sharding
 def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0, *, out_sharding=None):
     """Uniform samples in ``[minval, maxval)``."""
     key, _ = lax.check_prng_key("uniform", key)
@@ -54,6 +55,7 @@ def _uniform(key, minval, maxval, shape, dtype):
     return lax.max(minval, lax.reshape(scaled, shape))
 
 
+@with_out_sharding
 def randint(key, shape, minval, maxval, dtype=None, *, out_sharding=None):
     """Integers uniform in ``[minval, maxval)``."""
     key, _ = lax.check_prng_key("randint", key)
@@ -119,6 +121,7 @@ def _randint(key, minval, maxval, shape, dtype):
     return minval + lax.convert_element_type(offset, dtype)
 
 
+@with_out_sharding
 def bernoulli(key, p=0.5, shape=None, mode="low", *, out_sharding=None):
     """Booleans, true with probability ``p``."""
     if shape is not None:
@@ -150,6 +153,7 @@ def _bernoulli(key, p, shape, mode):
     return _uniform(key, 0.0, 1.0, shape, dtype) < p
 
 
+@with_out_sharding
 def rademacher(key, shape=(), dtype=None, *, out_sharding=None):
     """Random signs, -1 or 1, of an integer (or float) dtype."""
     key, _ = lax.check_prng_key("rademacher", key)
