@@ -36,7 +36,7 @@ from lamina.interpreters import (
 from lamina.ir import ClosedJaxpr, Primitive, ShapedArray, spec_of, tree_util
 from lamina.lax.base.primitives import convert_element_type
 from lamina.lax.control_flow import bodies
-from lamina.lax.control_flow.scan_lowering import scan_lowering
+from lamina.lax.control_flow.scan_lowering import scan_lowering, unstacked
 
 __all__ = ["scan", "scan_p"]
 
@@ -45,14 +45,6 @@ scan_p.multiple_results = True
 
 
 # ---------------------------------------------------------------- the API
-
-
-def _unstacked(aval: ShapedArray) -> ShapedArray:
-    out = aval.update(shape=aval.shape[1:])
-    s = aval.type_sharding  # over explicit axes, a slice keeps the other splits
-    return (
-        out if s is None else out.update(sharding=s.update(spec=type(s.spec)(*spec_of(aval)[1:])))
-    )
 
 
 def _stacked(aval: ShapedArray, length: int) -> ShapedArray:
@@ -108,7 +100,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1, _split_transpos
     # The carry's weak types follow the body's output, as in JAX: trace once, and
     # again with strong types where the output carry is strongly typed.
     in_tree = tree_util.tree_structure((init, xs))
-    x_avals = [_unstacked(a) for a in xs_avals]
+    x_avals = [unstacked(a) for a in xs_avals]
     jaxpr, consts, out_tree = _trace_body(f, in_tree, init_avals + x_avals)
     _, carry_out_avals = _check_body_out(f, init_tree, init_avals, out_tree, jaxpr)
     if any(

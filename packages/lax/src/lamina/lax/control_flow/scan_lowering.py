@@ -38,16 +38,23 @@ from lamina.ir import (
     is_constant_shape,
     is_symbolic_dim,
     physical_aval,
+    spec_of,
 )
 from lamina.lax.slicing.dynamic_slicing import dynamic_index_in_dim, dynamic_update_index_in_dim
 
-__all__ = ["scan_lowering"]
+__all__ = ["scan_lowering", "unstacked"]
 
 _I32 = ShapedArray((), np.dtype(np.int32))
 
 
-def _unstacked(aval: ShapedArray) -> ShapedArray:
-    return aval.update(shape=aval.shape[1:])
+def unstacked(aval: ShapedArray) -> ShapedArray:
+    """The type of one slice along the leading axis of a stacked value; over explicit
+    axes a slice keeps the other dimensions' splits."""
+    out = aval.update(shape=aval.shape[1:])
+    s = aval.type_sharding
+    return (
+        out if s is None else out.update(sharding=s.update(spec=type(s.spec)(*spec_of(aval)[1:])))
+    )
 
 
 def _i32(value):
@@ -109,7 +116,7 @@ def _update_call(aval: ShapedArray) -> ClosedJaxpr:
     def update(ys, y, i):
         return [dynamic_update_index_in_dim(ys, y, i, 0, allow_negative_indices=False)]
 
-    return trace_to_jaxpr(update, [aval, _unstacked(aval), _I32], "scan")[0]
+    return trace_to_jaxpr(update, [aval, unstacked(aval), _I32], "scan")[0]
 
 
 def _hoist_invariants(jaxpr: ClosedJaxpr, num_consts: int):
@@ -256,7 +263,7 @@ def _index(x, aval, idx):
         limits = hlo.add(starts, _vector([_i32(d) for d in one.shape]))  # what refinement reads
         strides = _vector([_i32(1)] * len(aval.shape))
         sl = hlo.real_dynamic_slice(mb.ir_type(one), x, starts, limits, strides)
-    return mb.reshape(sl, _unstacked(aval))
+    return mb.reshape(sl, unstacked(aval))
 
 
 def _vector(scalars):
