@@ -29,11 +29,6 @@ def _matmul(a, b):
 
 
 @pytest.fixture(scope="module")
-def mesh():
-    return make_mesh((2, 4), ("x", "y"))
-
-
-@pytest.fixture(scope="module")
 def auto_mesh():
     return make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
 

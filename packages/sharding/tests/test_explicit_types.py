@@ -13,11 +13,6 @@ from lamina.sharding import AxisType, NamedSharding, make_mesh, set_mesh
 from lamina.sharding import PartitionSpec as P
 
 
-@pytest.fixture(scope="module")
-def mesh():
-    return make_mesh((2, 4), ("x", "y"))
-
-
 def put(mesh, shape, spec):
     x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
     return device_put(x, NamedSharding(mesh, spec))

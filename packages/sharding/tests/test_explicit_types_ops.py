@@ -11,18 +11,13 @@ import pytest
 from lamina import lax
 from lamina.interpreters import device_put, grad, jit, make_jaxpr, typeof
 from lamina.ir import ShardingTypeError
-from lamina.sharding import NamedSharding, make_mesh, set_mesh
+from lamina.sharding import NamedSharding, set_mesh
 from lamina.sharding import PartitionSpec as P
 
 GD, SD = lax.GatherDimensionNumbers, lax.ScatterDimensionNumbers
 COLS = GD(offset_dims=(0,), collapsed_slice_dims=(1,), start_index_map=(1,))
 ROWS = GD(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
 IX = np.array([[3], [0], [5]], np.int32)
-
-
-@pytest.fixture(scope="module")
-def mesh():
-    return make_mesh((2, 4), ("x", "y"))
 
 
 @pytest.fixture(scope="module")

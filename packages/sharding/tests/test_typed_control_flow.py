@@ -9,15 +9,10 @@ import pytest
 
 from lamina import lax
 from lamina.interpreters import device_put, grad, jit, make_jaxpr, typeof
-from lamina.sharding import NamedSharding, make_mesh, reshard, set_mesh
+from lamina.sharding import NamedSharding, reshard, set_mesh
 from lamina.sharding import PartitionSpec as P
 
 X = np.arange(32, dtype=np.float32).reshape(8, 4)
-
-
-@pytest.fixture(scope="module")
-def mesh():
-    return make_mesh((2, 4), ("x", "y"))
 
 
 def put(mesh, value, spec):

@@ -17,15 +17,10 @@ from lamina.lax import (
     random_unwrap,
     resolve_prng_impl,
 )
-from lamina.sharding import NamedSharding, get_abstract_mesh, make_mesh, set_mesh, shard_map
+from lamina.sharding import NamedSharding, get_abstract_mesh, set_mesh, shard_map
 from lamina.sharding import PartitionSpec as P
 
 X = np.arange(32, dtype=np.float32).reshape(8, 4)
-
-
-@pytest.fixture(scope="module")
-def mesh():
-    return make_mesh((2, 4), ("x", "y"))
 
 
 def put(mesh, value, spec):

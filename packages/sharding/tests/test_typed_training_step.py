@@ -18,7 +18,7 @@ from lamina.interpreters import (
     vjp,
 )
 from lamina.ir import tree_util
-from lamina.sharding import NamedSharding, make_mesh, set_mesh
+from lamina.sharding import NamedSharding, set_mesh
 from lamina.sharding import PartitionSpec as P
 
 MM = (([1], [0]), ([], []))
@@ -49,11 +49,6 @@ def numpy_step():
     dh = (dout @ W2.T) * (pre > 0)
     g = {"w1": X.T @ dh, "b1": dh.sum(0), "w2": h.T @ dout}
     return value, g
-
-
-@pytest.fixture(scope="module")
-def mesh():
-    return make_mesh((2, 4), ("x", "y"))
 
 
 @pytest.fixture(scope="module")

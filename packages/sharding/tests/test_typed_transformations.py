@@ -20,15 +20,10 @@ from lamina.interpreters import (
     typeof,
     vmap,
 )
-from lamina.sharding import NamedSharding, make_mesh, reshard, set_mesh
+from lamina.sharding import NamedSharding, reshard, set_mesh
 from lamina.sharding import PartitionSpec as P
 
 X = np.arange(32, dtype=np.float32).reshape(8, 4) / 10
-
-
-@pytest.fixture(scope="module")
-def mesh():
-    return make_mesh((2, 4), ("x", "y"))
 
 
 @pytest.fixture(scope="module")
