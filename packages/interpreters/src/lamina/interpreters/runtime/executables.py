@@ -305,33 +305,56 @@ def inner_sharding(closed: ClosedJaxpr):
     return sharding
 
 
-# Types of params that hold nothing to look into (most params: axes, flags, names).
-_PLAIN = frozenset({int, float, bool, str, bytes, type(None)})
+# Types of params that hold nothing to look into (most params: axes, flags, names);
+# the other types that are neither Jaxprs, sequences nor shardings join as they are met.
+_PLAIN = {int, float, bool, str, bytes, type(None)}
 
 
 def _find_sharding(jaxpr: Jaxpr, seen: set | None = None):
     seen = set() if seen is None else seen  # ids of the Jaxprs looked into
     seen.add(id(jaxpr))
+    plain = _PLAIN
     for eqn in jaxpr.eqns:
-        if not eqn.params:
-            continue
-        stack = [v for v in eqn.params.values() if type(v) not in _PLAIN]
-        while stack:
-            value = stack.pop()
+        for value in eqn.params.values():  # most equations hold plain values only
             kind = type(value)
-            if kind in _PLAIN:
+            if kind in plain:
                 continue
-            if kind is ClosedJaxpr:
-                value, kind = value.jaxpr, Jaxpr
-            if kind is Jaxpr:
-                if id(value) not in seen:
-                    found = _find_sharding(value, seen)
-                    if found is not None:
-                        return found
-            elif isinstance(value, (tuple, list)):
-                stack.extend(value)
-            elif isinstance(value, Sharding) and value.num_devices > 1 and _on_devices(value):
+            if kind is tuple:
+                for v in value:
+                    if type(v) not in plain:
+                        break
+                else:
+                    continue
+            break
+        else:
+            continue
+        found = _find_in_params(eqn.params, seen)
+        if found is not None:
+            return found
+    return None
+
+
+def _find_in_params(params: dict, seen: set):
+    stack = [v for v in params.values() if type(v) not in _PLAIN]
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind in _PLAIN:
+            continue
+        if kind is ClosedJaxpr:
+            value, kind = value.jaxpr, Jaxpr
+        if kind is Jaxpr:
+            if id(value) not in seen:
+                found = _find_sharding(value, seen)
+                if found is not None:
+                    return found
+        elif isinstance(value, (tuple, list)):
+            stack.extend(value)
+        elif isinstance(value, Sharding):
+            if value.num_devices > 1 and _on_devices(value):
                 return value
+        else:
+            _PLAIN.add(kind)
     return None
 
 
