@@ -23,6 +23,7 @@ from lamina.interpreters.core.config import config
 from lamina.interpreters.core.monitoring import JAXPR_TO_MLIR_MODULE_EVENT, compile_step
 from lamina.interpreters.jaxprs.calls import jit_p, none_for_unspecified
 from lamina.interpreters.jaxprs.discharge import discharge_state, has_refs
+from lamina.interpreters.jaxprs.jaxpr_cache import weak_entry_key
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr
 from lamina.interpreters.jaxprs.tokens import split_tokens
 from lamina.interpreters.runtime import backend
@@ -277,7 +278,8 @@ def make_executable(lowered, n_in: int, device, name: str) -> Executable:
     return (ExtendedExecutable if extended else Executable)(lowered, n_in, device, name)
 
 
-_executables: dict[tuple, tuple[ClosedJaxpr, Executable]] = {}
+# Keyed on (id(closed), ...): each entry holds its Jaxpr weakly, and goes when it dies.
+_executables: dict[tuple, tuple[Any, Executable]] = {}
 
 
 def _device_of(args: Sequence[Any], device=None):
@@ -291,17 +293,17 @@ def _device_of(args: Sequence[Any], device=None):
     return backend.default_device()
 
 
-_inner: dict[int, tuple[ClosedJaxpr, Any]] = {}
+_inner: dict[int, tuple[Any, Any]] = {}  # id -> (weak reference to the Jaxpr, sharding)
 
 
 def inner_sharding(closed: ClosedJaxpr):
     """A sharding over several devices that an equation of ``closed`` (or of a Jaxpr
     nested in it) names in its params (a layout constraint, say), else None."""
     found = _inner.get(id(closed))
-    if found is not None and found[0] is closed:
+    if found is not None and found[0]() is closed:
         return found[1]
     sharding = _find_sharding(closed.jaxpr)
-    _inner[id(closed)] = (closed, sharding)
+    _inner[id(closed)] = (weak_entry_key(closed, _inner, id(closed)), sharding)
     return sharding
 
 
@@ -454,20 +456,20 @@ def compiled_call(
                 lowered = lower(closed, name, donated, keep_unused, device, **names)
                 with backend.compiler_option_overrides(dict(compiler_options)):
                     exe = make_executable(lowered, len(closed.in_avals), device, name)
-                entry = _executables[key] = (closed, exe)  # keeps closed alive: ids stay unique
+                entry = _executables[key] = (weak_entry_key(closed, _executables, key), exe)
     outs = entry[1].run(args)
     if checks_on():
         check_jaxpr_call(closed, args, outs, name)
     return outs
 
 
-_with_ref_args: dict[int, tuple[ClosedJaxpr, ClosedJaxpr, list]] = {}
+_with_ref_args: dict[int, tuple[Any, ClosedJaxpr, list]] = {}
 
 
 def _refs_to_inputs(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
     """``closed`` taking its ``Ref`` constants as trailing inputs, and those ``Ref``s."""
     entry = _with_ref_args.get(id(closed))
-    if entry is None or entry[0] is not closed:
+    if entry is None or entry[0]() is not closed:
         jaxpr = closed.jaxpr
         is_ref = [type(v.aval) is AbstractRef for v in jaxpr.constvars]
         pairs = list(zip(jaxpr.constvars, closed.consts, is_ref, strict=True))
@@ -476,7 +478,8 @@ def _refs_to_inputs(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
             invars=[*jaxpr.invars, *[v for v, _, r in pairs if r]],
         )
         refs = [c for _, c, r in pairs if r]
-        entry = (closed, ClosedJaxpr(moved, [c for _, c, r in pairs if not r]), refs)
+        moved_closed = ClosedJaxpr(moved, [c for _, c, r in pairs if not r])
+        entry = (weak_entry_key(closed, _with_ref_args, id(closed)), moved_closed, refs)
         _with_ref_args[id(closed)] = entry
     return entry[1], entry[2]
 
