@@ -327,3 +327,30 @@ def test_decorator_form_and_methods():
     with pytest.raises(TypeError):  # self is not an array: JAX needs static_argnums=0
         m.apply(X)
     assert jit(static_argnums=0)(lambda n, x: x * float(n))(3, X) is not None
+
+
+def test_executables_go_with_their_functions():
+    import gc
+
+    from jaxlib.mlir import ir
+
+    from lamina.interpreters.runtime import executables
+
+    jit(lambda x: P.sin(x))(X)  # the lowering context exists before counting
+    gc.collect()
+    cached = len(executables._executables)
+    contexts = ir.Context._get_live_count()
+    for i in range(150):  # more than one lowering context serves (100 modules each)
+        g = jit(lambda x, i=i: P.add(P.sin(x), x))
+        np.testing.assert_allclose(g(X[: i % 4 + 1]), np.sin(X[: i % 4 + 1]) + X[: i % 4 + 1])
+        del g
+    gc.collect()
+    assert len(executables._executables) <= cached + 1
+    assert ir.Context._get_live_count() <= contexts + 1
+    # A live function keeps its executable: a second call compiles nothing.
+    h = counted(lambda x: P.mul(x, x))
+    jh = jit(h)
+    jh(X)
+    gc.collect()
+    np.testing.assert_allclose(jh(X), X * X)
+    assert h.count == 1

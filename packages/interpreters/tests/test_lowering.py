@@ -7,6 +7,7 @@ The primitives here are test-local (lamina.lax defines the real ones later), reg
 in a private PrimitiveRegistry so that ``parse_jaxpr`` reads JAX-printed text with them.
 """
 
+import sys
 import textwrap
 import warnings
 
@@ -665,7 +666,7 @@ def test_lowerings_share_a_context_until_it_holds_enough_constants(monkeypatch):
     from lamina.interpreters.jaxprs import mlir_builders
 
     monkeypatch.setattr(mlir_builders, "_CONTEXT_CONSTANT_BYTES", 4096)
-    monkeypatch.setattr(mlir_builders, "_lowering", type(mlir_builders._lowering)())
+    monkeypatch.setattr(mlir_builders, "_thread", type(mlir_builders._thread)())
     small = parse("{ lambda ; a:f32[5]. let b:f32[5] = sin a in (b,) }")
     first, second = lower_jaxpr(small), lower_jaxpr(small)
     assert first.context is second.context
@@ -681,3 +682,123 @@ def test_lowerings_share_a_context_until_it_holds_enough_constants(monkeypatch):
     assert first.as_text() == second.as_text() == fourth.as_text()
     (result,) = execute_stablehlo(third.as_text(), [np.ones(2048, np.float32)])
     np.testing.assert_array_equal(np.asarray(result), big + 1)
+
+
+def _programs():
+    """Small programs that differ in shapes, dtypes and constants (so in the types and
+    attributes their lowerings cache)."""
+    programs = []
+    for n in (1, 3, 5, 8):
+        for dtype in ("f32", "i32", "bf16"):
+            two = "2" if dtype == "i32" else "2.0"
+            programs.append(
+                parse(
+                    f"{{ lambda ; a:{dtype}[{n}] b:{dtype}[]. let"
+                    f" c:{dtype}[{n}] = add a b; d:{dtype}[{n}] = mul c {two}:{dtype}[]"
+                    f" in (d,) }}"
+                )
+            )
+    programs.append(parse("{ lambda k:f32[4]; a:f32[4]. let b:f32[4] = add a k in (b,) }",
+                          [np.arange(4, dtype=np.float32)]))  # fmt: skip
+    return programs
+
+
+def _foreign_types(lowered):
+    """Result types and attributes of the module's operations made in another context."""
+    context, found = lowered.context, []
+
+    def walk(op):
+        found.extend(r.type for r in op.results if r.type.context is not context)
+        attrs = [op.attributes[name] for name in op.attributes]
+        found.extend(a for a in attrs if a.context is not context)
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    walk(inner.operation)
+
+    walk(lowered.module.operation)
+    return found
+
+
+def test_threads_lowering_at_once_emit_the_modules_one_thread_does():
+    import threading
+
+    programs = _programs()
+    expected = [lower_jaxpr(p).as_text() for p in programs]
+    n_threads = 4
+    barrier = threading.Barrier(n_threads)
+    results: dict[int, list] = {}
+    errors, foreign = [], []
+
+    def work(t):
+        try:
+            order = list(range(len(programs)))[t:] + list(range(len(programs)))[:t]
+            barrier.wait()
+            texts = {}
+            for _ in range(5):
+                for i in order:
+                    lowered = lower_jaxpr(programs[i])
+                    texts.setdefault(i, set()).add(lowered.as_text())
+                    foreign.extend(_foreign_types(lowered))
+            results[t] = texts
+        except BaseException as e:  # reported below, in the main thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(n_threads)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads take turns often, mid-lowering
+    try:
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors
+    assert not foreign  # every type and attribute belongs to its module's context
+    for texts in results.values():
+        assert {i: s for i, s in texts.items()} == {i: {e} for i, e in enumerate(expected)}
+
+
+def test_builders_cache_per_context():
+    from jaxlib.mlir import ir
+
+    from lamina.interpreters.jaxprs import mlir_builders as mb
+
+    aval = ShapedArray((2, 3), np.float32)
+    first, second = mb.make_context(), mb.make_context()
+    with first, ir.Location.unknown():
+        in_first = mb.ir_type(aval)
+        attr_first = mb.i64_array([0, 1])
+    with second, ir.Location.unknown():
+        in_second = mb.ir_type(aval)
+        attr_second = mb.i64_array([0, 1])
+        assert mb.ir_type(aval).context is second
+    with first, ir.Location.unknown():  # back to the first: its own types again
+        assert mb.ir_type(aval).context is first
+        assert mb.i64_array([0, 1]).context is first
+    assert in_first.context is first and in_second.context is second
+    assert attr_first.context is first and attr_second.context is second
+    assert str(in_first) == str(in_second) == "tensor<2x3xf32>"
+
+
+def test_renewed_contexts_are_freed(monkeypatch):
+    import gc
+
+    from jaxlib.mlir import ir
+
+    from lamina.interpreters.jaxprs import mlir_builders
+
+    monkeypatch.setattr(mlir_builders, "_CONTEXT_MODULES", 10)
+    monkeypatch.setattr(mlir_builders, "_thread", type(mlir_builders._thread)())
+    gc.collect()
+    live = ir.Context._get_live_count()
+    texts = set()
+    for i in range(1000):  # 1,000 different programs: 100 contexts in turn
+        program = parse(f"{{ lambda ; a:f32[{i + 1}]. let b:f32[{i + 1}] = sin a in (b,) }}")
+        texts.add(lower_jaxpr(program).as_text())
+        del program
+    assert len(texts) == 1000
+    gc.collect()
+    # The thread's current context, and none of those it gave up.
+    assert ir.Context._get_live_count() <= live + 1

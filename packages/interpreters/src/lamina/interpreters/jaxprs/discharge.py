@@ -11,6 +11,9 @@ Jaxpr's own outputs.
 
 from __future__ import annotations
 
+from typing import Any
+
+from lamina.interpreters.jaxprs.jaxpr_cache import weak_entry_key
 from lamina.interpreters.jaxprs.staging import trace_to_jaxpr
 from lamina.ir import AbstractRef, ClosedJaxpr, Jaxpr, Literal, discharge_rules
 
@@ -116,23 +119,23 @@ class Discharged:
         return [next(rest) if w else None for w in self.written]
 
 
-_discharged: dict[int, tuple[ClosedJaxpr, Discharged]] = {}
+_discharged: dict[int, tuple[Any, Discharged]] = {}  # id -> (weak reference, result)
 
 
 def discharge_state(closed: ClosedJaxpr) -> Discharged:
     """``closed`` with its references discharged (once per Jaxpr object). Constants
     must not be references: move them to inputs first."""
     entry = _discharged.get(id(closed))
-    if entry is not None and entry[0] is closed:
+    if entry is not None and entry[0]() is closed:
         return entry[1]
-    jaxpr = closed.jaxpr
+    jaxpr, consts = closed.jaxpr, closed.consts
     if any(type(v.aval) is AbstractRef for v in jaxpr.constvars):
         raise ValueError("discharge_state: move constants that are references to the inputs")
     in_avals = [v.aval.inner_aval if type(v.aval) is AbstractRef else v.aval for v in jaxpr.invars]
     written: list[bool] = []
 
     def fun(*args):
-        outs, finals = run_discharged(jaxpr, closed.consts, args)
+        outs, finals = run_discharged(jaxpr, consts, args)
         extra = []
         written.clear()
         for var, arg in zip(jaxpr.invars, args, strict=True):
@@ -144,5 +147,5 @@ def discharge_state(closed: ClosedJaxpr) -> Discharged:
 
     new_closed, _ = trace_to_jaxpr(fun, in_avals, "discharged")
     result = Discharged(new_closed, tuple(written))
-    _discharged[id(closed)] = (closed, result)
+    _discharged[id(closed)] = (weak_entry_key(closed, _discharged, id(closed)), result)
     return result

@@ -12,12 +12,13 @@ executable is then compiled once.
 from __future__ import annotations
 
 import functools
+import weakref
 from collections import OrderedDict
 
 from lamina.interpreters.core.config import trace_context
 from lamina.interpreters.core.tracing import Tracer
 
-__all__ = ["cache_on_jaxpr", "clear_jaxpr_caches"]
+__all__ = ["cache_on_jaxpr", "clear_jaxpr_caches", "weak_entry_key"]
 
 _MAX_ENTRIES = 1024
 _caches: list[OrderedDict] = []
@@ -64,3 +65,17 @@ def cache_on_jaxpr(fun=None, *, context=None):
 def clear_jaxpr_caches() -> None:
     for cache in _caches:
         cache.clear()
+
+
+def weak_entry_key(obj, cache: dict, key) -> weakref.ref:
+    """A weak reference to ``obj`` (a Jaxpr) for a cache entry ``cache[key]`` that stands
+    for it by ``id``: the entry goes when ``obj`` dies, so a dead function's programs
+    and executables go with it, and no other object can take the id while the entry
+    is there. The entry must not refer to ``obj`` otherwise (that would keep it)."""
+
+    def forget(ref):
+        entry = cache.get(key)
+        if entry is not None and entry[0] is ref:
+            del cache[key]
+
+    return weakref.ref(obj, forget)

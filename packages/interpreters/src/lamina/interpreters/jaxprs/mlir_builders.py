@@ -55,6 +55,50 @@ def make_context() -> ir.Context:
     return context
 
 
+class _ContextCaches:
+    """The types and attributes the builders made in one context, by what they stand
+    for (a module's lowering asks for the same few thousands of times), and, for a
+    lowering context, how many modules and bytes of constants it has served."""
+
+    __slots__ = ("attributes", "constant_bytes", "context", "modules", "scalars", "types")
+
+    def __init__(self, context: ir.Context | None):
+        self.context = context
+        self.types: dict[tuple, ir.Type] = {}  # (shape, dtype) -> tensor type
+        self.scalars: dict[tuple, tuple[ir.Attribute, ir.Type]] = {}  # (dtype, bytes)
+        self.attributes: dict[Any, ir.Attribute] = {}  # see cached_attribute
+        self.modules = 0
+        self.constant_bytes = 0
+
+
+class _ThreadCaches(threading.local):
+    """Per thread: the caches of its lowering context, and of the context the builders
+    last ran in (usually the same). Holders refer to their context, never the other
+    way round: a context holding its own types would be a cycle that keeps it alive."""
+
+    def __init__(self):
+        self.lowering: _ContextCaches | None = None
+        self.current = _ContextCaches(None)
+
+
+_thread = _ThreadCaches()
+
+
+def _caches() -> _ContextCaches:
+    """The caches of the current context (the hot builders check ``_thread.current``
+    inline and call this only when the context changed)."""
+    caches = _thread.current
+    context = ir.Context.current
+    if caches.context is not context:
+        lowering = _thread.lowering
+        if lowering is not None and lowering.context is context:
+            caches = lowering
+        else:
+            caches = _ContextCaches(context)
+        _thread.current = caches
+    return caches
+
+
 # Making a context and loading its dialects costs about 2 ms, as much as lowering a
 # small program: lowerings share one context per thread (a module keeps its context
 # alive). Its uniqued attributes (constants above all) live as long as it does, so a
@@ -62,22 +106,19 @@ def make_context() -> ir.Context:
 # takes over.
 _CONTEXT_MODULES = 100
 _CONTEXT_CONSTANT_BYTES = 16 << 20
-_lowering = threading.local()
 
 
 def lowering_context() -> ir.Context:
     """The calling thread's context for a new module (see ``_CONTEXT_MODULES``)."""
-    state = _lowering.__dict__
-    context = state.get("context")
+    caches = _thread.lowering
     if (
-        context is None
-        or state["modules"] >= _CONTEXT_MODULES
-        or state["constant_bytes"] >= _CONTEXT_CONSTANT_BYTES
+        caches is None
+        or caches.modules >= _CONTEXT_MODULES
+        or caches.constant_bytes >= _CONTEXT_CONSTANT_BYTES
     ):
-        context = state["context"] = make_context()
-        state["modules"] = state["constant_bytes"] = 0
-    state["modules"] += 1
-    return context
+        caches = _thread.lowering = _thread.current = _ContextCaches(make_context())
+    caches.modules += 1
+    return caches.context
 
 
 def _signless(bits):
@@ -149,32 +190,6 @@ def dtype_to_ir_type(dtype) -> ir.Type:
     return make()
 
 
-# Tensor types made in the current context, by (shape, dtype): a module's lowering asks
-# for the same few types thousands of times. Types belong to their context, so the
-# cache holds those of one context at a time.
-_tensor_types: dict[tuple, ir.Type] = {}
-_tensor_types_context: list = [None]
-
-
-# Scalar constants' attributes and types, by (dtype, bytes), in that context too.
-_scalar_attrs: dict[tuple, tuple[ir.Attribute, ir.Type]] = {}
-_attributes: dict[Any, ir.Attribute] = {}  # see cached_attribute, in that context too
-
-
-def _current_context() -> None:
-    """Empty the caches when the current context is not theirs (the hot builders make
-    the same check inline)."""
-    if _tensor_types_context[0] is not ir.Context.current:
-        _new_context()
-
-
-def _new_context() -> None:
-    _tensor_types.clear()
-    _scalar_attrs.clear()
-    _attributes.clear()
-    _tensor_types_context[0] = ir.Context.current
-
-
 def operation(name: str, result_types: Sequence[ir.Type], operands: Sequence[ir.Value],
               attributes: dict | None = None, regions: int = 0) -> ir.Operation:  # fmt: skip
     """The operation ``name`` (``stablehlo.add``) made in one call to the bindings: the
@@ -191,24 +206,25 @@ def elementwise(name: str, *operands: ir.Value) -> ir.Value:
 def cached_attribute(key: Any, make: Any) -> ir.Attribute:
     """The attribute ``make()`` made for ``key`` (hashable, naming what it holds) in the
     current context, made once per context."""
-    _current_context()
+    attributes = _caches().attributes
     try:
-        found = _attributes.get(key)
+        found = attributes.get(key)
     except TypeError:  # unhashable: made every time
         return make()
     if found is None:
-        found = _attributes[key] = make()
+        found = attributes[key] = make()
     return found
 
 
 def i64_array(values: Sequence[int]) -> ir.Attribute:
     """A ``DenseI64ArrayAttr`` (``array<i64: 0, 1>``), made once per context."""
     key = ("i64", tuple(values))
-    if _tensor_types_context[0] is not ir.Context.current:
-        _new_context()
-    found = _attributes.get(key)
+    caches = _thread.current
+    if caches.context is not ir.Context.current:
+        caches = _caches()
+    found = caches.attributes.get(key)
     if found is None:
-        found = _attributes[key] = ir.DenseI64ArrayAttr.get(list(key[1]))
+        found = caches.attributes[key] = ir.DenseI64ArrayAttr.get(list(key[1]))
     return found
 
 
@@ -219,11 +235,11 @@ def _broadcast(type_: ir.Type, value: ir.Value, dims: Sequence[int]) -> ir.Value
 
 def _tensor_type(shape: tuple, dtype: np.dtype) -> ir.Type:
     """``tensor<...>`` of a static ``shape`` and a NumPy ``dtype``, from the cache."""
-    _current_context()
-    found = _tensor_types.get((shape, dtype))
+    types = _caches().types
+    found = types.get((shape, dtype))
     if found is None:
         found = ir.RankedTensorType.get(dim_values.ir_shape(shape), dtype_to_ir_type(dtype))
-        _tensor_types[(shape, dtype)] = found
+        types[(shape, dtype)] = found
     return found
 
 
@@ -231,16 +247,17 @@ def ir_type(aval) -> ir.Type:
     """``tensor<...>`` for a ShapedArray, ``!stablehlo.token`` for a token."""
     if isinstance(aval, ShapedArray):
         key = (aval.shape, aval.dtype)
-        if _tensor_types_context[0] is not ir.Context.current:
-            _new_context()
-        found = _tensor_types.get(key)
+        caches = _thread.current
+        if caches.context is not ir.Context.current:
+            caches = _caches()
+        found = caches.types.get(key)
         if found is None:
             if not isinstance(aval.dtype, np.dtype):  # an extended dtype: its physical data
                 aval = physical_aval(aval)
             found = ir.RankedTensorType.get(
                 dim_values.ir_shape(aval.shape), dtype_to_ir_type(aval.dtype)
             )
-            _tensor_types[key] = found
+            caches.types[key] = found
         return found
     if isinstance(aval, AbstractToken):
         return stablehlo.TokenType.get()
@@ -254,18 +271,17 @@ def ir_types(avals: Sequence[Any]) -> list[ir.Type]:
 def _dense_attr(x: np.ndarray) -> ir.Attribute:
     if x.ndim == 0:  # scalars (literals, mostly) recur: made once per context
         key = (x.dtype, x.tobytes())
-        _current_context()
-        found = _scalar_attrs.get(key)
+        scalars = _caches().scalars
+        found = scalars.get(key)
         if found is None:
             attr = _new_dense_attr(x)
-            found = _scalar_attrs[key] = (attr, attr.type)
+            found = scalars[key] = (attr, attr.type)
         return found[0]
     return _new_dense_attr(x)
 
 
 def _new_dense_attr(x: np.ndarray) -> ir.Attribute:
-    if "context" in _lowering.__dict__:
-        _lowering.constant_bytes += x.nbytes
+    _caches().constant_bytes += x.nbytes
     x = np.ascontiguousarray(x).reshape(x.shape)  # ascontiguousarray makes 0-d 1-d
     return ir.DenseElementsAttr.get(x, type=dtype_to_ir_type(x.dtype), shape=x.shape)
 
@@ -284,12 +300,13 @@ def constant(value, aval: ShapedArray | None = None) -> ir.Value:
     x = np.asarray(value, dtype=dtype)
     if not x.shape and x.dtype.kind != "V":  # a scalar (literals, mostly): the fast path
         key = (x.dtype, x.tobytes())
-        if _tensor_types_context[0] is not ir.Context.current:
-            _new_context()
-        found = _scalar_attrs.get(key)
+        caches = _thread.current
+        if caches.context is not ir.Context.current:
+            caches = _caches()
+        found = caches.scalars.get(key)
         if found is None:
             attr = _new_dense_attr(x)
-            found = _scalar_attrs[key] = (attr, attr.type)
+            found = caches.scalars[key] = (attr, attr.type)
         return ir.Operation.create("stablehlo.constant", [found[1]], [], {"value": found[0]}).result
     if _is_float0(x.dtype):
         x = np.zeros(x.shape, np.bool_)

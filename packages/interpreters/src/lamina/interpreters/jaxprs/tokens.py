@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from lamina.interpreters.jaxprs.jaxpr_cache import weak_entry_key
 from lamina.ir import AbstractToken, ClosedJaxpr, abstract_token
 
 __all__ = ["Token", "TokenSplit", "split_tokens"]
@@ -53,7 +54,7 @@ class TokenSplit:
         return [Token() if t else next(rest) for t in self.out_is_token]
 
 
-_splits: dict[int, tuple[ClosedJaxpr, TokenSplit | None]] = {}
+_splits: dict[int, tuple[Any, TokenSplit | None]] = {}  # id -> (weak reference, split)
 
 
 def clear_cache() -> None:
@@ -64,10 +65,11 @@ def clear_cache() -> None:
 def split_tokens(closed: ClosedJaxpr) -> TokenSplit | None:
     """The token-free form of ``closed``, or None when it takes and gives no tokens."""
     entry = _splits.get(id(closed))
-    if entry is None or entry[0] is not closed:
+    if entry is None or entry[0]() is not closed:
         jaxpr = closed.jaxpr
         has_tokens = any(isinstance(v.aval, AbstractToken) for v in jaxpr.invars) or any(
             isinstance(a.aval, AbstractToken) for a in jaxpr.outvars
         )
-        entry = _splits[id(closed)] = (closed, TokenSplit(closed) if has_tokens else None)
+        split = TokenSplit(closed) if has_tokens else None
+        entry = _splits[id(closed)] = (weak_entry_key(closed, _splits, id(closed)), split)
     return entry[1]

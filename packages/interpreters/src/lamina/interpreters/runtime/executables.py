@@ -23,6 +23,7 @@ from lamina.interpreters.core.config import config
 from lamina.interpreters.core.monitoring import JAXPR_TO_MLIR_MODULE_EVENT, compile_step
 from lamina.interpreters.jaxprs.calls import jit_p, none_for_unspecified
 from lamina.interpreters.jaxprs.discharge import discharge_state, has_refs
+from lamina.interpreters.jaxprs.jaxpr_cache import weak_entry_key
 from lamina.interpreters.jaxprs.lowering import lower_jaxpr
 from lamina.interpreters.jaxprs.tokens import split_tokens
 from lamina.interpreters.runtime import backend
@@ -277,7 +278,8 @@ def make_executable(lowered, n_in: int, device, name: str) -> Executable:
     return (ExtendedExecutable if extended else Executable)(lowered, n_in, device, name)
 
 
-_executables: dict[tuple, tuple[ClosedJaxpr, Executable]] = {}
+# Keyed on (id(closed), ...): each entry holds its Jaxpr weakly, and goes when it dies.
+_executables: dict[tuple, tuple[Any, Executable]] = {}
 
 
 def _device_of(args: Sequence[Any], device=None):
@@ -291,47 +293,70 @@ def _device_of(args: Sequence[Any], device=None):
     return backend.default_device()
 
 
-_inner: dict[int, tuple[ClosedJaxpr, Any]] = {}
+_inner: dict[int, tuple[Any, Any]] = {}  # id -> (weak reference to the Jaxpr, sharding)
 
 
 def inner_sharding(closed: ClosedJaxpr):
     """A sharding over several devices that an equation of ``closed`` (or of a Jaxpr
     nested in it) names in its params (a layout constraint, say), else None."""
     found = _inner.get(id(closed))
-    if found is not None and found[0] is closed:
+    if found is not None and found[0]() is closed:
         return found[1]
     sharding = _find_sharding(closed.jaxpr)
-    _inner[id(closed)] = (closed, sharding)
+    _inner[id(closed)] = (weak_entry_key(closed, _inner, id(closed)), sharding)
     return sharding
 
 
-# Types of params that hold nothing to look into (most params: axes, flags, names).
-_PLAIN = frozenset({int, float, bool, str, bytes, type(None)})
+# Types of params that hold nothing to look into (most params: axes, flags, names);
+# the other types that are neither Jaxprs, sequences nor shardings join as they are met.
+_PLAIN = {int, float, bool, str, bytes, type(None)}
 
 
 def _find_sharding(jaxpr: Jaxpr, seen: set | None = None):
     seen = set() if seen is None else seen  # ids of the Jaxprs looked into
     seen.add(id(jaxpr))
+    plain = _PLAIN
     for eqn in jaxpr.eqns:
-        if not eqn.params:
-            continue
-        stack = [v for v in eqn.params.values() if type(v) not in _PLAIN]
-        while stack:
-            value = stack.pop()
+        for value in eqn.params.values():  # most equations hold plain values only
             kind = type(value)
-            if kind in _PLAIN:
+            if kind in plain:
                 continue
-            if kind is ClosedJaxpr:
-                value, kind = value.jaxpr, Jaxpr
-            if kind is Jaxpr:
-                if id(value) not in seen:
-                    found = _find_sharding(value, seen)
-                    if found is not None:
-                        return found
-            elif isinstance(value, (tuple, list)):
-                stack.extend(value)
-            elif isinstance(value, Sharding) and value.num_devices > 1 and _on_devices(value):
+            if kind is tuple:
+                for v in value:
+                    if type(v) not in plain:
+                        break
+                else:
+                    continue
+            break
+        else:
+            continue
+        found = _find_in_params(eqn.params, seen)
+        if found is not None:
+            return found
+    return None
+
+
+def _find_in_params(params: dict, seen: set):
+    stack = [v for v in params.values() if type(v) not in _PLAIN]
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind in _PLAIN:
+            continue
+        if kind is ClosedJaxpr:
+            value, kind = value.jaxpr, Jaxpr
+        if kind is Jaxpr:
+            if id(value) not in seen:
+                found = _find_sharding(value, seen)
+                if found is not None:
+                    return found
+        elif isinstance(value, (tuple, list)):
+            stack.extend(value)
+        elif isinstance(value, Sharding):
+            if value.num_devices > 1 and _on_devices(value):
                 return value
+        else:
+            _PLAIN.add(kind)
     return None
 
 
@@ -431,20 +456,20 @@ def compiled_call(
                 lowered = lower(closed, name, donated, keep_unused, device, **names)
                 with backend.compiler_option_overrides(dict(compiler_options)):
                     exe = make_executable(lowered, len(closed.in_avals), device, name)
-                entry = _executables[key] = (closed, exe)  # keeps closed alive: ids stay unique
+                entry = _executables[key] = (weak_entry_key(closed, _executables, key), exe)
     outs = entry[1].run(args)
     if checks_on():
         check_jaxpr_call(closed, args, outs, name)
     return outs
 
 
-_with_ref_args: dict[int, tuple[ClosedJaxpr, ClosedJaxpr, list]] = {}
+_with_ref_args: dict[int, tuple[Any, ClosedJaxpr, list]] = {}
 
 
 def _refs_to_inputs(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
     """``closed`` taking its ``Ref`` constants as trailing inputs, and those ``Ref``s."""
     entry = _with_ref_args.get(id(closed))
-    if entry is None or entry[0] is not closed:
+    if entry is None or entry[0]() is not closed:
         jaxpr = closed.jaxpr
         is_ref = [type(v.aval) is AbstractRef for v in jaxpr.constvars]
         pairs = list(zip(jaxpr.constvars, closed.consts, is_ref, strict=True))
@@ -453,7 +478,8 @@ def _refs_to_inputs(closed: ClosedJaxpr) -> tuple[ClosedJaxpr, list]:
             invars=[*jaxpr.invars, *[v for v, _, r in pairs if r]],
         )
         refs = [c for _, c, r in pairs if r]
-        entry = (closed, ClosedJaxpr(moved, [c for _, c, r in pairs if not r]), refs)
+        moved_closed = ClosedJaxpr(moved, [c for _, c, r in pairs if not r])
+        entry = (weak_entry_key(closed, _with_ref_args, id(closed)), moved_closed, refs)
         _with_ref_args[id(closed)] = entry
     return entry[1], entry[2]
 

@@ -242,7 +242,7 @@ class Jaxpr:
 class ClosedJaxpr:
     """A Jaxpr together with the values of its constvars."""
 
-    __slots__ = ("consts", "jaxpr")
+    __slots__ = ("__weakref__", "consts", "jaxpr")  # weak: caches forget a dead one
 
     def __init__(self, jaxpr: Jaxpr, consts: Sequence[Any]):
         if len(jaxpr.constvars) != len(consts):
