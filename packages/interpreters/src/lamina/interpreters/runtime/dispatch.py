@@ -52,6 +52,7 @@ from lamina.ir import (
     Var,
     abstract_eval_rules,
     check_one_device_types,
+    context_mesh,
     dtypes,
     new_jaxpr_eqn,
     physical_aval,
@@ -290,6 +291,8 @@ def _apply(primitive: Primitive, args, params):
             if x._sharding.num_devices != 1:
                 return _apply_partitioned(primitive, args, params), None
             device = _committed_device(device, x)
+    if device is None and context_mesh() is not None:  # run on the devices of set_mesh
+        return _apply_partitioned(primitive, args, params), None
     avals = [x.aval for x in args]
     compiled = primitive_executable(primitive, avals, params, device)
     if any(a.dtype == dtypes.float0 for a in compiled.out_avals):

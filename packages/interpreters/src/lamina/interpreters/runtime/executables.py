@@ -42,6 +42,7 @@ from lamina.ir import (
     ClosedJaxpr,
     Jaxpr,
     ShapedArray,
+    context_placements,
     dtypes,
     is_extended_aval,
     physical_aval,
@@ -359,7 +360,12 @@ def call_placement(args, device, in_shardings, out_shardings, name="jit", arg_na
                 if first is None:  # a one-device sharding of any kind (a 1-device mesh too)
                     first = first_device(a._sharding)
         else:
-            return backend.default_device() if first is None else first
+            if first is not None:
+                return first
+            # under set_mesh, a call on no committed array runs on the mesh's devices
+            out_shardings = None if closed is None else context_placements(closed.out_avals)
+            if out_shardings is None:
+                return backend.default_device()
     found = partitioning(
         args, in_shardings, out_shardings, fun_name=name, arg_names=arg_names, inner=inner
     )

@@ -20,12 +20,14 @@ __all__ = [
     "check_divisible",
     "check_one_device_types",
     "context_mesh",
+    "context_placements",
     "def_elementwise_sharding",
     "device_count_error",
     "mismatch_extra",
     "out_type_sharding",
     "padded_sharding",
     "register_context_mesh",
+    "register_context_placement",
     "register_out_sharding",
     "register_reshard",
     "register_spec_placement",
@@ -359,6 +361,27 @@ def context_mesh():
     """The mesh ``set_mesh`` put in force, or ``None``."""
     rule = _context_mesh_rule[0]
     return None if rule is None else rule()
+
+
+# The function giving the sharding over the mesh in force that results whose types
+# carry no sharding take (``None`` when no mesh of several devices is set): set by the
+# sharding layer.
+_context_placement_rule: list = [None]
+
+
+def register_context_placement(rule) -> None:
+    """Make ``rule(ndim)`` the layout of untyped results under ``set_mesh``."""
+    _context_placement_rule[0] = rule
+
+
+def context_placements(avals):
+    """The shardings over the mesh in force that results of types ``avals`` take when
+    nothing else lays them out (computations under ``set_mesh`` run on its devices), or
+    ``None`` when no mesh of several devices is in force."""
+    rule = _context_placement_rule[0]
+    if rule is None or rule(0) is None:
+        return None
+    return [rule(a.ndim) for a in avals]
 
 
 # The function laying a value out by a sharding or a spec (the ``reshard`` primitive):

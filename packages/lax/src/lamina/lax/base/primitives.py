@@ -538,12 +538,16 @@ def _to_result_shape(t, ans):
 
 
 def _full_like(x, value):
-    """``value`` in ``x``'s shape and dtype: a scalar constant when ``x`` is a scalar."""
+    """``value`` in ``x``'s shape, dtype and type sharding: a scalar constant when ``x``
+    is a scalar."""
     c = _const(value, x)
-    shape = tuple(aval_of(x).shape)
-    if not shape:
+    aval = aval_of(x)
+    if not aval.shape:
         return c
-    return broadcast_in_dim_p.bind(c, shape=shape, broadcast_dimensions=(), sharding=None)
+    sharding = getattr(aval, "type_sharding", None)
+    return broadcast_in_dim_p.bind(
+        c, shape=tuple(aval.shape), broadcast_dimensions=(), sharding=sharding
+    )
 
 
 def _replace_zero(x):
