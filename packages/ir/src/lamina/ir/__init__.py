@@ -54,6 +54,7 @@ from lamina.ir.core.primitives import (
 )
 from lamina.ir.core.type_sharding import (
     ShardingTypeError,
+    auto_axes_call,
     broadcasting_spec,
     check_divisible,
     check_one_device_types,
@@ -64,6 +65,7 @@ from lamina.ir.core.type_sharding import (
     mismatch_extra,
     out_type_sharding,
     padded_sharding,
+    register_auto_axes,
     register_context_mesh,
     register_context_placement,
     register_out_sharding,
@@ -171,6 +173,7 @@ __all__ = [
     "abstract_eval_rules",
     "abstract_token",
     "api_boundary",
+    "auto_axes_call",
     "axis_ordered",
     "batching_rules",
     "broadcasting_spec",
@@ -224,6 +227,7 @@ __all__ = [
     "pp_jaxpr",
     "prefix_errors",
     "prng_key",
+    "register_auto_axes",
     "register_aval_sharding",
     "register_boundary",
     "register_context_mesh",

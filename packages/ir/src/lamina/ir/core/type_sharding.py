@@ -16,6 +16,7 @@ from lamina.ir.core.vma import vma_of
 
 __all__ = [
     "ShardingTypeError",
+    "auto_axes_call",
     "broadcasting_spec",
     "check_divisible",
     "check_one_device_types",
@@ -26,6 +27,7 @@ __all__ = [
     "mismatch_extra",
     "out_type_sharding",
     "padded_sharding",
+    "register_auto_axes",
     "register_context_mesh",
     "register_context_placement",
     "register_out_sharding",
@@ -401,6 +403,25 @@ def reshard_to(x, sharding):
     if rule is None:
         raise RuntimeError("resharding needs lamina.sharding to be loaded")
     return rule(x, sharding)
+
+
+# The function running a function with the mesh's Explicit axes made Auto and laying
+# its results out by a sharding (``auto_axes``): set by the sharding layer.
+_auto_axes_rule: list = [None]
+
+
+def register_auto_axes(rule) -> None:
+    """Make ``rule(fun, out_sharding)`` the ``auto_axes`` of ``fun``."""
+    _auto_axes_rule[0] = rule
+
+
+def auto_axes_call(fun, out_sharding):
+    """``fun`` run with the Explicit axes of the mesh in force made Auto (XLA lays the
+    values out along them), its results laid out by ``out_sharding``."""
+    rule = _auto_axes_rule[0]
+    if rule is None:
+        raise RuntimeError("out_sharding needs lamina.sharding to be loaded")
+    return rule(fun, out_sharding)
 
 
 def device_count_error(aval, count: int) -> ValueError:
