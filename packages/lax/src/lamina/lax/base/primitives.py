@@ -2281,8 +2281,8 @@ def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sha
 
 def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
     shape = operand.aval.shape
-    if dimensions is None:
-        return [reshape(ct, shape)]
+    if dimensions is None:  # typed as the operand is, as in JAX
+        return [reshape(ct, shape, out_sharding=operand.aval.type_sharding)]
     permuted = tuple(shape[d] for d in dimensions)
     return [transpose(reshape(ct, permuted), tuple(np.argsort(dimensions)))]
 
@@ -2483,8 +2483,16 @@ def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
     """The cotangent broadcasts back over the summed axes."""
 
     aval = operand.aval  # typed as the operand is, as in JAX
+    if not axes:
+        return [broadcast_in_dim(ct, aval.shape, _kept(aval.shape, axes),
+                                 out_sharding=aval.type_sharding)]  # fmt: skip
+    # the kept axes as NumPy integers, as JAX computes (and prints) them
+    dims = tuple(np.int64(d) for d in _kept(aval.shape, axes))
+    sharding = out_type_sharding(aval.type_sharding, "broadcast_in_dim")
     return [
-        broadcast_in_dim(ct, aval.shape, _kept(aval.shape, axes), out_sharding=aval.type_sharding)
+        broadcast_in_dim_p.bind(
+            ct, shape=tuple(aval.shape), broadcast_dimensions=dims, sharding=sharding
+        )
     ]
 
 
