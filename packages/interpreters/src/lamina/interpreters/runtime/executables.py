@@ -354,6 +354,8 @@ def call_placement(args, device, in_shardings, out_shardings, name="jit", arg_na
     if in_shardings is None and out_shardings is None and inner is None:
         first = None  # the common case: no argument spans several devices
         for a in args:
+            if type(a) is not ArrayImpl:  # a PRNG key array: its data's placement
+                a = getattr(a, "_base_array", None)
             if type(a) is ArrayImpl and a._committed:
                 if a._sharding.num_devices != 1:
                     break
