@@ -1,8 +1,9 @@
 """all_gather and all_to_all in a partially manual ``shard_map`` (``axis_names`` a
 subset of the mesh's axes) under ``jit``: XLA's partitioner used to abort the process
-on them. JAX 0.10.2 runs these programs; the types and the results' specs below are
-recorded from it, the values checked against NumPy. Runs in a fresh process (8 CPU
-devices), so a regression fails the test rather than killing pytest."""
+on them. Also what JAX checks of the arguments of a partially manual ``shard_map``.
+JAX 0.10.2 runs these programs; the types and the results' specs below are recorded
+from it, the values checked against NumPy. Runs in a fresh process (8 CPU devices), so
+a regression fails the test rather than killing pytest."""
 
 import subprocess
 import sys
@@ -54,6 +55,20 @@ def test_partial_manual_all_gather_and_all_to_all():
                     typ = t_explicit if kind == "Explicit" else t_auto
                     assert str(jax.typeof(r)) == typ, (name, kind, jax.typeof(r))
                     assert r.sharding.spec[0] == "x", (name, r.sharding)
+        # an argument typed unsplit passes a partially manual shard_map (JAX checks the
+        # in_specs against the argument's type only when every axis is manual); eager
+        # results over Explicit axes are laid out by their types
+        mesh = jax.make_mesh((2, 4), ("x", "y"))
+        x = jnp.arange(64.0).reshape(8, 8)
+        with jax.set_mesh(mesh):
+            f = jax.shard_map(lambda a: lax.psum(a, "x"), mesh=mesh, in_specs=P("x"),
+                              out_specs=P("x"), axis_names={"x"})
+            for g in (f, jax.jit(f)):
+                r = g(x)
+                assert str(jax.typeof(r)) == "float32[8@x,8]", jax.typeof(r)
+                assert r.sharding.spec == P("x", None), r.sharding
+                b = np.split(np.arange(64.0, dtype=np.float32).reshape(8, 8), 2)
+                np.testing.assert_array_equal(np.asarray(r), np.concatenate([b[0] + b[1]] * 2))
         print("ok")
         """
     )

@@ -181,7 +181,13 @@ def _impl(*args, **params):
     if found is None or found[0] is not params["jaxpr"]:
         if len(_compiled) > 256:
             _compiled.clear()
-        outs = tuple(NamedSharding(params["mesh"], s) for s in params["out_specs"])
+        mesh = params["mesh"]
+        # over Explicit axes results are laid out by their types (one entry a dimension)
+        pad = bool(mesh.explicit_axes)
+        outs = tuple(
+            NamedSharding(mesh, PartitionSpec(*_entries(s, a.ndim)) if pad else s)
+            for s, a in zip(params["out_specs"], params["jaxpr"].out_avals, strict=True)
+        )
         run = jit(lambda *xs: tuple(shard_map_p.bind(*xs, **params)), out_shardings=outs)
         found = _compiled[key] = (params["jaxpr"], run)
     return list(found[1](*args))
@@ -911,7 +917,7 @@ def shard_map(
             _check_specs(specs, "in_specs", manual)
             flat_in = _flat_specs(specs, args, "in_specs")
             in_keys = [k.path for k in _spec_keys(specs, args)]
-            if explicit:
+            if explicit and manual == frozenset(m.axis_names):  # as JAX: fully manual
                 _check_explicit(flat_in, leaves, m, manual)
         avals = [shaped_abstractify(x) for x in leaves]
         key = (in_tree, tuple(avals), m, tuple(flat_in))
