@@ -1,5 +1,6 @@
 """NumPy functions on arrays split over Explicit mesh axes that JAX 0.10.2 refuses:
-``kron``, ``diagonal`` across a split axis, ``percentile`` over a split axis raise
+``kron``, ``diagonal`` across a split axis, ``percentile`` over a split axis,
+``nonzero`` and running sums of the flattened array raise
 JAX's errors (type and message recorded from JAX 0.10.2), eagerly and under jit.
 Runs in a fresh process with 8 CPU devices."""
 
@@ -36,6 +37,12 @@ def test_split_operands_refused_as_in_jax():
                  "Arguments to sort must be unsharded over the sorting dimension. Got arg "
                  f"sharding=NamedSharding(mesh={MESH}, spec=P('x', None)) and sorting "
                  "dimension=0"),
+                (lambda: jnp.nonzero(x[:, 0], size=8),
+                 "The input should be fully replicated when axis is not specified to cumsum. "
+                 "Got input type=bool[8@x]"),
+                (lambda: jnp.cumsum(x),
+                 "The input should be fully replicated when axis is not specified to cumsum. "
+                 "Got input type=float32[8@x,4]"),
             ]
             for f, message in cases:
                 for g in (f, jax.jit(f)):
