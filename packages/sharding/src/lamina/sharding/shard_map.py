@@ -181,7 +181,7 @@ def _impl(*args, **params):
     if found is None or found[0] is not params["jaxpr"]:
         if len(_compiled) > 256:
             _compiled.clear()
-        mesh = params["mesh"]
+        mesh = _with_devices(params["mesh"])
         # over Explicit axes results are laid out by their types (one entry a dimension)
         pad = bool(mesh.explicit_axes)
         outs = tuple(
@@ -287,10 +287,24 @@ def _lowering(ctx, *args, mesh, in_specs, out_specs, jaxpr, **params):
     return results
 
 
+def _with_devices(mesh):
+    """``mesh`` with its devices: a ``Mesh`` as it is; an abstract mesh (the mesh of
+    ``set_mesh``, recorded as JAX records it) as the mesh in force of that shape."""
+    if isinstance(mesh, Mesh):
+        return mesh
+    held = current_mesh()
+    return held if not held.empty and held.abstract_mesh == mesh else mesh
+
+
 def _bind(closed, params, in_specs, out_specs) -> dict:
     """The params of a ``shard_map`` of ``closed`` with these specs."""
     new = dict(params, jaxpr=closed, in_specs=in_specs, out_specs=out_specs)
-    new["shardings"] = tuple(NamedSharding(params["mesh"], s) for s in in_specs + out_specs)
+    mesh = _with_devices(params["mesh"])
+    new["shardings"] = (
+        tuple(NamedSharding(mesh, s) for s in in_specs + out_specs)
+        if isinstance(mesh, Mesh)
+        else ()
+    )
     return new
 
 
@@ -817,9 +831,10 @@ def _flat_specs(specs, tree_of, what: str) -> list:
     return [PartitionSpec() if s is None else s for s in flat]
 
 
-def _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma) -> tuple:
-    """The params of the ``shard_map`` equation of ``f`` on arguments of ``avals``, and
-    its output tree."""
+def _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma,
+           recorded) -> tuple:  # fmt: skip
+    """The params of the ``shard_map`` equation of ``f`` on arguments of ``avals`` (its
+    mesh param ``recorded``), and its output tree."""
     args = tree_util.tree_unflatten(in_tree, avals)
     _check_in(f, m, flat_in, avals, _arg_names(f, args), in_keys)
     local = [_body_aval(_typed_local(m, manual, s, a), s, manual, check_vma)
@@ -848,7 +863,7 @@ def _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma)
         _check_replication(f, m, manual, closed, flat_in, flat_out, keys)
     params = _bind(
         closed,
-        {"mesh": m, "check_vma": check_vma, "newly_manual_axes": manual},
+        {"mesh": recorded, "check_vma": check_vma, "newly_manual_axes": manual},
         tuple(flat_in),
         tuple(flat_out),
     )
@@ -926,7 +941,10 @@ def shard_map(
         )
         found = traced.get(key) if eager else None
         if found is None:
-            found = _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma)
+            # a mesh taken from set_mesh is recorded abstract, as JAX records it
+            recorded = m.abstract_mesh if mesh is None and isinstance(m, Mesh) else m
+            found = _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs,
+                           check_vma, recorded)  # fmt: skip
             if eager:
                 traced[key] = found
         params, out_tree = found
