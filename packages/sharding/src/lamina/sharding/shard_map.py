@@ -182,8 +182,10 @@ def _impl(*args, **params):
         if len(_compiled) > 256:
             _compiled.clear()
         mesh = _with_devices(params["mesh"])
-        # over Explicit axes results are laid out by their types (one entry a dimension)
-        pad = bool(mesh.explicit_axes)
+        # as JAX: with axes left out of the manual ones, results over Explicit axes are
+        # laid out by their types (one entry a dimension), else by out_specs as given
+        partial = frozenset(params["newly_manual_axes"]) != frozenset(mesh.axis_names)
+        pad = partial and bool(mesh.explicit_axes)
         outs = tuple(
             NamedSharding(mesh, PartitionSpec(*_entries(s, a.ndim)) if pad else s)
             for s, a in zip(params["out_specs"], params["jaxpr"].out_avals, strict=True)
