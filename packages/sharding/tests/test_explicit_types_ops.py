@@ -516,3 +516,29 @@ def test_typed_results_need_the_mesh_in_force(mesh):
     full = lax.full((8, 4), 2.0, sharding=NamedSharding(mesh, P(None, "y")))
     assert str(typeof(full)) == "float32[8,4@y]"
     assert full.sharding == NamedSharding(mesh, P(None, "y"))
+
+
+def test_device_count_is_checked_when_the_call_is_lowered_or_run(mesh):
+    # recorded from JAX 0.10.2: tracing, eval_shape and make_jaxpr of a jit whose result
+    # is typed over the 8-device mesh succeed without set_mesh; lowering, compiling and
+    # calling raise
+    message = re.escape(
+        "Length of device assignment 1 is not equal to the size of the mesh 8 of aval "
+        "f32[8@x,4]({Explicit: ('x', 'y')}). Please enter your `jit` into a mesh context "
+        "via `jax.set_mesh`."
+    )
+    spec = NamedSharding(mesh, P("x"))
+    f = jit(lambda: lax.broadcasted_iota(np.float32, (8, 4), 0, out_sharding=spec))
+    traced = f.trace()
+    assert [str(a) for a in traced.jaxpr.out_avals] == ["float32[8@x,4]"]
+    shape = f.eval_shape()
+    assert shape.shape == (8, 4) and shape.sharding.spec == P("x", None)
+    assert str(shape.sharding.mesh) == str(mesh.abstract_mesh)
+    assert "f32[8@x,4] = jit" in str(make_jaxpr(f)())
+    for run in (f.lower, lambda: f.trace().lower(), f):
+        with pytest.raises(ValueError, match=message):
+            run()
+    with set_mesh(mesh):
+        r = f()
+    assert r.sharding == NamedSharding(mesh, P("x", None))
+    np.testing.assert_array_equal(np.asarray(r), np.broadcast_to(np.arange(8.0)[:, None], (8, 4)))

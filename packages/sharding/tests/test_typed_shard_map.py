@@ -183,3 +183,26 @@ def test_in_specs_checked_against_traced_types(mesh):
         )
         with pytest.raises(ValueError, match=re.escape(message)):
             make_jaxpr(g)(y)
+
+
+def test_mesh_of_set_mesh_recorded_abstract(mesh):
+    # recorded from JAX 0.10.2: a shard_map taking its mesh from set_mesh records the
+    # abstract mesh; one given mesh= records that mesh
+    x = put(mesh, np.arange(32, dtype=np.float32).reshape(8, 4), P("x", None))
+    with set_mesh(mesh):
+        from_context = shard_map(lambda a: a * 2, in_specs=P("x"), out_specs=P("x"))
+        given = shard_map(lambda a: a * 2, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+        text = str(make_jaxpr(from_context)(x))
+        assert (
+            "      mesh=AbstractMesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit), "
+            "device_kind=cpu, num_cores=None, platform=cpu)\n"
+        ) in text
+        assert "      mesh=Mesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit))\n" in str(
+            make_jaxpr(given)(x)
+        )
+        # eagerly laid out by out_specs as given, under jit by the type
+        for f, spec in ((from_context, P("x")), (jit(from_context), P("x", None))):
+            r = f(x)
+            assert str(typeof(r)) == "float32[8@x,4]"
+            assert r.sharding == NamedSharding(mesh, spec)
+            np.testing.assert_array_equal(np.asarray(r), 2 * np.asarray(x))

@@ -203,3 +203,28 @@ def test_vmap_body_types_drop_the_mapped_dimension(mesh):
         jit(vmap(body))(y)
     # recorded from JAX 0.10.2
     assert seen == ["float32[4@y]", "float32[8@x]", "float32[4@y]"]
+
+
+def test_reshape_and_reduce_sum_transposes_print_as_jax(mesh, x):
+    # recorded from JAX 0.10.2: the transpose of reshape is typed by a sharding= param,
+    # that of reduce_sum broadcasts over NumPy-integer dimensions
+    with set_mesh(mesh):
+        flat = make_jaxpr(grad(lambda a: total(lax.reshape(a, (32,)) ** 2)))(x)
+        summed = make_jaxpr(grad(lambda a: total(lax.reduce_sum(a, (1,)) ** 2)))(x)
+        g = grad(lambda a: total(lax.reshape(a, (32,)) ** 2))(x)
+    mesh_text = (
+        "AbstractMesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit), device_kind=cpu, "
+        "num_cores=None, platform=cpu)"
+    )
+    assert (
+        "    h:f32[8@x,4] = reshape[\n"
+        "      dimensions=None\n"
+        "      new_sizes=(8, 4)\n"
+        f"      sharding=NamedSharding(mesh={mesh_text}, spec=P('x', None))\n"
+        "    ] g\n"
+    ) in str(flat)
+    assert "    h:f32[8@x,4] = broadcast_in_dim[broadcast_dimensions=(np.int64(0),)] g\n" in str(
+        summed
+    )
+    assert str(typeof(g)) == "float32[8@x,4]"
+    np.testing.assert_allclose(np.asarray(g), 2 * X, rtol=1e-6)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 
 from lamina.interpreters import typeof
-from lamina.ir import tree_util
+from lamina.ir import register_auto_axes, tree_util
 from lamina.sharding.axis_types import AxisType
 from lamina.sharding.mesh import EMPTY_ABSTRACT_MESH
 from lamina.sharding.mesh_context import get_abstract_mesh, use_abstract_mesh
@@ -124,3 +124,15 @@ def explicit_axes(f=None, /, *, axes=None, in_sharding=None):
     if f is None:
         return lambda g: _with_explicit_axes(g, axes, in_sharding)
     return _with_explicit_axes(f, axes, in_sharding)
+
+
+def _auto_explicit_axes(fun, out_sharding):
+    """``fun`` with the Explicit axes of the mesh in force made Auto (``fun`` itself
+    when it has none), as JAX's NumPy functions taking ``out_sharding=`` run."""
+    axes = get_abstract_mesh().explicit_axes
+    if not axes:
+        return fun
+    return auto_axes(fun, axes=tuple(axes), out_sharding=out_sharding)
+
+
+register_auto_axes(_auto_explicit_axes)

@@ -9,6 +9,7 @@ import functools
 from lamina.ir import (
     register_aval_sharding,
     register_context_mesh,
+    register_context_placement,
     register_type_placement,
     register_value_sharding,
 )
@@ -70,3 +71,21 @@ def _context_mesh():
 
 
 register_context_mesh(_context_mesh)
+
+
+@functools.cache
+def _placement(mesh, ndim: int) -> NamedSharding:
+    entries = [None] * ndim if mesh.explicit_axes else []  # JAX: the type's spec, or P()
+    return NamedSharding(mesh, PartitionSpec(*entries))
+
+
+def context_placement(ndim: int):
+    """Where an untyped result of rank ``ndim`` goes under ``set_mesh``: replicated over
+    the mesh's devices (``None`` without a mesh of several devices)."""
+    mesh = concrete_mesh.value
+    if mesh is None or mesh.empty or mesh.size == 1:
+        return None
+    return _placement(mesh, ndim)
+
+
+register_context_placement(context_placement)

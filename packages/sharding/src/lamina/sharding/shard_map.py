@@ -181,7 +181,15 @@ def _impl(*args, **params):
     if found is None or found[0] is not params["jaxpr"]:
         if len(_compiled) > 256:
             _compiled.clear()
-        outs = tuple(NamedSharding(params["mesh"], s) for s in params["out_specs"])
+        mesh = _with_devices(params["mesh"])
+        # as JAX: with axes left out of the manual ones, results over Explicit axes are
+        # laid out by their types (one entry a dimension), else by out_specs as given
+        partial = frozenset(params["newly_manual_axes"]) != frozenset(mesh.axis_names)
+        pad = partial and bool(mesh.explicit_axes)
+        outs = tuple(
+            NamedSharding(mesh, PartitionSpec(*_entries(s, a.ndim)) if pad else s)
+            for s, a in zip(params["out_specs"], params["jaxpr"].out_avals, strict=True)
+        )
         run = jit(lambda *xs: tuple(shard_map_p.bind(*xs, **params)), out_shardings=outs)
         found = _compiled[key] = (params["jaxpr"], run)
     return list(found[1](*args))
@@ -281,10 +289,24 @@ def _lowering(ctx, *args, mesh, in_specs, out_specs, jaxpr, **params):
     return results
 
 
+def _with_devices(mesh):
+    """``mesh`` with its devices: a ``Mesh`` as it is; an abstract mesh (the mesh of
+    ``set_mesh``, recorded as JAX records it) as the mesh in force of that shape."""
+    if isinstance(mesh, Mesh):
+        return mesh
+    held = current_mesh()
+    return held if not held.empty and held.abstract_mesh == mesh else mesh
+
+
 def _bind(closed, params, in_specs, out_specs) -> dict:
     """The params of a ``shard_map`` of ``closed`` with these specs."""
     new = dict(params, jaxpr=closed, in_specs=in_specs, out_specs=out_specs)
-    new["shardings"] = tuple(NamedSharding(params["mesh"], s) for s in in_specs + out_specs)
+    mesh = _with_devices(params["mesh"])
+    new["shardings"] = (
+        tuple(NamedSharding(mesh, s) for s in in_specs + out_specs)
+        if isinstance(mesh, Mesh)
+        else ()
+    )
     return new
 
 
@@ -811,9 +833,10 @@ def _flat_specs(specs, tree_of, what: str) -> list:
     return [PartitionSpec() if s is None else s for s in flat]
 
 
-def _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma) -> tuple:
-    """The params of the ``shard_map`` equation of ``f`` on arguments of ``avals``, and
-    its output tree."""
+def _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma,
+           recorded) -> tuple:  # fmt: skip
+    """The params of the ``shard_map`` equation of ``f`` on arguments of ``avals`` (its
+    mesh param ``recorded``), and its output tree."""
     args = tree_util.tree_unflatten(in_tree, avals)
     _check_in(f, m, flat_in, avals, _arg_names(f, args), in_keys)
     local = [_body_aval(_typed_local(m, manual, s, a), s, manual, check_vma)
@@ -842,7 +865,7 @@ def _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma)
         _check_replication(f, m, manual, closed, flat_in, flat_out, keys)
     params = _bind(
         closed,
-        {"mesh": m, "check_vma": check_vma, "newly_manual_axes": manual},
+        {"mesh": recorded, "check_vma": check_vma, "newly_manual_axes": manual},
         tuple(flat_in),
         tuple(flat_out),
     )
@@ -911,7 +934,7 @@ def shard_map(
             _check_specs(specs, "in_specs", manual)
             flat_in = _flat_specs(specs, args, "in_specs")
             in_keys = [k.path for k in _spec_keys(specs, args)]
-            if explicit:
+            if explicit and manual == frozenset(m.axis_names):  # as JAX: fully manual
                 _check_explicit(flat_in, leaves, m, manual)
         avals = [shaped_abstractify(x) for x in leaves]
         key = (in_tree, tuple(avals), m, tuple(flat_in))
@@ -920,7 +943,10 @@ def shard_map(
         )
         found = traced.get(key) if eager else None
         if found is None:
-            found = _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs, check_vma)
+            # a mesh taken from set_mesh is recorded abstract, as JAX records it
+            recorded = m.abstract_mesh if mesh is None and isinstance(m, Mesh) else m
+            found = _trace(f, m, manual, in_tree, avals, flat_in, in_keys, out_specs,
+                           check_vma, recorded)  # fmt: skip
             if eager:
                 traced[key] = found
         params, out_tree = found

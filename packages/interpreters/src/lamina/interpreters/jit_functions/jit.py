@@ -45,7 +45,11 @@ from lamina.interpreters.jit_functions.jit_args import (
     check_ref_aliasing,
     leaf_names,
 )
-from lamina.interpreters.jit_functions.jit_shardings import check_shardings, flat_shardings
+from lamina.interpreters.jit_functions.jit_shardings import (
+    check_shardings,
+    check_type_devices,
+    flat_shardings,
+)
 from lamina.interpreters.jit_functions.stages import Traced
 from lamina.interpreters.runtime import backend, dispatch, execute
 from lamina.interpreters.runtime.executables import (
@@ -60,7 +64,6 @@ from lamina.interpreters.runtime.partitioning import check_fits
 from lamina.ir import (
     AbstractRef,
     context_mesh,
-    device_count_error,
     tree_util,
     type_placements,
 )
@@ -68,27 +71,11 @@ from lamina.ir import (
 __all__ = ["clear_caches", "compiled_call", "jit"]
 
 
-def _check_type_devices(avals, args) -> None:
-    """JAX's error for results typed over a mesh of more devices than the call runs on
-    (no mesh in force, arguments on one device)."""
-    typed = [a for a in avals if getattr(a, "type_sharding", None) is not None]
-    if not typed:
-        return
-    leaves = tree_util.tree_leaves(args)
-    if any(isinstance(x, Tracer) for x in leaves):
-        return
-    placed = [x.sharding.num_devices for x in leaves if getattr(x, "committed", False)]
-    count = max(placed, default=1)
-    for aval in typed:
-        if aval.type_sharding.mesh.size != count:
-            raise device_count_error(aval, count)
-
-
 class TraceEntry:
     """What tracing one signature gave: the Jaxpr and how to call it."""
 
     __slots__ = ("closed", "donated", "in_shardings", "in_tree", "out_shardings", "out_tree",
-                 "result_names")  # fmt: skip
+                 "result_names", "typed_unplaced")  # fmt: skip
 
     def __init__(self, closed, in_tree, out_tree, donated, result_names,
                  in_shardings=None, out_shardings=None):  # fmt: skip
@@ -99,6 +86,11 @@ class TraceEntry:
         self.result_names = result_names
         self.in_shardings = in_shardings  # flat, None where unspecified; None: all
         self.out_shardings = out_shardings
+        # results typed over a mesh with no placement for them: the devices the call
+        # runs on are checked against the mesh when it is lowered or run
+        self.typed_unplaced = out_shardings is None and any(
+            getattr(a, "type_sharding", None) is not None for a in closed.out_avals
+        )
 
 
 _all_jitted: list = []  # weak references to every jitted function, for clear_caches
@@ -271,8 +263,6 @@ class JitWrapped:
                     check_fits(s, aval.shape, where)
         else:  # results typed over the explicit mesh in force come out laid out so
             outs = type_placements(closed.out_avals)
-            if outs is None:
-                _check_type_devices(closed.out_avals, (dyn_args, dyn_kwargs))
         return ins, outs
 
     def _donated(self, args, dyn_kwargs, static_nums) -> tuple[bool, ...]:
@@ -297,6 +287,8 @@ class JitWrapped:
         return tree_util.tree_unflatten(entry.out_tree, self._call_entry(entry, leaves))
 
     def _run(self, entry, leaves) -> list:
+        if entry.typed_unplaced:
+            check_type_devices(entry.closed.out_avals, leaves)
         if TraceMe.is_enabled():
             with TraceMe(self._dispatch_span):
                 return self._execute(entry, leaves)

@@ -11,11 +11,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from lamina.interpreters.core.tracing import Tracer
 from lamina.interpreters.jaxprs.calls import UNSPECIFIED
 from lamina.interpreters.runtime.sharding import Sharding
-from lamina.ir import tree_util
+from lamina.ir import device_count_error, tree_util
 
-__all__ = ["PytreeLeaf", "check_shardings", "flat_shardings", "is_unspecified"]
+__all__ = [
+    "PytreeLeaf",
+    "check_shardings",
+    "check_type_devices",
+    "flat_shardings",
+    "is_unspecified",
+]
 
 
 def _is_leaf(x) -> bool:
@@ -90,3 +97,19 @@ def flat_shardings(what: str, shardings, tree_value) -> tuple:
     except ValueError:
         raise _prefix_error(f"pjit {what}", shardings, tree_value) from None
     return tuple(None if s is UNSPECIFIED else s for s in flat)
+
+
+def check_type_devices(avals, args) -> None:
+    """JAX's error for results typed over a mesh of more devices than the call runs on
+    (no mesh in force, arguments on one device)."""
+    typed = [a for a in avals if getattr(a, "type_sharding", None) is not None]
+    if not typed:
+        return
+    leaves = tree_util.tree_leaves(args)
+    if any(isinstance(x, Tracer) for x in leaves):
+        return
+    placed = [x.sharding.num_devices for x in leaves if getattr(x, "committed", False)]
+    count = max(placed, default=1)
+    for aval in typed:
+        if aval.type_sharding.mesh.size != count:
+            raise device_count_error(aval, count)

@@ -15,6 +15,7 @@ from lamina.interpreters.jaxprs.tokens import split_tokens
 from lamina.interpreters.jaxprs.trace_api import ShapeDtypeStruct
 from lamina.interpreters.jit_functions.fastpath import compiled_function
 from lamina.interpreters.jit_functions.jit_args import _abstractify
+from lamina.interpreters.jit_functions.jit_shardings import check_type_devices
 from lamina.interpreters.runtime import backend
 from lamina.interpreters.runtime.executables import (
     _log_compile,
@@ -30,7 +31,10 @@ __all__ = ["ArgInfo", "Compiled", "Lowered", "Traced"]
 
 
 def _structs(avals) -> list[ShapeDtypeStruct]:
-    return [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in avals]
+    return [
+        ShapeDtypeStruct(a.shape, a.dtype, getattr(a, "type_sharding", None), weak_type=a.weak_type)
+        for a in avals
+    ]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,6 +99,8 @@ class Traced(_Stage):
         del _private_parameters
         j, entry = self._jitted, self._entry
         closed = entry.closed
+        if entry.typed_unplaced:
+            check_type_devices(closed.out_avals, self._leaves)
         names = {}
         if len(entry.result_names) == len(closed.out_avals):
             names["result_names"] = entry.result_names

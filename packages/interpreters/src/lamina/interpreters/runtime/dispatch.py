@@ -52,6 +52,7 @@ from lamina.ir import (
     Var,
     abstract_eval_rules,
     check_one_device_types,
+    context_mesh,
     dtypes,
     new_jaxpr_eqn,
     physical_aval,
@@ -269,7 +270,7 @@ def _apply_partitioned(primitive: Primitive, args, params):
         closed = _ref_jaxprs[key] = _one_equation_jaxpr(primitive, list(avals), params)
     # results typed over an explicit mesh come out laid out by their types, as under jit
     placements = type_placements(closed.out_avals)
-    if placements is None and all(x._sharding.num_devices == 1 for x in args):
+    if placements is None and all(physical_value(x)._sharding.num_devices == 1 for x in args):
         check_one_device_types(closed.out_avals)
     outs = compiled_call(closed, args, name=primitive.name, out_shardings=placements)
     if checks_on():
@@ -290,6 +291,8 @@ def _apply(primitive: Primitive, args, params):
             if x._sharding.num_devices != 1:
                 return _apply_partitioned(primitive, args, params), None
             device = _committed_device(device, x)
+    if device is None and context_mesh() is not None:  # run on the devices of set_mesh
+        return _apply_partitioned(primitive, args, params), None
     avals = [x.aval for x in args]
     compiled = primitive_executable(primitive, avals, params, device)
     if any(a.dtype == dtypes.float0 for a in compiled.out_avals):
@@ -337,7 +340,11 @@ def apply_extended(primitive: Primitive, args, params):
     for x in args:
         data = physical_value(x)
         if data._committed:
+            if data._sharding.num_devices != 1:
+                return _apply_partitioned(primitive, args, params)
             device = _committed_device(device, data)
+    if device is None and context_mesh() is not None:  # run on the devices of set_mesh
+        return _apply_partitioned(primitive, args, params)
     avals = tuple(x.aval for x in args)
     key = (primitive, _params_key(params), avals, device, trace_context())
     call = _extended_calls.get(key)

@@ -43,6 +43,7 @@ from lamina.ir import (
     ClosedJaxpr,
     Jaxpr,
     ShapedArray,
+    context_placements,
     dtypes,
     is_extended_aval,
     physical_aval,
@@ -378,13 +379,20 @@ def call_placement(args, device, in_shardings, out_shardings, name="jit", arg_na
     if in_shardings is None and out_shardings is None and inner is None:
         first = None  # the common case: no argument spans several devices
         for a in args:
+            if type(a) is not ArrayImpl:  # a PRNG key array: its data's placement
+                a = getattr(a, "_base_array", None)
             if type(a) is ArrayImpl and a._committed:
                 if a._sharding.num_devices != 1:
                     break
                 if first is None:  # a one-device sharding of any kind (a 1-device mesh too)
                     first = first_device(a._sharding)
         else:
-            return backend.default_device() if first is None else first
+            if first is not None:
+                return first
+            # under set_mesh, a call on no committed array runs on the mesh's devices
+            out_shardings = None if closed is None else context_placements(closed.out_avals)
+            if out_shardings is None:
+                return backend.default_device()
     found = partitioning(
         args, in_shardings, out_shardings, fun_name=name, arg_names=arg_names, inner=inner
     )

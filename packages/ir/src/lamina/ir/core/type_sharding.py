@@ -16,16 +16,20 @@ from lamina.ir.core.vma import vma_of
 
 __all__ = [
     "ShardingTypeError",
+    "auto_axes_call",
     "broadcasting_spec",
     "check_divisible",
     "check_one_device_types",
     "context_mesh",
+    "context_placements",
     "def_elementwise_sharding",
     "device_count_error",
     "mismatch_extra",
     "out_type_sharding",
     "padded_sharding",
+    "register_auto_axes",
     "register_context_mesh",
+    "register_context_placement",
     "register_out_sharding",
     "register_reshard",
     "register_spec_placement",
@@ -361,6 +365,27 @@ def context_mesh():
     return None if rule is None else rule()
 
 
+# The function giving the sharding over the mesh in force that results whose types
+# carry no sharding take (``None`` when no mesh of several devices is set): set by the
+# sharding layer.
+_context_placement_rule: list = [None]
+
+
+def register_context_placement(rule) -> None:
+    """Make ``rule(ndim)`` the layout of untyped results under ``set_mesh``."""
+    _context_placement_rule[0] = rule
+
+
+def context_placements(avals):
+    """The shardings over the mesh in force that results of types ``avals`` take when
+    nothing else lays them out (computations under ``set_mesh`` run on its devices), or
+    ``None`` when no mesh of several devices is in force."""
+    rule = _context_placement_rule[0]
+    if rule is None or rule(0) is None:
+        return None
+    return [rule(a.ndim) for a in avals]
+
+
 # The function laying a value out by a sharding or a spec (the ``reshard`` primitive):
 # set by the sharding layer. ``grad`` starts from a cotangent typed as the output, and
 # samplers given ``out_sharding`` lay their results out so.
@@ -378,6 +403,25 @@ def reshard_to(x, sharding):
     if rule is None:
         raise RuntimeError("resharding needs lamina.sharding to be loaded")
     return rule(x, sharding)
+
+
+# The function running a function with the mesh's Explicit axes made Auto and laying
+# its results out by a sharding (``auto_axes``): set by the sharding layer.
+_auto_axes_rule: list = [None]
+
+
+def register_auto_axes(rule) -> None:
+    """Make ``rule(fun, out_sharding)`` the ``auto_axes`` of ``fun``."""
+    _auto_axes_rule[0] = rule
+
+
+def auto_axes_call(fun, out_sharding):
+    """``fun`` run with the Explicit axes of the mesh in force made Auto (XLA lays the
+    values out along them), its results laid out by ``out_sharding``."""
+    rule = _auto_axes_rule[0]
+    if rule is None:
+        raise RuntimeError("out_sharding needs lamina.sharding to be loaded")
+    return rule(fun, out_sharding)
 
 
 def device_count_error(aval, count: int) -> ValueError:

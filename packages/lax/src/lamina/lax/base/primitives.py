@@ -538,12 +538,16 @@ def _to_result_shape(t, ans):
 
 
 def _full_like(x, value):
-    """``value`` in ``x``'s shape and dtype: a scalar constant when ``x`` is a scalar."""
+    """``value`` in ``x``'s shape, dtype and type sharding: a scalar constant when ``x``
+    is a scalar."""
     c = _const(value, x)
-    shape = tuple(aval_of(x).shape)
-    if not shape:
+    aval = aval_of(x)
+    if not aval.shape:
         return c
-    return broadcast_in_dim_p.bind(c, shape=shape, broadcast_dimensions=(), sharding=None)
+    sharding = getattr(aval, "type_sharding", None)
+    return broadcast_in_dim_p.bind(
+        c, shape=tuple(aval.shape), broadcast_dimensions=(), sharding=sharding
+    )
 
 
 def _replace_zero(x):
@@ -2277,8 +2281,8 @@ def _broadcast_in_dim_transpose(ct, operand, *, shape, broadcast_dimensions, sha
 
 def _reshape_transpose(ct, operand, *, new_sizes, dimensions, sharding):
     shape = operand.aval.shape
-    if dimensions is None:
-        return [reshape(ct, shape)]
+    if dimensions is None:  # typed as the operand is, as in JAX
+        return [reshape(ct, shape, out_sharding=operand.aval.type_sharding)]
     permuted = tuple(shape[d] for d in dimensions)
     return [transpose(reshape(ct, permuted), tuple(np.argsort(dimensions)))]
 
@@ -2479,8 +2483,16 @@ def _reduce_sum_transpose(ct, operand, *, axes, out_sharding):
     """The cotangent broadcasts back over the summed axes."""
 
     aval = operand.aval  # typed as the operand is, as in JAX
+    if not axes:
+        return [broadcast_in_dim(ct, aval.shape, _kept(aval.shape, axes),
+                                 out_sharding=aval.type_sharding)]  # fmt: skip
+    # the kept axes as NumPy integers, as JAX computes (and prints) them
+    dims = tuple(np.int64(d) for d in _kept(aval.shape, axes))
+    sharding = out_type_sharding(aval.type_sharding, "broadcast_in_dim")
     return [
-        broadcast_in_dim(ct, aval.shape, _kept(aval.shape, axes), out_sharding=aval.type_sharding)
+        broadcast_in_dim_p.bind(
+            ct, shape=tuple(aval.shape), broadcast_dimensions=dims, sharding=sharding
+        )
     ]
 
 

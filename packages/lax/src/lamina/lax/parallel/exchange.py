@@ -430,6 +430,15 @@ def _device_lowering(prim: Primitive, build):
     prim.def_lowering(rule)
 
 
+def _mark_partially_manual(ctx, op) -> None:
+    """In a partially manual region, give collective ``op`` the region's sharding (XLA's
+    partitioner requires it of all-gathers and all-to-alls there)."""
+    within = ctx.module_context.value_sharding
+    if within is not None:
+        rank = op.results[0].type.rank
+        op.attributes["mhlo.sharding"] = ir.StringAttr.get(within(rank))
+
+
 def _reshape(value, aval):
     return hlo.reshape(mb.ir_type(aval), value)
 
@@ -444,6 +453,7 @@ def _all_gather_lowering(ctx, x, aval, out_aval, *, all_gather_dimension, axis_n
     groups = replica_groups((axis_name,), axis_index_groups)
     op = hlo.AllGatherOp([mb.ir_type(out_aval)], [x], dim, groups)
     spmd_collective(op)
+    _mark_partially_manual(ctx, op)
     return op.results[0]
 
 
@@ -466,8 +476,24 @@ def _all_to_all_lowering(ctx, x, aval, out_aval, *, split_axis, concat_axis, axi
                          axis_index_groups, tiled):  # fmt: skip
     n = _participants(axis_name, axis_index_groups)
     groups = replica_groups((axis_name,), axis_index_groups)
+    if split_axis == concat_axis or ctx.module_context.value_sharding is None:
+        return _exchange(ctx, x, split_axis, concat_axis, n, groups)
+    # In a partially manual region XLA's partitioner only accepts an exchange along
+    # one dimension: the pieces are moved to a leading dimension, exchanged, and
+    # placed along the concatenated dimension.
+    shape = list(aval.shape)
+    shape[split_axis : split_axis + 1] = [n, shape[split_axis] // n]
+    lead = [split_axis] + [i for i in range(len(shape)) if i != split_axis]
+    x = hlo.transpose(_reshape(x, aval.update(shape=tuple(shape))), lead)
+    x = _exchange(ctx, x, 0, 0, n, groups)
+    back = [*range(1, concat_axis + 1), 0, *range(concat_axis + 1, len(shape))]
+    return hlo.reshape(mb.ir_type(out_aval), hlo.transpose(x, back))
+
+
+def _exchange(ctx, x, split_axis, concat_axis, n, groups):
     op = hlo.AllToAllOp([x], split_axis, concat_axis, n, groups)
     spmd_collective(op)
+    _mark_partially_manual(ctx, op)
     return op.results[0]
 
 

@@ -212,8 +212,17 @@ class PRNGKeyArray(Array):
     size = property(lambda self: math.prod(self.shape))
     itemsize = property(lambda self: self.dtype.itemsize)
     nbytes = property(lambda self: self.size * self.itemsize)
-    sharding = property(lambda self: self._base_array.sharding)
     committed = property(lambda self: self._base_array.committed)
+
+    @property
+    def sharding(self):
+        """The keys' layout: their data's, without the key data's own dimensions."""
+        s = self._base_array.sharding
+        spec = getattr(s, "spec", None)
+        if spec is None or not hasattr(s, "update") or len(spec) <= self.ndim:
+            return s
+        return s.update(spec=type(spec)(*tuple(spec)[: self.ndim]))
+
     device = property(lambda self: self._base_array.device)
     T = property(lambda self: self.transpose())
 

@@ -9,9 +9,10 @@ import operator
 import lamina.lax as lax
 import numpy as np
 from lamina.interpreters import jit
-from lamina.ir import dtypes
+from lamina.ir import dtypes, spec_of, typed_value_aval
 from lamina.numpy.base.arguments import aval_of, canonicalize_axis, check_arraylike, promote_dtypes
 from lamina.numpy.base.shaping import moveaxis, ravel
+from lamina.numpy.indexing.subscripting import getitem
 
 __all__ = ["cross", "diagonal", "kron", "outer", "trace"]
 
@@ -40,9 +41,9 @@ def kron(a, b):
     a_shape = (1,) * (ndim - len(a_shape)) + a_shape
     b_shape = (1,) * (ndim - len(b_shape)) + b_shape
     a, b = lax.reshape(a, a_shape), lax.reshape(b, b_shape)
-    interleaved = tuple(size for pair in zip(a_shape, b_shape, strict=True) for size in pair)
-    a = lax.broadcast_in_dim(a, interleaved, tuple(range(0, 2 * ndim, 2)))
-    b = lax.broadcast_in_dim(b, interleaved, tuple(range(1, 2 * ndim, 2)))
+    # interleaved axes, each operand size 1 along the other's (lax.mul broadcasts them)
+    a = lax.expand_dims(a, tuple(range(1, 2 * ndim, 2)))
+    b = lax.expand_dims(b, tuple(range(0, 2 * ndim, 2)))
     out_shape = tuple(m * n for m, n in zip(a_shape, b_shape, strict=True))
     return lax.reshape(lax.mul(a, b), out_shape)
 
@@ -134,6 +135,11 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     a = moveaxis(a, (axis1, axis2), (-2, -1))
     *batch, rows, cols = aval_of(a).shape
     size = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
+    if any(e is not None for e in spec_of(typed_value_aval(a, aval_of(a)))[-2:]):
+        # a plane split over mesh axes: indexed as JAX indexes it (a gather)
+        i = np.arange(size, dtype=np.int32)
+        j = np.arange(abs(offset), abs(offset) + size, dtype=np.int32)
+        return getitem(a, (Ellipsis, i, j) if offset >= 0 else (Ellipsis, j, i))
     # In the flattened plane, (i, i + offset) is i * (cols + 1) + offset: a strided slice.
     start = offset if offset >= 0 else -offset * cols
     limit = start + (size - 1) * (cols + 1) + 1 if size else start

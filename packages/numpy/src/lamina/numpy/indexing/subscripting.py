@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 from lamina.interpreters import Tracer
-from lamina.ir import dtypes, is_symbolic_dim, max_dim
+from lamina.ir import auto_axes_call, dtypes, is_symbolic_dim, max_dim, tree_util
 from lamina.lax import (
     GatherDimensionNumbers,
     GatherScatterMode,
@@ -348,6 +348,24 @@ class _IndexUpdateHelper:
         return f"_IndexUpdateHelper({self.array!r})"
 
 
+def _laid_out(fun, array, index, out_sharding, *rest):
+    """``fun(array, index, *rest)``; with ``out_sharding``, run as JAX runs it: with the
+    mesh's Explicit axes made Auto, the result laid out by ``out_sharding`` (the index's
+    arrays pass in as arguments)."""
+    if out_sharding is None:
+        return fun(array, index, *rest)
+    leaves, tree = tree_util.tree_flatten(index)
+    places = [i for i, leaf in enumerate(leaves) if hasattr(leaf, "aval")]
+
+    def run(array, arrays, *rest):
+        filled = list(leaves)
+        for i, a in zip(places, arrays, strict=True):
+            filled[i] = a
+        return fun(array, tree_util.tree_unflatten(tree, filled), *rest)
+
+    return auto_axes_call(run, out_sharding)(array, [leaves[i] for i in places], *rest)
+
+
 class _IndexUpdateRef:
     """``x.at[idx]``: functional versions of ``x[idx] = v``, ``x[idx] += v``, ...; each
     returns a new array."""
@@ -364,52 +382,60 @@ class _IndexUpdateRef:
             fill_value=None, out_sharding=None, wrap_negative_indices=True):  # fmt: skip
         """``x[idx]``, with out-of-bounds indices handled as ``mode`` says ("fill":
         ``fill_value``, default NaN / the most negative integer / True)."""
-        return getitem(
-            self.array,
-            self.index,
-            indices_are_sorted=indices_are_sorted,
-            unique_indices=unique_indices,
-            mode=mode,
-            fill_value=fill_value,
-            wrap_negative_indices=wrap_negative_indices,
-        )
 
-    def _update(self, kind, values, indices_are_sorted, unique_indices, mode, wrap, func=None):
-        return scatter_update(
-            self.array,
-            self.index,
-            values,
-            kind,
-            indices_are_sorted=indices_are_sorted,
-            unique_indices=unique_indices,
-            mode=mode,
-            wrap_negative_indices=wrap,
-            func=func,
-        )
+        def take(array, index):
+            return getitem(
+                array,
+                index,
+                indices_are_sorted=indices_are_sorted,
+                unique_indices=unique_indices,
+                mode=mode,
+                fill_value=fill_value,
+                wrap_negative_indices=wrap_negative_indices,
+            )
+
+        return _laid_out(take, self.array, self.index, out_sharding)
+
+    def _update(self, kind, values, indices_are_sorted, unique_indices, mode, wrap, func=None,
+                out_sharding=None):  # fmt: skip
+        def update(array, index, values):
+            return scatter_update(
+                array,
+                index,
+                values,
+                kind,
+                indices_are_sorted=indices_are_sorted,
+                unique_indices=unique_indices,
+                mode=mode,
+                wrap_negative_indices=wrap,
+                func=func,
+            )
+
+        return _laid_out(update, self.array, self.index, out_sharding, values)
 
     def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
             out_sharding=None, wrap_negative_indices=True):  # fmt: skip
         """``x[idx] = values``."""
         return self._update("set", values, indices_are_sorted, unique_indices, mode,
-                            wrap_negative_indices)  # fmt: skip
+                            wrap_negative_indices, out_sharding=out_sharding)  # fmt: skip
 
     def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
             out_sharding=None, wrap_negative_indices=True):  # fmt: skip
         """``x[idx] += values`` (repeated indices accumulate)."""
         return self._update("add", values, indices_are_sorted, unique_indices, mode,
-                            wrap_negative_indices)  # fmt: skip
+                            wrap_negative_indices, out_sharding=out_sharding)  # fmt: skip
 
     def subtract(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
                  out_sharding=None, wrap_negative_indices=True):  # fmt: skip
         """``x[idx] -= values``."""
         return self._update("subtract", values, indices_are_sorted, unique_indices, mode,
-                            wrap_negative_indices)  # fmt: skip
+                            wrap_negative_indices, out_sharding=out_sharding)  # fmt: skip
 
     def multiply(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
                  out_sharding=None, wrap_negative_indices=True):  # fmt: skip
         """``x[idx] *= values``."""
         return self._update("multiply", values, indices_are_sorted, unique_indices, mode,
-                            wrap_negative_indices)  # fmt: skip
+                            wrap_negative_indices, out_sharding=out_sharding)  # fmt: skip
 
     mul = multiply
 
@@ -417,25 +443,25 @@ class _IndexUpdateRef:
                out_sharding=None, wrap_negative_indices=True):  # fmt: skip
         """``x[idx] /= values`` (integer arrays become floating, as ``x / y`` does)."""
         return self._update("divide", values, indices_are_sorted, unique_indices, mode,
-                            wrap_negative_indices)  # fmt: skip
+                            wrap_negative_indices, out_sharding=out_sharding)  # fmt: skip
 
     def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
               out_sharding=None, wrap_negative_indices=True):  # fmt: skip
         """``x[idx] **= values``."""
         return self._update("power", values, indices_are_sorted, unique_indices, mode,
-                            wrap_negative_indices)  # fmt: skip
+                            wrap_negative_indices, out_sharding=out_sharding)  # fmt: skip
 
     def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
             out_sharding=None, wrap_negative_indices=True):  # fmt: skip
         """``x[idx] = minimum(x[idx], values)``."""
         return self._update("min", values, indices_are_sorted, unique_indices, mode,
-                            wrap_negative_indices)  # fmt: skip
+                            wrap_negative_indices, out_sharding=out_sharding)  # fmt: skip
 
     def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None,
             out_sharding=None, wrap_negative_indices=True):  # fmt: skip
         """``x[idx] = maximum(x[idx], values)``."""
         return self._update("max", values, indices_are_sorted, unique_indices, mode,
-                            wrap_negative_indices)  # fmt: skip
+                            wrap_negative_indices, out_sharding=out_sharding)  # fmt: skip
 
     def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None,
               wrap_negative_indices=True):  # fmt: skip

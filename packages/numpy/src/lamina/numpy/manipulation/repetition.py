@@ -8,7 +8,7 @@ from functools import partial
 import numpy as np
 from lamina import lax
 from lamina.interpreters import ConcretizationTypeError, jit
-from lamina.ir import spec_of
+from lamina.ir import auto_axes_call, spec_of, typed_value_aval
 from lamina.numpy.base.arguments import canonicalize_axis, check_arraylike, to_array
 from lamina.numpy.base.static_values import as_array, concrete_value, is_unknown
 from lamina.numpy.manipulation.static import gather_along, scatter_1d, shape_of, take_static
@@ -62,9 +62,21 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None, out_sharding=None
         x = lax.reshape(x, (int(np.prod(shape_of(x), dtype=np.int64)),))
         axis = 0
     axis = canonicalize_axis(axis, len(shape_of(x)))
-    split = x.aval.type_sharding is not None and spec_of(x.aval)[axis] is not None
-    if split and out_sharding is None:
+    if out_sharding is not None:  # as JAX: with the mesh's Explicit axes made Auto
+        if hasattr(repeats, "aval"):
+            run = auto_axes_call(partial(_repeat, axis=axis, length=total_repeat_length),
+                                 out_sharding)  # fmt: skip
+            return run(x, repeats)
+        run = partial(_repeat, repeats=repeats, axis=axis, length=total_repeat_length)
+        return auto_axes_call(run, out_sharding)(x)
+    aval = typed_value_aval(x, x.aval)
+    if aval.type_sharding is not None and spec_of(aval)[axis] is not None:
         raise ValueError("Please pass sharding to `jnp.repeat` via `out_sharding` parameter.")
+    return _repeat(x, repeats, axis=axis, length=total_repeat_length)
+
+
+def _repeat(x, repeats, *, axis, length):
+    total_repeat_length = length
     size = shape_of(x)[axis]
     if is_unknown(repeats):
         if total_repeat_length is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 from lamina import lax
-from lamina.ir import dtypes
+from lamina.ir import ShardingTypeError, dtypes, spec_of, typed_value_aval
 from lamina.numpy.base.shaping import ravel
 from lamina.numpy.base.static_values import as_array, concrete
 from lamina.numpy.reductions import rules as rc
@@ -31,9 +31,20 @@ def _cumulative(name, lax_fn, a, axis, dtype, out, *, nan_fill=None, promote_int
     return _staged_cumulative(a, name, lax_fn, axis, dtype, nan_fill, promote_integers)
 
 
+def check_flattenable(name: str, aval) -> None:
+    """JAX's error for a running reduction over a flattened array of type ``aval`` (with
+    its sharding) split over mesh axes."""
+    if any(e is not None for e in spec_of(aval)):
+        raise ShardingTypeError(
+            f"The input should be fully replicated when axis is not specified to {name}. "
+            f"Got input type={aval}"
+        )
+
+
 @rc.staged(1, 2, 3, 4, 5, 6)
 def _staged_cumulative(a, name, lax_fn, axis, dtype, nan_fill, promote_integers):
     if axis is None or a.ndim == 0:
+        check_flattenable(name, typed_value_aval(a, a.aval))
         a = ravel(a)
     axis = rc.canonicalize_axis(0 if axis is None else axis, a.ndim)
     if nan_fill is not None and dtypes.issubdtype(a.dtype, np.inexact):

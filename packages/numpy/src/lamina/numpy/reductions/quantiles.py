@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from lamina import lax
-from lamina.ir import dtypes
+from lamina.ir import dtypes, spec_of, typed_value_aval
 from lamina.lax import take_along
 from lamina.numpy.base.arguments import check_arraylike, promote_dtypes_inexact
 from lamina.numpy.base.shaping import broadcast_to, moveaxis
@@ -94,6 +94,8 @@ def _staged_quantile(a, q, weights, name, axis, method, keepdims, skip_nans):
     axes = _quantile_axes(axis, a.ndim)
     if weights is not None:
         weights = _check_weights(a, weights, axes, axis)
+    if isinstance(axis, int) and spec_of(typed_value_aval(a, a.aval))[axes[0]] is not None:
+        lax.sort(a, dimension=axes[0])  # JAX sorts along a split axis first: its error
     if any(a.shape[d] == 0 for d in axes):
         # JAX fails here too (its gather cannot take a slice of an empty axis).
         error = IndexError if skip_nans else TypeError

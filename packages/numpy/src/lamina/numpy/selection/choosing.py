@@ -14,7 +14,7 @@ import math
 import lamina.lax as lax
 import numpy as np
 from lamina.interpreters import jit, vmap
-from lamina.ir import dtypes
+from lamina.ir import dtypes, typed_value_aval
 from lamina.numpy.base.arguments import (
     aval_of,
     canonicalize_axis,
@@ -26,6 +26,7 @@ from lamina.numpy.base.arguments import (
 )
 from lamina.numpy.base.shaping import broadcast_arrays, broadcast_to, moveaxis, ravel
 from lamina.numpy.base.static_values import concrete_int, concrete_value, static_int
+from lamina.numpy.reductions.cumulative import check_flattenable
 from lamina.numpy.selection.plumbing import (
     count_true,
     flat_true_positions,
@@ -126,6 +127,8 @@ def nonzero(a, *, size=None, fill_value=None):
             raise ValueError(
                 f"fill_value must be a scalar or a tuple of length {len(shape)}; got {fill_value}"
             )
+    # JAX counts the non-zero entries with a running sum over the flattened mask
+    check_flattenable("cumsum", typed_value_aval(arr, aval_of(arr)).update(dtype=np.bool_))
     if size is not None:
         size = static_int(size, "size argument of jnp.nonzero")
         return _nonzero_padded(arr, fill_value, size=size)[:-1]
