@@ -12,7 +12,7 @@ import numpy as np
 from lamina import lax
 from lamina import numpy as jnp
 from lamina.interpreters import ConcretizationTypeError, Tracer
-from lamina.ir import dtypes, reshard_to
+from lamina.ir import dtypes, out_type_sharding, reshard_to
 
 __all__ = [
     "canonical_axis",
@@ -148,10 +148,11 @@ def _replicated(sharding):
 def with_out_sharding(sampler):
     """``sampler`` taking ``out_sharding=``, as JAX's samplers do: the key is resharded
     unsplit (under a trace), the draw made, and the result resharded to
-    ``out_sharding``."""
+    ``out_sharding``. A sharding over no mesh counts as none, as in JAX."""
 
     @functools.wraps(sampler)
     def draw(key, *args, out_sharding=None, **kwargs):
+        out_sharding = out_type_sharding(out_sharding, sampler.__name__)
         if out_sharding is None:
             return sampler(key, *args, **kwargs)
         if isinstance(key, Tracer):  # eagerly the key stays where it is: same draws
