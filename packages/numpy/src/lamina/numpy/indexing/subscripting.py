@@ -266,7 +266,7 @@ def _update_values(values, dtype, shape):
                 "jax_numpy_dtype_promotion=standard. In future JAX releases this will "
                 "result in an error.",
                 FutureWarning,
-                stacklevel=5,
+                stacklevel=7,  # the caller of .at[].set(), above _update, _laid_out, update, scatter_update
             )
         values = to_dtype(values, dtype, weak_type=False)
     return _broadcast_to(values, aval.shape, tuple(shape))
