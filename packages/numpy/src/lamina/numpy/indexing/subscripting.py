@@ -266,7 +266,7 @@ def _update_values(values, dtype, shape):
                 "jax_numpy_dtype_promotion=standard. In future JAX releases this will "
                 "result in an error.",
                 FutureWarning,
-                stacklevel=7,  # the caller of .at[].set(), above _update, _laid_out, update, scatter_update
+                stacklevel=7,  # .at[].set() caller: past _update, _laid_out, update, scatter
             )
         values = to_dtype(values, dtype, weak_type=False)
     return _broadcast_to(values, aval.shape, tuple(shape))
