@@ -6,6 +6,10 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
+
+import lamina as jax
+
 
 def test_samplers_out_sharding():
     code = textwrap.dedent(
@@ -51,10 +55,6 @@ def test_samplers_out_sharding_over_no_mesh():
     # A value's type sharding outside any mesh is a NamedSharding over the empty mesh
     # (flax's Dropout passes it on as out_sharding=): it counts as no out_sharding, no
     # reshard staged, the same draws (values recorded from JAX 0.10.2).
-    import numpy as np
-
-    import lamina as jax
-
     s = jax.typeof(jax.numpy.ones((2, 2))).sharding
     k = jax.random.key(0)
     f = lambda k: jax.random.bernoulli(k, 0.5, (2, 2), out_sharding=s)  # noqa: E731

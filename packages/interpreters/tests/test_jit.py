@@ -12,6 +12,7 @@ import pytest
 
 from lamina.interpreters import config, device_put, disable_jit, make_jaxpr
 from lamina.interpreters.jit_functions.jit import clear_caches, jit
+from lamina.interpreters.runtime import executables
 
 methods = P.methods
 pytestmark = pytest.mark.usefixtures("methods")
@@ -333,8 +334,6 @@ def test_executables_go_with_their_functions():
     import gc
 
     from jaxlib.mlir import ir
-
-    from lamina.interpreters.runtime import executables
 
     jit(lambda x: P.sin(x))(X)  # the lowering context exists before counting
     gc.collect()

@@ -17,6 +17,7 @@ import pytest
 from jaxlib import xla_client
 from jaxlib.mlir.dialects import stablehlo as hlo
 
+from lamina.interpreters.jaxprs import mlir_builders
 from lamina.interpreters.jaxprs.lowering import (
     LoweredModule,
     call_lowering,
@@ -567,7 +568,6 @@ def test_element_types_and_no_redundant_convert():
 
 
 def test_every_dtype_has_an_mlir_type_and_constants_round_trip():
-    from lamina.interpreters import mlir_builders as mb
 
     dtypes = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16]
     dtypes += [np.uint32, np.uint64, np.float16, np.float32, np.float64, np.complex64]
@@ -576,9 +576,9 @@ def test_every_dtype_has_an_mlir_type_and_constants_round_trip():
     dtypes += [ml_dtypes.float8_e5m2fnuz, ml_dtypes.float8_e4m3b11fnuz, ml_dtypes.float8_e3m4]
     dtypes += [ml_dtypes.float8_e4m3, ml_dtypes.float8_e8m0fnu, ml_dtypes.float4_e2m1fn]
     dtypes += [ml_dtypes.int2, ml_dtypes.uint2]
-    with mb.make_context():
+    with mlir_builders.make_context():
         for dt in dtypes:
-            assert str(mb.dtype_to_ir_type(dt)), dt
+            assert str(mlir_builders.dtype_to_ir_type(dt)), dt
     # Constants of each kind compile and come back unchanged.
     values = [
         np.array([True, False]),
@@ -663,7 +663,6 @@ def test_literal_operands_of_nested_and_inlined_calls():
 
 
 def test_lowerings_share_a_context_until_it_holds_enough_constants(monkeypatch):
-    from lamina.interpreters.jaxprs import mlir_builders
 
     monkeypatch.setattr(mlir_builders, "_CONTEXT_CONSTANT_BYTES", 4096)
     monkeypatch.setattr(mlir_builders, "_thread", type(mlir_builders._thread)())
@@ -763,20 +762,18 @@ def test_threads_lowering_at_once_emit_the_modules_one_thread_does():
 def test_builders_cache_per_context():
     from jaxlib.mlir import ir
 
-    from lamina.interpreters.jaxprs import mlir_builders as mb
-
     aval = ShapedArray((2, 3), np.float32)
-    first, second = mb.make_context(), mb.make_context()
+    first, second = mlir_builders.make_context(), mlir_builders.make_context()
     with first, ir.Location.unknown():
-        in_first = mb.ir_type(aval)
-        attr_first = mb.i64_array([0, 1])
+        in_first = mlir_builders.ir_type(aval)
+        attr_first = mlir_builders.i64_array([0, 1])
     with second, ir.Location.unknown():
-        in_second = mb.ir_type(aval)
-        attr_second = mb.i64_array([0, 1])
-        assert mb.ir_type(aval).context is second
+        in_second = mlir_builders.ir_type(aval)
+        attr_second = mlir_builders.i64_array([0, 1])
+        assert mlir_builders.ir_type(aval).context is second
     with first, ir.Location.unknown():  # back to the first: its own types again
-        assert mb.ir_type(aval).context is first
-        assert mb.i64_array([0, 1]).context is first
+        assert mlir_builders.ir_type(aval).context is first
+        assert mlir_builders.i64_array([0, 1]).context is first
     assert in_first.context is first and in_second.context is second
     assert attr_first.context is first and attr_second.context is second
     assert str(in_first) == str(in_second) == "tensor<2x3xf32>"
@@ -786,8 +783,6 @@ def test_renewed_contexts_are_freed(monkeypatch):
     import gc
 
     from jaxlib.mlir import ir
-
-    from lamina.interpreters.jaxprs import mlir_builders
 
     monkeypatch.setattr(mlir_builders, "_CONTEXT_MODULES", 10)
     monkeypatch.setattr(mlir_builders, "_thread", type(mlir_builders._thread)())

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from jaxlib import _jax
 
@@ -36,10 +36,8 @@ from lamina.interpreters.runtime.extended import is_extended_value, physical_val
 from lamina.interpreters.runtime.float_checks import check_jaxpr_call, checks_on
 from lamina.ir import api_boundary, tree_util
 
-if TYPE_CHECKING:
-    from lamina.interpreters.jit_functions.jit import JitWrapped
-    from lamina.interpreters.jit_functions.stages import Compiled
-
+# The modules above this one (jit.py, stages.py) hand it their ``JitWrapped`` and
+# ``Compiled`` objects; it names them only in words, so that it imports nothing above it.
 __all__ = ["clear_cpp_caches", "compiled_function", "fast_function"]
 
 _cpp_caches = {False: _jax.PjitFunctionCache(capacity=8192),
@@ -51,7 +49,7 @@ def clear_cpp_caches() -> None:
         cache.clear()
 
 
-def _fastpath(jitted: JitWrapped, args, kwargs, leaves, entry, outs):
+def _fastpath(jitted, args, kwargs, leaves, entry, outs):
     """The C++ path's data for this call, or None when it cannot take it."""
     if find_current_trace() is not eval_trace or checks_on() or entry.closed.effects:
         return None
@@ -106,8 +104,9 @@ def _executable_data(exe: Executable, n_in: int, cpp_outs, cpp_out_tree) -> Fast
     )
 
 
-def fast_function(jitted: JitWrapped):
-    """``jitted`` as jaxlib's C++ jitted function (what ``jit`` returns)."""
+def fast_function(jitted):
+    """``jitted`` (a ``JitWrapped``) as jaxlib's C++ jitted function (what ``jit``
+    returns)."""
 
     def cache_miss(*args, **kwargs):
         if config.jax_disable_jit:
@@ -146,10 +145,11 @@ def fast_function(jitted: JitWrapped):
     return cpp
 
 
-def compiled_function(compiled: Compiled) -> Callable[..., Any]:
-    """What calling ``compiled`` runs: a C++ ``pjit`` callable running its executable
-    for arguments it has seen (its Python call on a miss), else that Python call (for
-    static arguments, effects, host callbacks, references or extended dtypes)."""
+def compiled_function(compiled) -> Callable[..., Any]:
+    """What calling ``compiled`` (a ``Compiled``) runs: a C++ ``pjit`` callable running
+    its executable for arguments it has seen (its Python call on a miss), else that
+    Python call (for static arguments, effects, host callbacks, references or extended
+    dtypes)."""
     jitted, exe, closed = compiled._traced._jitted, compiled._executable, compiled._traced.jaxpr
     if (
         jitted._static_argnums or jitted._static_argnames or type(exe) is not Executable
@@ -191,7 +191,7 @@ def _install_methods(cls) -> None:
     cls._cache_size = lambda self: self._jitted._cache_size()
 
 
-def _check_outputs(jitted: JitWrapped, args, kwargs, output) -> None:
+def _check_outputs(jitted, args, kwargs, output) -> None:
     """After a C++ call with ``jax_debug_nans``/``jax_debug_infs`` on."""
     if find_current_trace() is not eval_trace:
         return
